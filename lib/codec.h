@@ -1,0 +1,87 @@
+/*
+ * Image codecs: JPEG through the TurboJPEG API, PNG through libpng, and the
+ * pixel conversions every decoded image goes through (channel count,
+ * reduction to --max-side).  A struct rv_codec is one thread's decoder
+ * state (TurboJPEG handle, scratch buffers): make one per worker, reuse it
+ * for every image, never share it between threads.
+ * Errors return -1 with rv_errmsg() set to a short reason ("truncated JPEG
+ * data", "image is 70000x70000, over the 178956970-pixel limit", ...),
+ * without any file name: callers add the context.
+ */
+#ifndef RV_CODEC_H
+#define RV_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stream.h"
+
+/* Pillow's decompression-bomb threshold (2 x 89478485 pixels). */
+#define RV_MAX_PIXELS_DEFAULT	178956970ull
+
+/* An interleaved u8 image.  data is owned and reused: rv_img_reserve()
+ * grows it only when needed, so a worker's image buffer is allocated once. */
+struct rv_img {
+	unsigned char *data;
+	size_t cap;
+	uint32_t h, w, c;
+};
+void rv_img_reserve(struct rv_img *im, uint32_t h, uint32_t w, uint32_t c);
+void rv_img_release(struct rv_img *im);
+
+struct rv_decode_opts {
+	uint32_t channels;	/* 1 (grey) or 3 (RGB): the output */
+	uint32_t max_side;	/* 0: full size; else longer side <= max_side */
+	uint64_t max_pixels;	/* header area above this is refused */
+};
+
+/* RV_DT_JPEG or RV_DT_PNG from the first bytes, or RV_DT_NONE. */
+int rv_sniff(const unsigned char *p, size_t n);
+
+struct rv_codec;
+struct rv_codec *rv_codec_new(void);
+void rv_codec_free(struct rv_codec *c);
+
+/* Read only the header: format (RV_DT_*), size and natural channels. */
+int rv_codec_info(struct rv_codec *c, const unsigned char *p, size_t n,
+    int *dtype, uint32_t *h, uint32_t *w, uint32_t *ch);
+
+/*
+ * Decode JPEG or PNG bytes into out (reusing its buffer).  The header is
+ * checked against max_pixels before any pixel buffer is touched.  JPEG:
+ * grey, RGB, YCbCr, CMYK/YCCK (converted), baseline and progressive; when
+ * max_side asks for a smaller image, TurboJPEG's DCT scaling picks the
+ * smallest scale M/8 still >= max_side, and an area-average resize does the
+ * rest.  PNG: palette, grey, grey+alpha, RGB, RGBA, 16-bit, interlaced;
+ * alpha is dropped (composited on black is NOT done: alpha is ignored, as
+ * torchvision's read_image(mode=RGB) does).
+ */
+int rv_codec_decode(struct rv_codec *c, const unsigned char *p, size_t n,
+    const struct rv_decode_opts *o, struct rv_img *out);
+
+/*
+ * Convert raw pixels (h x w x cin, from IDX/CIFAR) into out with the
+ * options' channel count and max_side.  1 -> 3 replicates; 3 -> 1 uses
+ * ITU-R 601 luma L = (299 R + 587 G + 114 B) / 1000 rounded, as Pillow's
+ * convert("L").  Same rules apply after decoding.
+ */
+int rv_img_from_pixels(const unsigned char *px, uint32_t h, uint32_t w,
+    uint32_t cin, const struct rv_decode_opts *o, struct rv_img *out);
+
+/* Area-average resize of src (h x w x c) to dh x dw x c into dst. */
+void rv_img_resize_area(const unsigned char *src, uint32_t h, uint32_t w,
+    uint32_t c, unsigned char *dst, uint32_t dh, uint32_t dw);
+
+/* The size max_side gives for an h x w image (longer side <= max_side,
+ * aspect kept, shorter side rounded, at least 1). */
+void rv_fit_max_side(uint32_t h, uint32_t w, uint32_t max_side,
+    uint32_t *oh, uint32_t *ow);
+
+/* Encode pixels (c = 1, 2, 3 or 4) as an 8-bit PNG, appended to out. */
+int rv_png_encode(const unsigned char *px, uint32_t h, uint32_t w,
+    uint32_t c, struct rv_buf *out);
+/* rv_png_encode to a file, atomically (temp + rename). */
+int rv_png_write(const char *path, const unsigned char *px, uint32_t h,
+    uint32_t w, uint32_t c);
+
+#endif

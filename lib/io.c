@@ -1,0 +1,207 @@
+/*
+ * fd-level I/O.  This is the one file that needs _GNU_SOURCE, for
+ * F_SETPIPE_SZ: bigger pipes mean fewer context switches between the
+ * stages of a pipeline.
+ */
+#define _GNU_SOURCE
+#include "io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "xmem.h"
+
+ssize_t
+rv_read_full(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, (char *)buf + got, n - got);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return rv_seterr("read:");
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+int
+rv_write_full(int fd, const void *buf, size_t n)
+{
+	size_t put = 0;
+
+	while (put < n) {
+		ssize_t w = write(fd, (const char *)buf + put, n - put);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return rv_seterr("write:");
+		}
+		put += (size_t)w;
+	}
+	return 0;
+}
+
+int
+rv_pread_full(int fd, void *buf, size_t n, off_t off)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)buf + got, n - got,
+		    off + (off_t)got);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return rv_seterr("read:");
+		}
+		if (r == 0)
+			return rv_seterr("unexpected end of file");
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+void
+rv_pipe_grow(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+		(void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+}
+
+int
+rv_slurp(const char *path, unsigned char **buf, size_t *len)
+{
+	int fd = 0;
+	size_t cap = 1 << 16, n = 0;
+	unsigned char *p;
+	struct stat st;
+
+	if (strcmp(path, "-") != 0 && (fd = open(path, O_RDONLY)) < 0)
+		return rv_seterr("'%s':", path);
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+		cap = (size_t)st.st_size + 1;
+	p = xmalloc(cap);
+	for (;;) {
+		ssize_t r;
+		if (n == cap)
+			p = xrealloc(p, cap *= 2);
+		r = read(fd, p + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rv_seterr("'%s': read:", path);
+			free(p);
+			if (fd)
+				close(fd);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (fd)
+		close(fd);
+	*buf = p;
+	*len = n;
+	return 0;
+}
+
+int
+rv_out_open(struct rv_out *o, const char *path, int binary)
+{
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	if (!path || strcmp(path, "-") == 0) {
+		if (binary && isatty(STDOUT_FILENO))
+			return rv_seterr("refusing to write a binary stream "
+			    "to a terminal; redirect it or use -o FILE");
+		o->fd = STDOUT_FILENO;
+		rv_pipe_grow(o->fd);
+		return 0;
+	}
+	{
+		const char *slash = strrchr(path, '/');
+		int dirlen = slash ? (int)(slash - path + 1) : 0;
+		o->tmp = xasprintf("%.*s.%s.tmp.XXXXXX", dirlen, path,
+		    path + dirlen);
+	}
+	o->fd = mkstemp(o->tmp);
+	if (o->fd < 0) {
+		rv_seterr("'%s':", path);
+		free(o->tmp);
+		o->tmp = NULL;
+		return -1;
+	}
+	{
+		mode_t m = umask(0);
+		umask(m);
+		(void)fchmod(o->fd, 0666 & ~m);
+	}
+	o->path = xstrdup(path);
+	return 0;
+}
+
+static void
+out_free(struct rv_out *o)
+{
+	free(o->path);
+	free(o->tmp);
+	o->path = o->tmp = NULL;
+	o->fd = -1;
+}
+
+int
+rv_out_commit(struct rv_out *o)
+{
+	int rc = 0;
+
+	if (!o->path) {
+		/* stdout: the caller closes it with its own checks */
+		out_free(o);
+		return 0;
+	}
+	if (close(o->fd) != 0) {
+		rv_seterr("'%s': close:", o->path);
+		o->fd = -1;
+		rv_out_abort(o);
+		return -1;
+	}
+	o->fd = -1;
+	if (rename(o->tmp, o->path) != 0) {
+		rc = rv_seterr("'%s': rename:", o->path);
+		unlink(o->tmp);
+	}
+	out_free(o);
+	return rc;
+}
+
+void
+rv_out_abort(struct rv_out *o)
+{
+	if (o->path) {
+		if (o->fd >= 0)
+			close(o->fd);
+		unlink(o->tmp);
+	}
+	out_free(o);
+}
+
+const char *
+rv_out_name(const struct rv_out *o)
+{
+	return o->path ? o->path : "<stdout>";
+}

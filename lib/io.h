@@ -1,0 +1,45 @@
+/*
+ * Raw I/O helpers: full reads and writes over fds, bigger pipes, and
+ * output files that appear only when complete (temp file + rename).
+ * All functions return 0 / -1 with rv_errmsg() set, unless noted.
+ */
+#ifndef RV_IO_H
+#define RV_IO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Read up to n bytes; short only at EOF.  Returns bytes read or -1. */
+ssize_t rv_read_full(int fd, void *buf, size_t n);
+/* Write all n bytes (retrying on EINTR / short writes). */
+int rv_write_full(int fd, const void *buf, size_t n);
+/* pread all n bytes at off; a short file is an error. */
+int rv_pread_full(int fd, void *buf, size_t n, off_t off);
+/* Grow a pipe's buffer to 1 MiB when fd is a pipe and the system allows. */
+void rv_pipe_grow(int fd);
+
+/* Read a whole file (path, or "-" for stdin) into a fresh buffer. */
+int rv_slurp(const char *path, unsigned char **buf, size_t *len);
+
+/*
+ * An output destination: stdout, or a file written as a hidden temp file
+ * next to its final path and renamed into place by rv_out_commit().  A
+ * binary stream is never written to a terminal.  rv_out_abort() removes
+ * the temp file, so a failed run leaves nothing that looks complete.
+ */
+struct rv_out {
+	int fd;
+	char *path;	/* final path, NULL for stdout */
+	char *tmp;	/* temp path, NULL for stdout */
+};
+
+/* path NULL or "-" means stdout.  binary: refuse a terminal. */
+int rv_out_open(struct rv_out *o, const char *path, int binary);
+/* Close (checking errors) and rename into place.  Frees everything. */
+int rv_out_commit(struct rv_out *o);
+/* Close and unlink the temp file.  Frees everything.  Never fails. */
+void rv_out_abort(struct rv_out *o);
+/* The name to use in messages: the path, or "<stdout>". */
+const char *rv_out_name(const struct rv_out *o);
+
+#endif

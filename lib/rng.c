@@ -1,0 +1,110 @@
+/* Philox4x32-10 with a splitmix64-derived key. */
+#include "rng.h"
+
+#define PHILOX_M0 0xD2511F53u
+#define PHILOX_M1 0xCD9E8D57u
+#define PHILOX_W0 0x9E3779B9u
+#define PHILOX_W1 0xBB67AE85u
+
+static uint64_t
+splitmix64(uint64_t x)
+{
+	x += 0x9E3779B97F4A7C15ull;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	return x ^ (x >> 31);
+}
+
+static void
+philox(const uint32_t key[2], const uint32_t ctr[4], uint32_t out[4])
+{
+	uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
+	uint32_t k0 = key[0], k1 = key[1];
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		uint64_t p0 = (uint64_t)PHILOX_M0 * c0;
+		uint64_t p1 = (uint64_t)PHILOX_M1 * c2;
+		uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
+		uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+		c1 = (uint32_t)p1;
+		c3 = (uint32_t)p0;
+		c0 = n0;
+		c2 = n2;
+		k0 += PHILOX_W0;
+		k1 += PHILOX_W1;
+	}
+	out[0] = c0;
+	out[1] = c1;
+	out[2] = c2;
+	out[3] = c3;
+}
+
+void
+rv_rng_init(struct rv_rng *r, uint64_t seed, uint32_t stage, uint32_t op,
+    uint32_t epoch, uint64_t id)
+{
+	uint64_t k = splitmix64(seed ^ splitmix64((uint64_t)stage << 32 | op));
+
+	r->key[0] = (uint32_t)k;
+	r->key[1] = (uint32_t)(k >> 32);
+	r->ctr[0] = 0;
+	r->ctr[1] = epoch;
+	r->ctr[2] = (uint32_t)id;
+	r->ctr[3] = (uint32_t)(id >> 32);
+	r->used = 4;
+}
+
+uint32_t
+rv_rng_u32(struct rv_rng *r)
+{
+	if (r->used == 4) {
+		philox(r->key, r->ctr, r->out);
+		r->ctr[0]++;
+		r->used = 0;
+	}
+	return r->out[r->used++];
+}
+
+uint64_t
+rv_rng_u64(struct rv_rng *r)
+{
+	uint64_t hi = rv_rng_u32(r);
+
+	return hi << 32 | rv_rng_u32(r);
+}
+
+double
+rv_rng_uniform(struct rv_rng *r)
+{
+	return (double)(rv_rng_u64(r) >> 11) * 0x1.0p-53;
+}
+
+uint64_t
+rv_rng_below(struct rv_rng *r, uint64_t n)
+{
+	unsigned __int128 m = (unsigned __int128)rv_rng_u64(r) * n;
+	uint64_t lo = (uint64_t)m;
+
+	if (lo < n) {
+		uint64_t t = -n % n;
+		while (lo < t) {
+			m = (unsigned __int128)rv_rng_u64(r) * n;
+			lo = (uint64_t)m;
+		}
+	}
+	return (uint64_t)(m >> 64);
+}
+
+void
+rv_rng_shuffle_u64(struct rv_rng *r, uint64_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = n; i > 1; i--) {
+		size_t j = (size_t)rv_rng_below(r, i);
+		uint64_t t = v[i - 1];
+		v[i - 1] = v[j];
+		v[j] = t;
+	}
+}

@@ -1,0 +1,57 @@
+/*
+ * Dataset sources for rv-decode: the operands (archives, directories, IDX
+ * files, CIFAR batches) become one listing of N samples with stable ids:
+ * each operand's samples in sorted order, operands in the order given, id =
+ * position in that listing (the same in every run and every shard).
+ *
+ * After rv_dataset_open() the dataset is read-only and rv_dataset_fetch()
+ * may be called from many threads at once, each with its own scratch.
+ */
+#ifndef RV_SRC_H
+#define RV_SRC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "meta.h"
+#include "stream.h"
+
+struct rv_src_opts {
+	int strict;		/* a bad member is fatal, not skipped */
+	int quiet;		/* no warnings for skipped members */
+};
+
+/* One sample's raw material, as fetched. */
+struct rv_item {
+	uint64_t id;
+	int32_t label;		/* -1 if the source has none */
+	int dtype;		/* RV_DT_U8 (raw pixels) or RV_DT_JPEG/PNG */
+	uint32_t h, w, c;	/* for RV_DT_U8 */
+	const unsigned char *data;	/* borrowed: scratch or dataset memory */
+	size_t len;
+	char name[512];		/* "operand: member" for messages */
+};
+
+struct rv_dataset;
+
+/*
+ * Open and list every operand ("-" is an archive on stdin).  Members that
+ * cannot be used (no image, unreadable) are warned about and counted in
+ * *skipped (unless strict: then -1).  Returns NULL with rv_errmsg() set
+ * ("'path': reason") on failure.
+ */
+struct rv_dataset *rv_dataset_open(char *const paths[], int n,
+    const struct rv_src_opts *o, uint64_t *skipped);
+uint64_t rv_dataset_count(const struct rv_dataset *d);
+/* Class names and source description (keys classes, class.N, source). */
+const struct rv_meta *rv_dataset_meta(const struct rv_dataset *d);
+/*
+ * Fetch sample id's raw bytes.  scratch is the calling thread's buffer
+ * (reused); it->data may point into it or into the dataset.  Thread-safe.
+ * -1 with rv_errmsg() set on an I/O error or a malformed member.
+ */
+int rv_dataset_fetch(struct rv_dataset *d, uint64_t id, struct rv_buf *scratch,
+    struct rv_item *it);
+void rv_dataset_free(struct rv_dataset *d);
+
+#endif

@@ -1,0 +1,660 @@
+/*
+ * Stream framing over zstd: one record per frame, checksums on, content
+ * size in every frame header.  The reader decompresses a record's header
+ * first, validates it, and only then sizes its buffer for the payload, so
+ * a hostile size is refused before any allocation.
+ */
+#include "stream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "err.h"
+#include "io.h"
+#include "opt.h"
+#include "xmem.h"
+
+#define ZSTD_MAGIC	0xFD2FB528u
+#define SKIP_MAGIC_LO	0x184D2A50u
+#define SKIP_MAGIC_HI	0x184D2A5Fu
+#define FRAME_HDR_MAX	18	/* ZSTD_FRAMEHEADERSIZE_MAX, static-only */
+#define INBUF		(1u << 20)
+#define FLUSH_AT	(256u << 10)
+
+void
+rv_buf_reserve(struct rv_buf *b, size_t extra)
+{
+	size_t need = b->len + extra;
+
+	if (need <= b->cap)
+		return;
+	if (b->cap == 0)
+		b->cap = 4096;
+	while (b->cap < need)
+		b->cap *= 2;
+	b->data = xrealloc(b->data, b->cap);
+}
+
+void
+rv_buf_append(struct rv_buf *b, const void *p, size_t n)
+{
+	rv_buf_reserve(b, n);
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
+void
+rv_buf_release(struct rv_buf *b)
+{
+	free(b->data);
+	memset(b, 0, sizeof(*b));
+}
+
+int
+rv_stream_level(int opt)
+{
+	const char *s;
+	long long v;
+
+	if (opt >= -7)
+		return opt;
+	s = getenv("RV_LEVEL");
+	if (s && *s && rv_parse_i64(s, -7, 19, &v) == 0)
+		return (int)v;
+	return RV_LEVEL_DEFAULT;
+}
+
+uint64_t
+rv_stream_max_payload(void)
+{
+	const char *s = getenv("RV_MAX_RECORD");
+	uint64_t v;
+
+	if (s && *s && rv_parse_size(s, &v) == 0 && v > 0)
+		return v;
+	return RV_MAX_PAYLOAD;
+}
+
+/* ---------------------------------------------------------------- reader */
+
+struct rv_reader {
+	char *name;
+	int fd;			/* -1 for memory input */
+	int own_fd;
+	int seekable;
+	int failed;
+	/* input window: in[pos..len) is unconsumed */
+	const unsigned char *in;
+	unsigned char *inbuf;	/* owned, for fd input */
+	size_t pos, len;
+	int eof;
+	uint64_t base;		/* input offset of in[0] */
+	uint64_t rec_off;	/* offset of the last record returned */
+	uint64_t nrec;		/* records returned */
+	uint64_t max_payload;
+	ZSTD_DCtx *dctx;
+	struct rv_buf rec;	/* decompressed record */
+};
+
+static struct rv_reader *
+reader_new(const char *name)
+{
+	struct rv_reader *r = xcalloc(1, sizeof(*r));
+
+	r->name = xstrdup(name);
+	r->fd = -1;
+	r->max_payload = rv_stream_max_payload();
+	r->dctx = ZSTD_createDCtx();
+	if (!r->dctx) {
+		free(r->name);
+		free(r);
+		rv_seterr("'%s': cannot create a zstd context", name);
+		return NULL;
+	}
+	return r;
+}
+
+struct rv_reader *
+rv_reader_fdopen(int fd, const char *name)
+{
+	struct rv_reader *r = reader_new(name);
+	struct stat st;
+
+	if (!r)
+		return NULL;
+	r->fd = fd;
+	r->inbuf = xmalloc(INBUF);
+	r->in = r->inbuf;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		off_t here = lseek(fd, 0, SEEK_CUR);
+		r->seekable = 1;
+		if (here > 0)
+			r->base = (uint64_t)here;
+	} else {
+		rv_pipe_grow(fd);
+	}
+	return r;
+}
+
+struct rv_reader *
+rv_reader_open(const char *path)
+{
+	struct rv_reader *r;
+	int fd;
+
+	if (strcmp(path, "-") == 0)
+		return rv_reader_fdopen(STDIN_FILENO, "<stdin>");
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		rv_seterr("'%s':", path);
+		return NULL;
+	}
+	r = rv_reader_fdopen(fd, path);
+	if (!r) {
+		close(fd);
+		return NULL;
+	}
+	r->own_fd = 1;
+	return r;
+}
+
+struct rv_reader *
+rv_reader_mem(const void *buf, size_t len, const char *name)
+{
+	struct rv_reader *r = reader_new(name);
+
+	if (!r)
+		return NULL;
+	r->in = buf;
+	r->len = len;
+	r->eof = 1;
+	return r;
+}
+
+void
+rv_reader_close(struct rv_reader *r)
+{
+	if (!r)
+		return;
+	if (r->own_fd)
+		close(r->fd);
+	ZSTD_freeDCtx(r->dctx);
+	rv_buf_release(&r->rec);
+	free(r->inbuf);
+	free(r->name);
+	free(r);
+}
+
+/* Make at least want bytes available (fewer only at EOF).  0 or -1. */
+static int
+fill(struct rv_reader *r, size_t want)
+{
+	if (r->len - r->pos >= want || r->eof)
+		return 0;
+	if (r->pos > 0) {
+		memmove(r->inbuf, r->inbuf + r->pos, r->len - r->pos);
+		r->base += r->pos;
+		r->len -= r->pos;
+		r->pos = 0;
+	}
+	while (r->len < want && !r->eof) {
+		ssize_t n = read(r->fd, r->inbuf + r->len, INBUF - r->len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return rv_seterr("read:");
+		}
+		if (n == 0)
+			r->eof = 1;
+		r->len += (size_t)n;
+	}
+	return 0;
+}
+
+static uint64_t
+cur_off(const struct rv_reader *r)
+{
+	return r->base + r->pos;
+}
+
+static int
+fail(struct rv_reader *r, uint64_t off, const char *reason)
+{
+	r->failed = 1;
+	return rv_seterr("'%s': record %llu at byte %llu: %s", r->name,
+	    (unsigned long long)r->nrec, (unsigned long long)off, reason);
+}
+
+/* Skip n bytes of input (a skippable frame's body). */
+static int
+skip_bytes(struct rv_reader *r, uint64_t n, uint64_t start)
+{
+	while (n > 0) {
+		size_t have;
+		if (r->pos == r->len) {
+			if (r->eof)
+				return fail(r, start, "truncated skippable "
+				    "frame");
+			if (fill(r, 1) < 0)
+				return fail(r, start, rv_errmsg());
+		}
+		have = r->len - r->pos;
+		if (have > n)
+			have = (size_t)n;
+		r->pos += have;
+		n -= have;
+	}
+	return 0;
+}
+
+/* Decompress until out has `upto` bytes or the frame ends.  Returns 1 when
+ * the frame ended, 0 when upto was reached first, -1 on error. */
+static int
+inflate_to(struct rv_reader *r, size_t upto, uint64_t start)
+{
+	while (r->rec.len < upto) {
+		ZSTD_inBuffer in;
+		ZSTD_outBuffer out = { r->rec.data, upto, r->rec.len };
+		size_t ret;
+
+		if (r->pos == r->len) {
+			if (r->eof)
+				return fail(r, start, "truncated frame");
+			if (fill(r, 1) < 0)
+				return fail(r, start, rv_errmsg());
+			if (r->pos == r->len)
+				return fail(r, start, "truncated frame");
+		}
+		in.src = r->in;
+		in.size = r->len;
+		in.pos = r->pos;
+		ret = ZSTD_decompressStream(r->dctx, &out, &in);
+		r->pos = in.pos;
+		r->rec.len = out.pos;
+		if (ZSTD_isError(ret)) {
+			char msg[256];
+			snprintf(msg, sizeof(msg), "corrupt frame: %s",
+			    ZSTD_getErrorName(ret));
+			return fail(r, start, msg);
+		}
+		if (ret == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The record is complete: consume the frame's tail (checksum), making
+ * sure it holds no extra data. */
+static int
+finish_frame(struct rv_reader *r, uint64_t start)
+{
+	unsigned char extra;
+
+	for (;;) {
+		ZSTD_inBuffer in;
+		ZSTD_outBuffer out = { &extra, 1, 0 };
+		size_t ret;
+
+		if (r->pos == r->len && !r->eof && fill(r, 1) < 0)
+			return fail(r, start, rv_errmsg());
+		in.src = r->in;
+		in.size = r->len;
+		in.pos = r->pos;
+		ret = ZSTD_decompressStream(r->dctx, &out, &in);
+		r->pos = in.pos;
+		if (ZSTD_isError(ret)) {
+			char msg[256];
+			snprintf(msg, sizeof(msg), "corrupt frame: %s",
+			    ZSTD_getErrorName(ret));
+			return fail(r, start, msg);
+		}
+		if (out.pos)
+			return fail(r, start, "frame holds more than its "
+			    "record");
+		if (ret == 0)
+			return 0;
+		if (r->pos == r->len && r->eof)
+			return fail(r, start, "truncated frame");
+	}
+}
+
+int
+rv_reader_next(struct rv_reader *r, struct rv_rec *rec)
+{
+	for (;;) {
+		uint64_t start;
+		uint32_t magic;
+		unsigned long long fcs;
+		size_t total;
+		int ended;
+
+		if (r->failed)
+			return -1;
+		if (fill(r, FRAME_HDR_MAX) < 0)
+			return fail(r, cur_off(r), rv_errmsg());
+		start = cur_off(r);
+		if (r->pos == r->len)
+			return 0;
+		if (r->len - r->pos < 4)
+			return fail(r, start, "truncated frame");
+		magic = rv_le32(r->in + r->pos);
+		if (magic >= SKIP_MAGIC_LO && magic <= SKIP_MAGIC_HI) {
+			uint32_t n;
+			if (r->len - r->pos < 8)
+				return fail(r, start, "truncated skippable "
+				    "frame");
+			n = rv_le32(r->in + r->pos + 4);
+			r->pos += 8;
+			if (skip_bytes(r, n, start) < 0)
+				return -1;
+			continue;
+		}
+		if (magic != ZSTD_MAGIC)
+			return fail(r, start, "not a zstd frame (bad magic)");
+		fcs = ZSTD_getFrameContentSize(r->in + r->pos, r->len - r->pos);
+		if (fcs == ZSTD_CONTENTSIZE_ERROR)
+			return fail(r, start, "corrupt frame header");
+		if (fcs != ZSTD_CONTENTSIZE_UNKNOWN &&
+		    fcs > r->max_payload + 65536) {
+			char msg[160];
+			snprintf(msg, sizeof(msg), "frame declares %llu bytes, "
+			    "over the %llu-byte record limit", fcs,
+			    (unsigned long long)r->max_payload);
+			return fail(r, start, msg);
+		}
+		if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs < RV_HDR_LEN)
+			return fail(r, start, "frame shorter than a record "
+			    "header");
+
+		ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
+		r->rec.len = 0;
+		rv_buf_reserve(&r->rec, RV_HDR_LEN);
+		ended = inflate_to(r, 8, start);
+		if (ended < 0)
+			return -1;
+		if (r->rec.len < 8)
+			return fail(r, start, "frame shorter than a record "
+			    "header");
+		{
+			/* the header's own length comes first: read it all */
+			size_t hl = (size_t)(r->rec.data[6] |
+			    r->rec.data[7] << 8);
+			if (rv_le32(r->rec.data) == RV_MAGIC && hl > 8) {
+				rv_buf_reserve(&r->rec, hl);
+				if (!ended && (ended = inflate_to(r, hl,
+				    start)) < 0)
+					return -1;
+			}
+		}
+		if (rv_rec_decode(rec, r->rec.data, r->rec.len,
+		    r->max_payload) < 0) {
+			char msg[512];
+			snprintf(msg, sizeof(msg), "%s", rv_errmsg());
+			return fail(r, start, msg);
+		}
+		total = rec->hdr_len + (size_t)rec->payload_len;
+		if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != total) {
+			char msg[160];
+			snprintf(msg, sizeof(msg), "frame holds %llu bytes, "
+			    "record header says %zu", fcs, total);
+			return fail(r, start, msg);
+		}
+		rv_buf_reserve(&r->rec, total - r->rec.len);
+		if (!ended) {
+			ended = inflate_to(r, total, start);
+			if (ended < 0)
+				return -1;
+		}
+		if (r->rec.len < total)
+			return fail(r, start, "record shorter than its header "
+			    "says");
+		if (!ended && finish_frame(r, start) < 0)
+			return -1;
+		rec->payload = r->rec.data + rec->hdr_len;
+		r->rec_off = start;
+		r->nrec++;
+		return 1;
+	}
+}
+
+uint64_t
+rv_reader_offset(const struct rv_reader *r)
+{
+	return r->rec_off;
+}
+
+uint64_t
+rv_reader_records(const struct rv_reader *r)
+{
+	return r->nrec;
+}
+
+uint64_t
+rv_reader_bytes(const struct rv_reader *r)
+{
+	return cur_off(r);
+}
+
+int
+rv_reader_seekable(const struct rv_reader *r)
+{
+	return r->seekable || r->fd < 0;
+}
+
+int
+rv_reader_seek(struct rv_reader *r, uint64_t off, uint64_t n)
+{
+	if (r->fd < 0) {
+		if (off > r->len)
+			return rv_seterr("'%s': seek past the end", r->name);
+		r->pos = (size_t)off;
+	} else {
+		if (!r->seekable)
+			return rv_seterr("'%s': cannot seek in a pipe",
+			    r->name);
+		if (lseek(r->fd, (off_t)off, SEEK_SET) < 0)
+			return rv_seterr("'%s': seek:", r->name);
+		r->base = off;
+		r->pos = r->len = 0;
+		r->eof = 0;
+	}
+	r->failed = 0;
+	r->nrec = n;
+	return 0;
+}
+
+const char *
+rv_reader_name(const struct rv_reader *r)
+{
+	return r->name;
+}
+
+/* --------------------------------------------------------------- encoder */
+
+struct rv_enc {
+	ZSTD_CCtx *cctx;
+	int level;
+};
+
+struct rv_enc *
+rv_enc_new(int level)
+{
+	struct rv_enc *e = xcalloc(1, sizeof(*e));
+
+	e->cctx = ZSTD_createCCtx();
+	if (!e->cctx) {
+		free(e);
+		rv_seterr("cannot create a zstd context");
+		return NULL;
+	}
+	e->level = level;
+	return e;
+}
+
+void
+rv_enc_free(struct rv_enc *e)
+{
+	if (!e)
+		return;
+	ZSTD_freeCCtx(e->cctx);
+	free(e);
+}
+
+int
+rv_enc_frame(struct rv_enc *e, const struct rv_rec *rec, const void *payload,
+    struct rv_buf *out)
+{
+	unsigned char hdr[RV_HDR_LEN];
+	size_t total = RV_HDR_LEN + (size_t)rec->payload_len, ret;
+	ZSTD_inBuffer in;
+	ZSTD_outBuffer ob;
+
+	rv_rec_encode(rec, hdr);
+	ZSTD_CCtx_reset(e->cctx, ZSTD_reset_session_only);
+	ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_compressionLevel, e->level);
+	ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_checksumFlag, 1);
+	ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_contentSizeFlag, 1);
+	ZSTD_CCtx_setPledgedSrcSize(e->cctx, total);
+	rv_buf_reserve(out, ZSTD_compressBound(total));
+
+	in = (ZSTD_inBuffer){ hdr, sizeof(hdr), 0 };
+	ob = (ZSTD_outBuffer){ out->data, out->cap, out->len };
+	do {
+		ret = ZSTD_compressStream2(e->cctx, &ob, &in,
+		    rec->payload_len ? ZSTD_e_continue : ZSTD_e_end);
+		if (ZSTD_isError(ret))
+			goto zerr;
+	} while (in.pos < in.size || (!rec->payload_len && ret != 0));
+	if (rec->payload_len) {
+		in = (ZSTD_inBuffer){ payload, (size_t)rec->payload_len, 0 };
+		do {
+			ret = ZSTD_compressStream2(e->cctx, &ob, &in,
+			    ZSTD_e_end);
+			if (ZSTD_isError(ret))
+				goto zerr;
+			if (ret != 0 && ob.pos == ob.size) {
+				out->len = ob.pos;
+				rv_buf_reserve(out, ret + 4096);
+				ob.dst = out->data;
+				ob.size = out->cap;
+			}
+		} while (ret != 0);
+	}
+	out->len = ob.pos;
+	return 0;
+zerr:
+	return rv_seterr("zstd: %s", ZSTD_getErrorName(ret));
+}
+
+/* ---------------------------------------------------------------- writer */
+
+struct rv_writer {
+	char *name;
+	int fd;
+	struct rv_enc *enc;
+	struct rv_buf out;
+	uint64_t bytes, nrec;
+	int failed;
+};
+
+struct rv_writer *
+rv_writer_new(int fd, const char *name, int level)
+{
+	struct rv_writer *w = xcalloc(1, sizeof(*w));
+
+	w->enc = rv_enc_new(level);
+	if (!w->enc) {
+		free(w);
+		return NULL;
+	}
+	w->name = xstrdup(name);
+	w->fd = fd;
+	return w;
+}
+
+int
+rv_writer_flush(struct rv_writer *w)
+{
+	if (w->failed)
+		return -1;
+	if (w->out.len == 0)
+		return 0;
+	if (rv_write_full(w->fd, w->out.data, w->out.len) < 0) {
+		w->failed = 1;
+		return rv_preferr("'%s'", w->name);
+	}
+	w->bytes += w->out.len;
+	w->out.len = 0;
+	return 0;
+}
+
+int
+rv_writer_put(struct rv_writer *w, const struct rv_rec *rec,
+    const void *payload)
+{
+	if (w->failed)
+		return -1;
+	if (rv_enc_frame(w->enc, rec, payload, &w->out) < 0)
+		return rv_preferr("'%s'", w->name);
+	w->nrec++;
+	return w->out.len >= FLUSH_AT ? rv_writer_flush(w) : 0;
+}
+
+int
+rv_writer_put_frames(struct rv_writer *w, const void *p, size_t n,
+    uint64_t nrec)
+{
+	if (w->failed)
+		return -1;
+	w->nrec += nrec;
+	if (w->out.len + n >= FLUSH_AT) {
+		if (rv_writer_flush(w) < 0)
+			return -1;
+		if (n >= FLUSH_AT) {
+			if (rv_write_full(w->fd, p, n) < 0) {
+				w->failed = 1;
+				return rv_preferr("'%s'", w->name);
+			}
+			w->bytes += n;
+			return 0;
+		}
+	}
+	rv_buf_append(&w->out, p, n);
+	return 0;
+}
+
+uint64_t
+rv_writer_bytes(const struct rv_writer *w)
+{
+	return w->bytes + w->out.len;
+}
+
+uint64_t
+rv_writer_records(const struct rv_writer *w)
+{
+	return w->nrec;
+}
+
+int
+rv_writer_close(struct rv_writer *w)
+{
+	int rc;
+
+	if (!w)
+		return 0;
+	rc = rv_writer_flush(w);
+	rv_enc_free(w->enc);
+	rv_buf_release(&w->out);
+	free(w->name);
+	free(w);
+	return rc;
+}

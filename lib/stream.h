@@ -1,0 +1,103 @@
+/*
+ * The rv stream: a sequence of zstd frames, one record per frame, with
+ * skippable frames allowed anywhere and ignored (see rv-stream(5)).
+ *
+ * struct rv_reader reads records from a file, a pipe or memory; it owns a
+ * buffer that holds the current record, so a record's payload is borrowed
+ * and valid until the next rv_reader_next() on the same reader.  Errors read
+ * "'name': record N at byte B: reason", N counting records from 0 and B the
+ * offset of the record's first byte in the input.  A reader is used by one
+ * thread at a time.
+ *
+ * struct rv_enc compresses records into frames (one per thread);
+ * struct rv_writer buffers frames and writes them to an fd in order.
+ */
+#ifndef RV_STREAM_H
+#define RV_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record.h"
+
+/* Default compression level: see rv-stream(5) for the measurement. */
+#define RV_LEVEL_DEFAULT	1
+/* Default cap on one record's payload; RV_MAX_RECORD overrides. */
+#define RV_MAX_PAYLOAD		((uint64_t)2 << 30)
+
+/* A growable byte buffer, owned by whoever holds it. */
+struct rv_buf {
+	unsigned char *data;
+	size_t len, cap;
+};
+void rv_buf_reserve(struct rv_buf *b, size_t extra);
+void rv_buf_append(struct rv_buf *b, const void *p, size_t n);
+void rv_buf_release(struct rv_buf *b);
+
+/* The compression level to use: opt if >= -7 (an explicit --level),
+ * else $RV_LEVEL if set and valid, else RV_LEVEL_DEFAULT. */
+int rv_stream_level(int opt);
+/* Payload cap: $RV_MAX_RECORD (bytes, K/M/G suffixes) or RV_MAX_PAYLOAD. */
+uint64_t rv_stream_max_payload(void);
+
+/* ---- reading ---- */
+struct rv_reader;
+
+/* Open path ("-" is stdin).  NULL with rv_errmsg() set on failure. */
+struct rv_reader *rv_reader_open(const char *path);
+/* Read from fd (not closed by the reader); name is used in messages. */
+struct rv_reader *rv_reader_fdopen(int fd, const char *name);
+/* Read from memory (borrowed, must outlive the reader). */
+struct rv_reader *rv_reader_mem(const void *buf, size_t len,
+    const char *name);
+/*
+ * Read the next record into *rec (payload borrowed).  Returns 1 for a
+ * record, 0 at a clean end of input, -1 on error with rv_errmsg() set.
+ * After an error the reader is spent: further calls return -1.
+ */
+int rv_reader_next(struct rv_reader *r, struct rv_rec *rec);
+/* Offset in the input of the first byte of the last record returned. */
+uint64_t rv_reader_offset(const struct rv_reader *r);
+/* Records returned so far. */
+uint64_t rv_reader_records(const struct rv_reader *r);
+/* Bytes consumed from the input so far. */
+uint64_t rv_reader_bytes(const struct rv_reader *r);
+/* 1 if the input is a regular file that rv_reader_seek() can use. */
+int rv_reader_seekable(const struct rv_reader *r);
+/* Continue reading at byte off (a record start); record index becomes n. */
+int rv_reader_seek(struct rv_reader *r, uint64_t off, uint64_t n);
+const char *rv_reader_name(const struct rv_reader *r);
+/* Close (the fd too, if rv_reader_open opened it).  NULL is a no-op. */
+void rv_reader_close(struct rv_reader *r);
+
+/* ---- encoding ---- */
+struct rv_enc;
+
+struct rv_enc *rv_enc_new(int level);
+/* Append one frame holding rec's header and payload (rec->payload_len
+ * bytes) to out.  Returns 0 or -1. */
+int rv_enc_frame(struct rv_enc *e, const struct rv_rec *rec,
+    const void *payload, struct rv_buf *out);
+void rv_enc_free(struct rv_enc *e);
+
+/* ---- writing ---- */
+struct rv_writer;
+
+/* Write to fd (not closed by the writer); name is used in messages. */
+struct rv_writer *rv_writer_new(int fd, const char *name, int level);
+/* Encode and queue one record. */
+int rv_writer_put(struct rv_writer *w, const struct rv_rec *rec,
+    const void *payload);
+/* Queue frames already encoded with rv_enc_frame(). */
+int rv_writer_put_frames(struct rv_writer *w, const void *p, size_t n,
+    uint64_t nrec);
+/* Write out everything queued. */
+int rv_writer_flush(struct rv_writer *w);
+/* Bytes handed to the fd so far (after compression). */
+uint64_t rv_writer_bytes(const struct rv_writer *w);
+uint64_t rv_writer_records(const struct rv_writer *w);
+/* Flush and free.  Returns the flush result.  NULL is a no-op (0). */
+int rv_writer_close(struct rv_writer *w);
+
+#endif

@@ -1,0 +1,28 @@
+# Shared set-up for the bats suite: `load helpers` at the top of a file.
+# Puts the freshly built programs first on PATH, and points at the data.
+# shellcheck shell=bash
+
+bats_require_minimum_version 1.5.0
+
+REPO="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+BIN="$REPO/${RV_BUILD:-build}/bin"
+PATH="$BIN:$PATH"
+export PATH
+# Fixtures are made once by tests/make-fixtures.sh (make fixtures).
+FIX="$REPO/tests/fixtures"
+DATA="$REPO/tests/data"
+# Fashion-MNIST from Debian's dataset-fashion-mnist.
+FMNIST=/usr/share/datasets/fashion-mnist
+# Quieter, faster default compression for tests; tests of the level set it.
+export RV_LEVEL=1
+
+need_fixtures() {
+	[ -f "$FIX/.done" ] || bash "$REPO/tests/make-fixtures.sh" "$FIX" >&2
+}
+
+need_fmnist() {
+	[ -f "$FMNIST/train-images-idx3-ubyte.gz" ] || {
+		echo "dataset-fashion-mnist is not installed: run make deps" >&2
+		return 1
+	}
+}
