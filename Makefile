@@ -44,8 +44,8 @@ BINS    = $(PROGS:%=$(BINDIR)/%)
 UNITSRC = $(sort $(wildcard tests/unit/t_*.c))
 UNITS   = $(UNITSRC:tests/unit/%.c=$(BUILD)/unit/%)
 
-.PHONY: all check unit bats asan bench lint install uninstall clean fmt deps \
-	fixtures
+.PHONY: all check unit units bats asan test bench lint install uninstall \
+	clean fmt deps demo fixtures
 
 all: $(BINS)
 
@@ -73,6 +73,8 @@ $(BUILD)/tests/unit/%.o: ALL_CPPFLAGS += -Itests/unit
 check: all $(UNITS)
 	@RV_BUILD=$(BUILD) bash tests/run
 
+units: $(UNITS)
+
 unit: $(UNITS)
 	@RV_BUILD=$(BUILD) bash tests/run unit
 
@@ -82,6 +84,13 @@ bats: all
 # The whole suite under AddressSanitizer + UBSan, in its own build tree.
 asan:
 	$(MAKE) BUILD=build-asan SAN=1 check
+
+# Everything a fresh machine needs: dependencies, both builds, the suite
+# on each, one closing line "N passed, N failed".
+test: deps
+	$(MAKE) WERROR=$(WERROR) all units
+	$(MAKE) BUILD=build-asan SAN=1 WERROR=$(WERROR) all units
+	@RV_BUILDS="build build-asan" bash tests/run
 
 bench: all
 	@RV_BUILD=$(BUILD) bash bench/run
@@ -95,6 +104,11 @@ fmt:
 
 deps:
 	bash scripts/deps.sh
+
+# The main job: set up, build, run pipelines/main.sh (see README).
+demo: deps
+	$(MAKE) all
+	bash pipelines/main.sh
 
 fixtures:
 	bash tests/make-fixtures.sh tests/fixtures

@@ -1,0 +1,484 @@
+/*
+ * rv-decode: turn a dataset (archives, image folders, IDX, CIFAR batches)
+ * into an rv sample stream.  Decoding runs on a pool of -j threads over
+ * chunks of the epoch's order; each worker also compresses its frames, and
+ * the main thread writes the chunk in order, so the bytes do not depend on
+ * -j.  Ids are the samples' positions in the sorted listing (src.h).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "err.h"
+#include "io.h"
+#include "meta.h"
+#include "opt.h"
+#include "pool.h"
+#include "rng.h"
+#include "src.h"
+#include "src_warn.h"
+#include "stream.h"
+#include "xmem.h"
+
+static const char usage[] =
+    "usage: rv-decode [-qv] [-j N] [-o FILE] [--channels 1|3] [--encoded]\n"
+    "                 [--epochs E] [--limit N] [--max-pixels N]\n"
+    "                 [--max-side N] [--seed S] [--shard I/N] [--shuffle]\n"
+    "                 [--strict] [--level L] input ...\n"
+    "  -o, --output FILE    write the stream to FILE (default stdout)\n"
+    "  -j, --jobs N         decoding threads (default: all cores)\n"
+    "      --channels 1|3   output grey or RGB (default: 3 for images,\n"
+    "                       the source's own for IDX and CIFAR)\n"
+    "      --encoded        pass JPEG/PNG bytes through, decode later\n"
+    "      --epochs E       write E epochs (default 1)\n"
+    "      --limit N        use only the first N samples of the listing\n"
+    "      --max-pixels N   refuse images larger than N pixels\n"
+    "      --max-side N     reduce images so the longer side is <= N\n"
+    "      --seed S         seed for --shuffle (default 0)\n"
+    "      --shard I/N      write only shard I of N (0 <= I < N)\n"
+    "      --shuffle        a new deterministic order every epoch\n"
+    "      --strict         a bad image is fatal instead of skipped\n"
+    "      --level L        zstd level, -7..19 (default $RV_LEVEL or 1)\n"
+    "  -q, --quiet          no progress\n"
+    "  -v, --verbose        print a summary at the end\n"
+    "  -h, --help           print this help\n"
+    "  -V, --version        print the version\n";
+
+enum {
+	OPT_CHANNELS = RV_OPT_FIRST_PRIVATE,
+	OPT_ENCODED,
+	OPT_EPOCHS,
+	OPT_LIMIT,
+	OPT_MAX_PIXELS,
+	OPT_MAX_SIDE,
+	OPT_SHARD,
+	OPT_SHUFFLE,
+	OPT_STRICT,
+};
+
+struct decode_opts {
+	struct rv_common c;
+	const char *output;
+	uint32_t channels;	/* 0: natural */
+	int encoded;
+	uint32_t epochs;
+	uint64_t limit;
+	uint64_t max_pixels;
+	uint32_t max_side;
+	uint32_t shard_i, shard_n;
+	int shuffle;
+	int strict;
+	char **inputs;
+	int ninputs;
+};
+
+/* One item of a chunk: its encoded frame, or why it was skipped. */
+struct slot {
+	uint64_t id;
+	struct rv_buf frame;
+	int bad;		/* 0 ok, 1 skipped (msg says why), -1 fatal */
+	char msg[1024];
+};
+
+struct worker {
+	struct rv_codec *codec;
+	struct rv_enc *enc;
+	struct rv_img img;
+	struct rv_buf scratch;
+};
+
+struct job {
+	const struct decode_opts *o;
+	struct rv_dataset *ds;
+	struct rv_decode_opts dopts;
+	struct slot *slots;
+	uint32_t epoch;
+};
+
+static void
+parse_args(int argc, char *argv[], struct decode_opts *o)
+{
+	static const struct option longopts[] = {
+		RV_COMMON_LONGOPTS,
+		{ "channels", required_argument, NULL, OPT_CHANNELS },
+		{ "encoded", no_argument, NULL, OPT_ENCODED },
+		{ "epochs", required_argument, NULL, OPT_EPOCHS },
+		{ "limit", required_argument, NULL, OPT_LIMIT },
+		{ "max-pixels", required_argument, NULL, OPT_MAX_PIXELS },
+		{ "max-side", required_argument, NULL, OPT_MAX_SIDE },
+		{ "output", required_argument, NULL, 'o' },
+		{ "shard", required_argument, NULL, OPT_SHARD },
+		{ "shuffle", no_argument, NULL, OPT_SHUFFLE },
+		{ "strict", no_argument, NULL, OPT_STRICT },
+		{ NULL, 0, NULL, 0 }
+	};
+	int ch;
+
+	memset(o, 0, sizeof(*o));
+	rv_common_init(&o->c);
+	o->epochs = 1;
+	o->limit = UINT64_MAX;
+	o->max_pixels = RV_MAX_PIXELS_DEFAULT;
+	o->shard_n = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "o:",
+	    longopts, NULL)) != -1) {
+		if (rv_common_opt(&o->c, ch, optarg, usage))
+			continue;
+		switch (ch) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_CHANNELS:
+			o->channels = (uint32_t)rv_opt_u64("--channels", optarg,
+			    1, 3, usage);
+			if (o->channels == 2)
+				rv_usage_die(usage, "--channels: '2': use 1 "
+				    "or 3");
+			break;
+		case OPT_ENCODED:
+			o->encoded = 1;
+			break;
+		case OPT_EPOCHS:
+			o->epochs = (uint32_t)rv_opt_u64("--epochs", optarg,
+			    1, 1000000, usage);
+			break;
+		case OPT_LIMIT:
+			o->limit = rv_opt_u64("--limit", optarg, 1,
+			    UINT64_MAX, usage);
+			break;
+		case OPT_MAX_PIXELS:
+			o->max_pixels = rv_opt_u64("--max-pixels", optarg, 1,
+			    UINT64_MAX, usage);
+			break;
+		case OPT_MAX_SIDE:
+			o->max_side = (uint32_t)rv_opt_u64("--max-side",
+			    optarg, 1, 1 << 20, usage);
+			break;
+		case OPT_SHARD:
+			if (rv_parse_shard(optarg, &o->shard_i,
+			    &o->shard_n) < 0)
+				rv_usage_die(usage, "--shard: %s",
+				    rv_errmsg());
+			break;
+		case OPT_SHUFFLE:
+			o->shuffle = 1;
+			break;
+		case OPT_STRICT:
+			o->strict = 1;
+			break;
+		default:
+			rv_usage_error(argv, usage);
+		}
+	}
+	if (optind >= argc)
+		rv_usage_die(usage, "no input given");
+	if (o->encoded && o->max_side)
+		rv_usage_die(usage, "--max-side needs decoding; it cannot be "
+		    "combined with --encoded");
+	o->inputs = argv + optind;
+	o->ninputs = argc - optind;
+}
+
+static void *
+worker_start(void *arg)
+{
+	const struct decode_opts *o = arg;
+	struct worker *w = xcalloc(1, sizeof(*w));
+
+	w->codec = rv_codec_new();
+	w->enc = rv_enc_new(rv_stream_level(o->c.level));
+	if (!w->codec || !w->enc)
+		rv_die(1, "%s", rv_errmsg());
+	return w;
+}
+
+static void
+worker_stop(void *state)
+{
+	struct worker *w = state;
+
+	rv_codec_free(w->codec);
+	rv_enc_free(w->enc);
+	rv_img_release(&w->img);
+	rv_buf_release(&w->scratch);
+	free(w);
+}
+
+/* Fetch, decode and frame one sample into its slot. */
+static void
+decode_one(void *state, size_t i, void *ctx)
+{
+	struct worker *w = state;
+	struct job *j = ctx;
+	struct slot *s = &j->slots[i];
+	struct rv_item it;
+	struct rv_rec rec;
+	const void *payload;
+
+	s->frame.len = 0;
+	s->bad = 0;
+	if (rv_dataset_fetch(j->ds, s->id, &w->scratch, &it) < 0) {
+		s->bad = -1;
+		snprintf(s->msg, sizeof(s->msg), "%s", rv_errmsg());
+		return;
+	}
+	rv_rec_init(&rec, RV_SAMPLE);
+	rec.id = it.id;
+	rec.label = it.label;
+	rec.epoch = j->epoch;
+	if (it.dtype == RV_DT_U8) {
+		if (rv_img_from_pixels(it.data, it.h, it.w, it.c, &(struct
+		    rv_decode_opts){ j->dopts.channels ? j->dopts.channels :
+		    it.c, j->dopts.max_side, j->dopts.max_pixels },
+		    &w->img) < 0)
+			goto skip;
+	} else if (j->o->encoded) {
+		int dt;
+		uint32_t h, wd, ch;
+		if (rv_codec_info(w->codec, it.data, it.len, &dt, &h, &wd,
+		    &ch) < 0)
+			goto skip;
+		if ((uint64_t)h * wd > j->dopts.max_pixels) {
+			rv_seterr("image is %ux%u, over the %llu-pixel limit",
+			    wd, h, (unsigned long long)j->dopts.max_pixels);
+			goto skip;
+		}
+		rec.dtype = (uint8_t)dt;
+		rec.height = h;
+		rec.width = wd;
+		rec.channels = j->dopts.channels ? j->dopts.channels : 3;
+		rec.payload_len = it.len;
+		payload = it.data;
+		goto frame;
+	} else {
+		struct rv_decode_opts d = j->dopts;
+		if (!d.channels)
+			d.channels = 3;
+		if (rv_codec_decode(w->codec, it.data, it.len, &d,
+		    &w->img) < 0)
+			goto skip;
+	}
+	rec.dtype = RV_DT_U8;
+	rec.height = w->img.h;
+	rec.width = w->img.w;
+	rec.channels = w->img.c;
+	rec.payload_len = (uint64_t)w->img.h * w->img.w * w->img.c;
+	payload = w->img.data;
+frame:
+	if (rv_enc_frame(w->enc, &rec, payload, &s->frame) < 0) {
+		s->bad = -1;
+		snprintf(s->msg, sizeof(s->msg), "%s", rv_errmsg());
+	}
+	return;
+skip:
+	s->bad = 1;
+	snprintf(s->msg, sizeof(s->msg), "%s: %s", it.name, rv_errmsg());
+}
+
+/* The positions this shard takes from an epoch's order, as ids. */
+static size_t
+epoch_order(const struct decode_opts *o, uint64_t n, uint32_t epoch,
+    uint64_t *all, uint64_t *mine)
+{
+	uint64_t i;
+	size_t k = 0;
+
+	for (i = 0; i < n; i++)
+		all[i] = i;
+	if (o->shuffle) {
+		struct rv_rng rng;
+		rv_rng_init(&rng, o->c.seed, RV_STAGE_DECODE_ORDER, 0, epoch,
+		    0);
+		rv_rng_shuffle_u64(&rng, all, (size_t)n);
+	}
+	for (i = o->shard_i; i < n; i += o->shard_n)
+		mine[k++] = all[i];
+	return k;
+}
+
+static int
+write_meta(struct rv_writer *w, const struct decode_opts *o,
+    const struct rv_dataset *ds, uint64_t per_epoch)
+{
+	struct rv_meta m;
+	char buf[256];
+	int rc;
+
+	/* The options that shape the output, not argv: the bytes must not
+	 * depend on -j, -o or -q. */
+	rv_meta_init(&m);
+	rv_meta_set(&m, "producer", "rv-decode " RV_VERSION_STRING);
+	rv_meta_merge(&m, rv_dataset_meta(ds));
+	snprintf(buf, sizeof(buf), "channels=%u encoded=%d epochs=%u "
+	    "limit=%llu max-side=%u shuffle=%d seed=%llu shard=%u/%u",
+	    o->channels, o->encoded, o->epochs,
+	    (unsigned long long)(o->limit == UINT64_MAX ? 0 : o->limit),
+	    o->max_side, o->shuffle, (unsigned long long)o->c.seed,
+	    o->shard_i, o->shard_n);
+	rv_meta_set(&m, "decode", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)per_epoch);
+	rv_meta_set(&m, "samples", buf);
+	snprintf(buf, sizeof(buf), "%u", o->epochs);
+	rv_meta_set(&m, "epochs", buf);
+	snprintf(buf, sizeof(buf), "%u/%u", o->shard_i, o->shard_n);
+	rv_meta_set(&m, "shard", buf);
+	rc = rv_meta_put(w, &m);
+	rv_meta_release(&m);
+	return rc;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct decode_opts o;
+	struct rv_src_opts so = { 0 };
+	struct rv_dataset *ds = NULL;
+	struct rv_out out;
+	struct rv_writer *w = NULL;
+	struct rv_pool *pool = NULL;
+	struct rv_progress prog;
+	struct job job;
+	uint64_t n, *all = NULL, *mine = NULL, skipped = 0, written = 0;
+	unsigned char *bad = NULL;
+	size_t chunk = 0, k, i, nmine;
+	uint32_t e;
+	int status = 1, nw;
+	double t0;
+
+	rv_setprogname(argv[0]);
+	parse_args(argc, argv, &o);
+	memset(&job, 0, sizeof(job));
+	rv_progress_init(&prog, o.c.quiet, "samples");
+	t0 = rv_now();
+	so.strict = o.strict;
+	so.quiet = o.c.quiet;
+	if (rv_out_open(&out, o.output, 1) < 0)
+		rv_die(1, "%s", rv_errmsg());
+	ds = rv_dataset_open(o.inputs, o.ninputs, &so, &skipped);
+	if (ds) {
+		size_t nwarn = rv_dataset_nwarnings(ds);
+		for (k = 0; k < nwarn; k++)
+			rv_warn("%s", rv_dataset_warning(ds, k));
+	}
+	if (!ds) {
+		rv_warn("%s", rv_errmsg());
+		goto out;
+	}
+	n = rv_dataset_count(ds);
+	if (n > o.limit)
+		n = o.limit;
+	if (n == 0) {
+		rv_warn("no usable samples in the input");
+		goto out;
+	}
+	w = rv_writer_new(out.fd, rv_out_name(&out), rv_stream_level(o.c.level));
+	if (!w) {
+		rv_warn("%s", rv_errmsg());
+		goto out;
+	}
+	all = xcalloc((size_t)n, sizeof(*all));
+	mine = xcalloc((size_t)n, sizeof(*mine));
+	bad = xcalloc((size_t)n, 1);
+	nw = rv_common_jobs(&o.c);
+	pool = rv_pool_new(nw, worker_start, worker_stop, &o);
+	chunk = (size_t)256 * (size_t)nw;
+	if (chunk > n)
+		chunk = (size_t)n;
+	job.o = &o;
+	job.ds = ds;
+	job.dopts.channels = o.channels;
+	job.dopts.max_side = o.max_side;
+	job.dopts.max_pixels = o.max_pixels;
+	job.slots = xcalloc(chunk, sizeof(*job.slots));
+	if (write_meta(w, &o, ds, (n - o.shard_i + o.shard_n - 1) /
+	    o.shard_n) < 0) {
+		rv_warn("%s", rv_errmsg());
+		goto out;
+	}
+
+	for (e = 0; e < o.epochs; e++) {
+		struct rv_rec end;
+		uint64_t in_epoch = 0;
+
+		nmine = epoch_order(&o, n, e, all, mine);
+		job.epoch = e;
+		for (k = 0; k < nmine; k += chunk) {
+			size_t m = nmine - k < chunk ? nmine - k : chunk, got = 0;
+			for (i = 0; i < m; i++)
+				if (!bad[mine[k + i]])
+					job.slots[got++].id = mine[k + i];
+			rv_pool_run(pool, got, decode_one, &job);
+			for (i = 0; i < got; i++) {
+				struct slot *s = &job.slots[i];
+				if (s->bad < 0 || (s->bad && o.strict)) {
+					rv_warn("%s", s->msg);
+					goto out;
+				}
+				if (s->bad) {
+					rv_warn("%s (skipped)", s->msg);
+					bad[s->id] = 1;
+					skipped++;
+					continue;
+				}
+				if (rv_writer_put_frames(w, s->frame.data,
+				    s->frame.len, 1) < 0) {
+					rv_warn("%s", rv_errmsg());
+					goto out;
+				}
+				in_epoch++;
+				written++;
+			}
+			rv_progress_tick(&prog, written);
+		}
+		rv_rec_init(&end, RV_EPOCH_END);
+		end.epoch = e;
+		end.count = (uint32_t)in_epoch;
+		if (rv_writer_put(w, &end, NULL) < 0) {
+			rv_warn("%s", rv_errmsg());
+			goto out;
+		}
+	}
+	if (rv_writer_flush(w) < 0) {
+		rv_warn("%s", rv_errmsg());
+		goto out;
+	}
+	status = 0;
+out:
+	rv_progress_done(&prog);
+	if (status == 0 && o.c.verbose) {
+		double dt = rv_now() - t0;
+		rv_warn("%llu samples in %u epoch%s, %llu skipped, %.2f s, "
+		    "%.0f samples/s", (unsigned long long)written, o.epochs,
+		    o.epochs == 1 ? "" : "s", (unsigned long long)skipped, dt,
+		    dt > 0 ? (double)written / dt : 0.0);
+	}
+	if (rv_writer_close(w) < 0 && status == 0) {
+		rv_warn("%s", rv_errmsg());
+		status = 1;
+	}
+	if (job.slots)
+		for (i = 0; i < chunk; i++)
+			rv_buf_release(&job.slots[i].frame);
+	free(job.slots);
+	rv_pool_free(pool);
+	free(all);
+	free(mine);
+	free(bad);
+	rv_dataset_free(ds);
+	if (status == 0) {
+		if (rv_out_commit(&out) < 0) {
+			rv_warn("%s", rv_errmsg());
+			status = 1;
+		} else if (!o.output && close(STDOUT_FILENO) != 0) {
+			rv_warn("<stdout>: close:");
+			status = 1;
+		}
+	} else {
+		rv_out_abort(&out);
+	}
+	return status;
+}

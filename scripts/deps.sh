@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Install the Debian packages rv needs to build, test and run its main job,
+# skipping those already present.  As root it runs apt-get; otherwise it
+# names the missing packages and exits 1.
+set -euo pipefail
+
+pkgs=(
+	build-essential
+	libarchive-dev
+	libturbojpeg0-dev
+	libpng-dev
+	libzstd-dev
+	zlib1g-dev
+	zstd
+	bats
+	mandoc
+	imagemagick
+	python3
+	python3-pil
+	shellcheck
+	dataset-fashion-mnist
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+	    grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "rv: missing Debian packages: ${missing[*]}" >&2
+	echo "rv: run as root, or: sudo apt-get install ${missing[*]}" >&2
+	exit 1
+fi
+echo "rv: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

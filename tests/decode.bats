@@ -1,0 +1,149 @@
+#!/usr/bin/env bats
+# rv-decode: datasets in, sample streams out.  Real data: Fashion-MNIST
+# from Debian's dataset-fashion-mnist, and image fixtures made with
+# ImageMagick by tests/make-fixtures.sh.
+
+load helpers
+
+setup_file() {
+	need_fixtures
+}
+
+setup() {
+	need_fmnist
+	IMG="$FMNIST/train-images-idx3-ubyte.gz"
+	LAB="$FMNIST/train-labels-idx1-ubyte.gz"
+	T="$BATS_TEST_TMPDIR"
+}
+
+parse() {	# parse a stream file into TSV with the independent reader
+	zstd -dcq "$1" | python3 "$REPO/tests/rvparse.py" "${@:2}"
+}
+
+@test "rv-decode: Fashion-MNIST round trip, pixels and labels equal the IDX bytes" {
+	rv-decode -q "$IMG" "$LAB" -o "$T/train.rvs"
+	run -0 parse "$T/train.rvs" --idx "$IMG" "$LAB"
+	[ "${lines[-1]}" = "idx ok 60000" ]
+	# ids 0..59999 in order, 28x28x1 u8, one epoch-end counting them all
+	run -0 bash -c "zstd -dcq '$T/train.rvs' | python3 '$REPO/tests/rvparse.py' |
+	    awk -F'\t' '\$1==\"sample\" { if (\$3 != n++) bad=1; shape[\$5]++ }
+	        \$1==\"epoch-end\" { ends++; cnt=\$7 }
+	        END { print n, bad+0, shape[\"28x28x1\"], ends, cnt }'"
+	[ "$output" = "60000 0 60000 1 60000" ]
+}
+
+@test "rv-decode: Fashion-MNIST has 6000 samples in each of its 10 classes" {
+	run -0 bash -c "rv-decode -q '$IMG' '$LAB' | zstd -dcq |
+	    python3 '$REPO/tests/rvparse.py' | awk -F'\t' '\$1==\"sample\" { print \$4 }' |
+	    sort -n | uniq -c | awk '{ print \$2 \":\" \$1 }' | paste -sd' '"
+	[ "$output" = "0:6000 1:6000 2:6000 3:6000 4:6000 5:6000 6:6000 7:6000 8:6000 9:6000" ]
+}
+
+@test "rv-decode: labels file first pairs the same way; metadata names the classes" {
+	rv-decode -q --limit 100 "$IMG" "$LAB" -o "$T/a.rvs"
+	rv-decode -q --limit 100 "$LAB" "$IMG" -o "$T/b.rvs"
+	cmp "$T/a.rvs" "$T/b.rvs"
+	run -0 parse "$T/a.rvs"
+	[ "${lines[0]%%$'\t'*}" = meta ]
+	[[ "$output" == *$'#meta\tclass.0=T-shirt/top'* ]]
+	[[ "$output" == *$'#meta\tclass.9=Ankle boot'* ]]
+	[[ "$output" == *$'#meta\tsamples=100'* ]]
+}
+
+@test "rv-decode: the same bytes for -j 1 and -j 4" {
+	rv-decode -q -j 1 --limit 3000 --epochs 2 --shuffle --seed 5 "$IMG" "$LAB" -o "$T/j1.rvs"
+	rv-decode -q -j 4 --limit 3000 --epochs 2 --shuffle --seed 5 "$IMG" "$LAB" -o "$T/j4.rvs"
+	cmp "$T/j1.rvs" "$T/j4.rvs"
+}
+
+@test "rv-decode: --shuffle gives each epoch its own permutation, fixed by the seed" {
+	rv-decode -q --limit 500 --epochs 2 --shuffle --seed 1 "$IMG" "$LAB" -o "$T/s1.rvs"
+	rv-decode -q --limit 500 --epochs 2 --shuffle --seed 1 "$IMG" "$LAB" -o "$T/s1b.rvs"
+	rv-decode -q --limit 500 --epochs 2 --shuffle --seed 2 "$IMG" "$LAB" -o "$T/s2.rvs"
+	cmp "$T/s1.rvs" "$T/s1b.rvs"
+	run -1 cmp -s "$T/s1.rvs" "$T/s2.rvs"
+	parse "$T/s1.rvs" | awk -F'\t' '$1=="sample" { print $3 > ("'"$T"'/e" $2) }'
+	seq 0 499 > "$T/ident"
+	for e in 0 1; do
+		run -0 bash -c "sort -n '$T/e$e' | uniq | wc -l"
+		[ "$output" -eq 500 ]
+		run -1 cmp -s "$T/e$e" "$T/ident"
+	done
+	run -1 cmp -s "$T/e0" "$T/e1"
+}
+
+@test "rv-decode: --shard i/n splits every epoch into disjoint shards that cover it" {
+	for i in 0 1 2; do
+		rv-decode -q --limit 1000 --epochs 2 --shuffle --seed 3 --shard "$i/3" \
+		    "$IMG" "$LAB" -o "$T/sh$i.rvs"
+	done
+	rv-decode -q --limit 1000 --epochs 2 --shuffle --seed 3 "$IMG" "$LAB" -o "$T/all.rvs"
+	for e in 0 1; do
+		cat "$T"/sh?.rvs | zstd -dcq | python3 "$REPO/tests/rvparse.py" --sha |
+		    awk -F'\t' -v e=$e '$1=="sample" && $2==e { print $3, $9 }' | sort > "$T/union"
+		parse "$T/all.rvs" --sha |
+		    awk -F'\t' -v e=$e '$1=="sample" && $2==e { print $3, $9 }' | sort > "$T/whole"
+		[ "$(wc -l < "$T/union")" -eq 1000 ]
+		cmp "$T/union" "$T/whole"
+	done
+	# shard 1 of 3 takes positions 1, 4, 7, ... of the unshuffled listing
+	rv-decode -q --limit 10 --shard 1/3 "$IMG" "$LAB" -o "$T/s.rvs"
+	run -0 bash -c "zstd -dcq '$T/s.rvs' | python3 '$REPO/tests/rvparse.py' |
+	    awk -F'\t' '\$1==\"sample\" { print \$3 }' | paste -sd,"
+	[ "$output" = "1,4,7" ]
+}
+
+@test "rv-decode: --channels 3 replicates grey IDX pixels" {
+	rv-decode -q --limit 3 --channels 3 "$IMG" "$LAB" -o "$T/c3.rvs"
+	run -0 bash -c "zstd -dcq '$T/c3.rvs' | python3 -c '
+import struct, sys, gzip
+d = sys.stdin.buffer.read(); off = 0; n = 0
+idx = gzip.open(\"$IMG\").read()
+while off < len(d):
+    hl = struct.unpack_from(\"<H\", d, off + 6)[0]
+    kind = d[off + 8]
+    plen = struct.unpack_from(\"<Q\", d, off + 56)[0]
+    if kind == 1:
+        rid = struct.unpack_from(\"<Q\", d, off + 16)[0]
+        h, w, c = struct.unpack_from(\"<III\", d, off + 28)
+        p = d[off + hl: off + hl + plen]
+        g = idx[16 + 784 * rid: 16 + 784 * (rid + 1)]
+        assert (h, w, c) == (28, 28, 3), (h, w, c)
+        assert p == bytes(b for x in g for b in (x, x, x))
+        n += 1
+    off += hl + plen
+print(n)'"
+	[ "$output" = 3 ]
+}
+
+@test "rv-decode: -v prints a summary line; -q stays silent" {
+	run -0 --separate-stderr rv-decode -q -v --limit 20 --epochs 3 "$IMG" "$LAB" -o "$T/v.rvs"
+	[[ "$stderr" == "rv-decode: 60 samples in 3 epochs, 0 skipped, "*" s, "*" samples/s" ]]
+	run -0 --separate-stderr rv-decode -q --limit 20 "$IMG" "$LAB" -o "$T/q.rvs"
+	[ -z "$stderr" ]
+}
+
+@test "rv-decode: usage errors exit 2 with one clear line" {
+	run -2 --separate-stderr rv-decode
+	[ "${stderr_lines[0]}" = "rv-decode: no input given" ]
+	run -2 --separate-stderr rv-decode --channels 2 "$IMG"
+	[ "${stderr_lines[0]}" = "rv-decode: --channels: '2': use 1 or 3" ]
+	run -2 --separate-stderr rv-decode --shard 3/3 "$IMG"
+	[ "${stderr_lines[0]}" = "rv-decode: --shard: '3/3': shard index must be below 3" ]
+	run -2 --separate-stderr rv-decode --epochs 0 "$IMG"
+	[ "${stderr_lines[0]}" = "rv-decode: --epochs: '0': out of range [1, 1000000]" ]
+	run -2 --separate-stderr rv-decode --encoded --max-side 64 "$IMG"
+	[ "${stderr_lines[0]}" = "rv-decode: --max-side needs decoding; it cannot be combined with --encoded" ]
+	run -2 --separate-stderr rv-decode --bogus "$IMG"
+	[ "${stderr_lines[0]}" = "rv-decode: unknown option '--bogus'" ]
+	run -2 --separate-stderr rv-decode -j
+	[ "${stderr_lines[0]}" = "rv-decode: option '-j' needs an argument" ]
+}
+
+@test "rv-decode: a missing input fails with exit 1 and leaves no output file" {
+	run -1 --separate-stderr rv-decode "$T/nope.tar" -o "$T/out.rvs"
+	[ "$stderr" = "rv-decode: '$T/nope.tar': cannot open: No such file or directory" ]
+	[ ! -e "$T/out.rvs" ]
+	run -0 bash -c "ls -A '$T' | grep -c tmp || true"
+	[ "$output" = 0 ]
+}
