@@ -442,6 +442,10 @@ main(int argc, char *argv[])
 			goto out;
 		}
 	}
+	if (written == 0) {
+		rv_warn("no usable samples in the input");
+		goto out;
+	}
 	if (rv_writer_flush(w) < 0) {
 		rv_warn("%s", rv_errmsg());
 		goto out;

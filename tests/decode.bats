@@ -147,3 +147,113 @@ print(n)'"
 	run -0 bash -c "ls -A '$T' | grep -c tmp || true"
 	[ "$output" = 0 ]
 }
+
+@test "rv-decode: an image folder numbers classes in sorted order and names them" {
+	run -0 bash -c "rv-decode -q '$FIX/ds/folder' | zstd -dcq | python3 '$REPO/tests/rvparse.py'"
+	[[ "$output" == *$'#meta\tclasses=3\n#meta\tclass.0=cat\n#meta\tclass.1=dog\n#meta\tclass.2=zebra'* ]]
+	labels=$(printf '%s\n' "$output" | awk -F'\t' '$1=="sample" { print $4 }' | paste -sd,)
+	[ "$labels" = "0,0,0,1,1,1,2,2" ]
+}
+
+@test "rv-decode: tar, tar.gz, tar.zst and zip of one tree give the same samples" {
+	for f in dirs.tar dirs.tar.gz dirs.tar.zst dirs.zip; do
+		rv-decode -q "$FIX/ds/$f" | zstd -dcq | python3 "$REPO/tests/rvparse.py" --sha |
+		    grep -v meta > "$T/$f.tsv"
+		cmp "$T/dirs.tar.tsv" "$T/$f.tsv"
+	done
+	[ "$(grep -c '^sample' "$T/dirs.tar.tsv")" -gt 3 ]
+}
+
+@test "rv-decode: WebDataset sidecars (.cls, .txt, .json) give the labels" {
+	run -0 bash -c "rv-decode -q '$FIX/ds/wds.tar' | zstd -dcq | python3 '$REPO/tests/rvparse.py' |
+	    awk -F'\t' '\$1==\"sample\" { print \$3 \":\" \$4 }' | paste -sd' '"
+	[ "$output" = "0:3 1:7 2:5 3:9 4:1" ]
+}
+
+@test "rv-decode: bad members of an archive are skipped with a warning each, and counted" {
+	run -0 --separate-stderr rv-decode -v "$FIX/ds/broken.tar" -o "$T/b.rvs"
+	[ "${stderr_lines[0]}" = "rv-decode: '$FIX/ds/broken.tar': 'orphan': no image member" ]
+	[ "${stderr_lines[1]}" = "rv-decode: '$FIX/ds/broken.tar': './corrupt.jpg': corrupt JPEG data: premature end of data segment (skipped)" ]
+	[ "${stderr_lines[2]}" = "rv-decode: '$FIX/ds/broken.tar': './truncated.jpg': truncated JPEG data (skipped)" ]
+	[[ "${stderr_lines[3]}" == "rv-decode: 3 samples in 1 epoch, 3 skipped, "* ]]
+	[ "$(parse "$T/b.rvs" | grep -c '^sample')" -eq 3 ]
+	# the usable images keep their ids: 1, 2 and 4 of the listing
+	run -0 bash -c "zstd -dcq '$T/b.rvs' | python3 '$REPO/tests/rvparse.py' |
+	    awk -F'\t' '\$1==\"sample\" { print \$3 }' | paste -sd,"
+	[ "$output" = "1,2,4" ]
+}
+
+@test "rv-decode: --strict makes the first bad member fatal, and leaves no output file" {
+	run -1 --separate-stderr rv-decode --strict "$FIX/ds/broken.tar" -o "$T/s.rvs"
+	[ "${stderr_lines[0]}" = "rv-decode: '$FIX/ds/broken.tar': 'orphan': no image member" ]
+	[ ! -e "$T/s.rvs" ]
+}
+
+@test "rv-decode: a truncated archive keeps what came before the cut" {
+	run -0 --separate-stderr rv-decode "$FIX/ds/cut.tar" -o "$T/c.rvs"
+	[ "$stderr" = "rv-decode: '$FIX/ds/cut.tar': './c.jpg': truncated tar archive" ]
+	[ "$(parse "$T/c.rvs" | grep -c "^sample")" -eq 2 ]
+}
+
+@test "rv-decode: an image declaring too many pixels is refused before decoding" {
+	mkdir -p "$T/bomb/a"
+	cp "$FIX/img/huge.png" "$FIX/img/huge.jpg" "$FIX/img/rgb.jpg" "$T/bomb/a/"
+	run -0 --separate-stderr rv-decode "$T/bomb" -o "$T/bomb.rvs"
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[[ "${stderr_lines[0]}" == "rv-decode: '$T/bomb': 'a/huge.jpg': image is "*"over the 178956970-pixel limit (skipped)" ]]
+	[[ "${stderr_lines[1]}" == "rv-decode: '$T/bomb': 'a/huge.png': image is 100000x100000, over the 178956970-pixel limit (skipped)" ]]
+	[ "$(parse "$T/bomb.rvs" | grep -c '^sample')" -eq 1 ]
+	# nothing usable left: exit 1, no output file
+	run -1 --separate-stderr rv-decode --max-pixels 1000 "$T/bomb" -o "$T/bomb2.rvs"
+	[ "${stderr_lines[2]}" = "rv-decode: '$T/bomb': 'a/rgb.jpg': image is 96x64, over the 1000-pixel limit (skipped)" ]
+	[ "${stderr_lines[3]}" = "rv-decode: no usable samples in the input" ]
+	[ ! -e "$T/bomb2.rvs" ]
+}
+
+@test "rv-decode: --max-side reduces the longer side, by DCT scaling where it can" {
+	mkdir -p "$T/big/a"
+	cp "$FIX/img/big.jpg" "$FIX/img/rgb.png" "$T/big/a/"
+	for spec in "320 240x320x3 64x96x3" "200 150x200x3 64x96x3" "48 36x48x3 32x48x3"; do
+		set -- $spec
+		run -0 bash -c "rv-decode -q --max-side $1 '$T/big' | zstd -dcq |
+		    python3 '$REPO/tests/rvparse.py' | awk -F'\t' '\$1==\"sample\" { print \$5 }' | paste -sd' '"
+		[ "$output" = "$2 $3" ]
+	done
+}
+
+@test "rv-decode: --encoded passes the image bytes through with their size" {
+	mkdir -p "$T/enc/a"
+	cp "$FIX/img/rgb.jpg" "$FIX/img/rgb.png" "$T/enc/a/"
+	rv-decode -q --encoded "$T/enc" -o "$T/enc.rvs"
+	run -0 bash -c "zstd -dcq '$T/enc.rvs' | python3 '$REPO/tests/rvparse.py' |
+	    awk -F'\t' '\$1==\"sample\" { print \$5, \$6, \$8 }'"
+	[ "${lines[0]}" = "64x96x3 jpeg $(stat -c %s "$FIX/img/rgb.jpg")" ]
+	[ "${lines[1]}" = "64x96x3 png $(stat -c %s "$FIX/img/rgb.png")" ]
+}
+
+@test "rv-decode: JPEG and PNG decoding gives the same bytes for -j 1 and -j 2" {
+	rv-decode -q -j 1 --epochs 2 --shuffle "$FIX/ds/folder" "$FIX/ds/wds.tar" -o "$T/a.rvs"
+	rv-decode -q -j 2 --epochs 2 --shuffle "$FIX/ds/folder" "$FIX/ds/wds.tar" -o "$T/b.rvs"
+	cmp "$T/a.rvs" "$T/b.rvs"
+}
+
+@test "rv-decode: CIFAR-10 batches become 32x32x3 samples with interleaved pixels" {
+	rv-decode -q "$FIX/ds/cifar/data_batch_1.bin" -o "$T/c.rvs"
+	run -0 bash -c "zstd -dcq '$T/c.rvs' | python3 -c '
+import struct, sys
+d = sys.stdin.buffer.read(); raw = open(\"$FIX/ds/cifar/data_batch_1.bin\", \"rb\").read()
+off = 0; n = 0
+while off < len(d):
+    hl = struct.unpack_from(\"<H\", d, off + 6)[0]; plen = struct.unpack_from(\"<Q\", d, off + 56)[0]
+    if d[off + 8] == 1:
+        rid = struct.unpack_from(\"<Q\", d, off + 16)[0]
+        lab = struct.unpack_from(\"<i\", d, off + 24)[0]
+        rec = raw[3073 * rid: 3073 * (rid + 1)]
+        want = bytes(rec[1 + c * 1024 + i] for i in range(1024) for c in range(3))
+        assert lab == rec[0] and d[off + hl: off + hl + plen] == want, rid
+        n += 1
+    off += hl + plen
+print(n)'"
+	[ "$output" = 20 ]
+	run -0 bash -c "zstd -dcq '$T/c.rvs' | python3 '$REPO/tests/rvparse.py' | grep -c 'class.9=truck'"
+}

@@ -1,0 +1,243 @@
+/*
+ * rv-batch: collate a sample stream into batch records of N u8 samples,
+ * the last stage before the trainer.  Options and wiring only: the
+ * collator and its shuffle buffer live in lib/batch.c.  Metadata and
+ * epoch-end records pass through; no batch spans an epoch.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "err.h"
+#include "io.h"
+#include "opt.h"
+#include "stream.h"
+
+static const char usage[] =
+    "usage: rv-batch [-qv] [-b N] [-o FILE] [--drop-last] [--level L]\n"
+    "                [--seed S] [--shuffle-buffer K] [file ...]\n"
+    "  -b, --batch N            samples per batch (default 32)\n"
+    "  -o, --output FILE        write the stream to FILE (default stdout)\n"
+    "      --drop-last          drop each epoch's short final batch\n"
+    "      --level L            zstd level, -7..19 (default $RV_LEVEL or 1)\n"
+    "      --seed S             seed for --shuffle-buffer (default 0)\n"
+    "      --shuffle-buffer K   shuffle through a buffer of K samples\n"
+    "                           (default 0: keep the input order)\n"
+    "  -j, --jobs N             accepted; rv-batch uses one thread\n"
+    "  -q, --quiet              no progress\n"
+    "  -v, --verbose            print a summary at the end\n"
+    "  -h, --help               print this help\n"
+    "  -V, --version            print the version\n";
+
+enum {
+	OPT_DROP_LAST = RV_OPT_FIRST_PRIVATE,
+	OPT_SHUFFLE_BUFFER,
+};
+
+struct batch_opts {
+	struct rv_common c;
+	struct rv_batch_conf conf;
+	const char *output;
+	char **inputs;
+	int ninputs;
+};
+
+/* Where batches go; remembers whether a failure was the output's. */
+struct sink {
+	struct rv_writer *w;
+	int failed;
+};
+
+static void
+parse_args(int argc, char *argv[], struct batch_opts *o)
+{
+	static const struct option longopts[] = {
+		RV_COMMON_LONGOPTS,
+		{ "batch", required_argument, NULL, 'b' },
+		{ "drop-last", no_argument, NULL, OPT_DROP_LAST },
+		{ "output", required_argument, NULL, 'o' },
+		{ "shuffle-buffer", required_argument, NULL,
+		    OPT_SHUFFLE_BUFFER },
+		{ NULL, 0, NULL, 0 }
+	};
+	static char *stdin_only[] = { "-" };
+	int ch;
+
+	memset(o, 0, sizeof(*o));
+	rv_common_init(&o->c);
+	rv_batch_conf_init(&o->conf);
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "b:o:",
+	    longopts, NULL)) != -1) {
+		if (rv_common_opt(&o->c, ch, optarg, usage))
+			continue;
+		switch (ch) {
+		case 'b':
+			o->conf.size = (uint32_t)rv_opt_u64("-b", optarg, 1,
+			    1 << 20, usage);
+			break;
+		case 'o':
+			o->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
+			break;
+		case OPT_DROP_LAST:
+			o->conf.drop_last = 1;
+			break;
+		case OPT_SHUFFLE_BUFFER:
+			o->conf.shuffle = (uint32_t)rv_opt_u64(
+			    "--shuffle-buffer", optarg, 0, 1 << 24, usage);
+			break;
+		default:
+			rv_usage_error(argv, usage);
+		}
+	}
+	o->conf.seed = o->c.seed;
+	if (optind < argc) {
+		o->inputs = argv + optind;
+		o->ninputs = argc - optind;
+	} else {
+		o->inputs = stdin_only;
+		o->ninputs = 1;
+	}
+}
+
+static int
+put_batch(void *ctx, const struct rv_rec *batch)
+{
+	struct sink *k = ctx;
+
+	if (rv_writer_put(k->w, batch, batch->payload) < 0) {
+		k->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Report a failure of the batcher: the output's message stands alone, a
+ * sample's names the input it came from.
+ */
+static void
+batch_error(const struct sink *k, const char *input)
+{
+	if (k->failed)
+		rv_warn("%s", rv_errmsg());
+	else
+		rv_warn("'%s': %s", input, rv_errmsg());
+}
+
+/* Feed one input to the batcher, passing other records through. */
+static int
+run_input(const char *path, struct rv_batcher *b, struct sink *k,
+    struct rv_progress *prog)
+{
+	struct rv_reader *r;
+	struct rv_rec rec;
+	int got = 0, rc = 0;
+
+	if ((r = rv_reader_open(path)) == NULL) {
+		rv_warn("%s", rv_errmsg());
+		return -1;
+	}
+	while (rc == 0 && (got = rv_reader_next(r, &rec)) == 1) {
+		switch (rec.kind) {
+		case RV_SAMPLE:
+		case RV_BATCH:
+			if ((rc = rv_batcher_add(b, &rec)) < 0)
+				batch_error(k, rv_reader_name(r));
+			break;
+		case RV_EPOCH_END:
+			if ((rc = rv_batcher_end_epoch(b)) < 0)
+				batch_error(k, rv_reader_name(r));
+			else if ((rc = rv_writer_put(k->w, &rec, NULL)) < 0)
+				rv_warn("%s", rv_errmsg());
+			break;
+		default:
+			/* metadata, and kinds of later versions */
+			if ((rc = rv_writer_put(k->w, &rec, rec.payload)) < 0)
+				rv_warn("%s", rv_errmsg());
+			break;
+		}
+		rv_progress_tick(prog, rv_batcher_stats(b)->samples);
+	}
+	if (rc == 0 && got < 0) {
+		rv_warn("%s", rv_errmsg());
+		rc = -1;
+	}
+	rv_reader_close(r);
+	return rc;
+}
+
+static void
+summary(const struct rv_batch_stats *st, const struct rv_batch_conf *conf)
+{
+	rv_warn("%llu samples in, %llu batches out (%llu full of %u, %llu "
+	    "short), %llu short dropped (%llu samples), %llu epoch%s",
+	    (unsigned long long)st->samples,
+	    (unsigned long long)st->batches,
+	    (unsigned long long)(st->batches - st->short_out), conf->size,
+	    (unsigned long long)st->short_out,
+	    (unsigned long long)st->short_dropped,
+	    (unsigned long long)st->samples_dropped,
+	    (unsigned long long)st->epochs, st->epochs == 1 ? "" : "s");
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct batch_opts o;
+	struct rv_out out;
+	struct sink sink = { NULL, 0 };
+	struct rv_batcher *b = NULL;
+	struct rv_progress prog;
+	int i, status = 1;
+
+	rv_setprogname(argv[0]);
+	parse_args(argc, argv, &o);
+	if (rv_out_open(&out, o.output, 1) < 0)
+		rv_die(1, "%s", rv_errmsg());
+	rv_progress_init(&prog, o.c.quiet, "samples");
+	sink.w = rv_writer_new(out.fd, rv_out_name(&out),
+	    rv_stream_level(o.c.level));
+	if (!sink.w || (b = rv_batcher_new(&o.conf, put_batch,
+	    &sink)) == NULL) {
+		rv_warn("%s", rv_errmsg());
+		goto out;
+	}
+	for (i = 0; i < o.ninputs; i++)
+		if (run_input(o.inputs[i], b, &sink, &prog) < 0)
+			goto out;
+	/* the input may end without an epoch-end record */
+	if (rv_batcher_end_epoch(b) < 0) {
+		batch_error(&sink, o.inputs[o.ninputs - 1]);
+		goto out;
+	}
+	if (rv_writer_flush(sink.w) < 0) {
+		rv_warn("%s", rv_errmsg());
+		goto out;
+	}
+	status = 0;
+out:
+	rv_progress_done(&prog);
+	if (status == 0 && o.c.verbose)
+		summary(rv_batcher_stats(b), &o.conf);
+	rv_batcher_free(b);
+	if (rv_writer_close(sink.w) < 0 && status == 0) {
+		rv_warn("%s", rv_errmsg());
+		status = 1;
+	}
+	if (status == 0) {
+		if (rv_out_commit(&out) < 0) {
+			rv_warn("%s", rv_errmsg());
+			status = 1;
+		} else if (!o.output && close(STDOUT_FILENO) != 0) {
+			rv_warn("'<stdout>': close:");
+			status = 1;
+		}
+	} else {
+		rv_out_abort(&out);
+	}
+	return status;
+}

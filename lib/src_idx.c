@@ -1,0 +1,351 @@
+/*
+ * IDX files (MNIST, Fashion-MNIST, ...), raw or gzip: an images file of
+ * u8 N x H x W (or N x H x W x C) and an optional labels file of u8 N.
+ * Both are loaded into memory at open, after the header's arithmetic has
+ * been checked against the data, so a fetch is a pointer into the array.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "err.h"
+#include "record.h"
+#include "src_impl.h"
+#include "xmem.h"
+
+/* gzread() takes an unsigned int: read in slices of this size. */
+#define SLICE	((size_t)16 << 20)
+
+static const char *const fashion_names[10] = {
+	"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+	"Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+};
+
+struct idx {
+	unsigned char *px;	/* N x H x W x C */
+	unsigned char *lb;	/* N, or NULL */
+	uint32_t h, w, c;
+	size_t isz;		/* bytes per image */
+};
+
+struct idxfile {
+	int ndims;
+	uint32_t dim[4];
+	unsigned char *data;
+	size_t len;
+};
+
+static uint32_t
+be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Read n bytes; returns bytes read (short at EOF) or -1 (errmsg set). */
+static ssize_t
+gz_full(gzFile gz, void *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		size_t want = n - got < SLICE ? n - got : SLICE;
+		int r = gzread(gz, (char *)buf + got, (unsigned)want);
+		if (r < 0) {
+			int e;
+			const char *m = gzerror(gz, &e);
+			if (e == Z_ERRNO)
+				return rv_seterr("read:");
+			return rv_seterr("gzip: %s", m);
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+static gzFile
+gz_open(const char *path, struct stat *st)
+{
+	gzFile gz;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0) {
+		rv_seterr("cannot open:");
+		return NULL;
+	}
+	if (fstat(fd, st) < 0) {
+		rv_seterr("cannot stat:");
+		close(fd);
+		return NULL;
+	}
+	gz = gzdopen(fd, "rb");
+	if (!gz) {
+		close(fd);
+		rv_seterr("out of memory");
+		return NULL;
+	}
+	gzbuffer(gz, 1 << 17);
+	return gz;
+}
+
+/* Magic 00 00 type ndims: the types IDX defines and 1..4 dimensions. */
+static int
+idx_magic(const unsigned char *m)
+{
+	return m[0] == 0 && m[1] == 0 && (m[2] == 0x08 || m[2] == 0x09 ||
+	    (m[2] >= 0x0b && m[2] <= 0x0e)) && m[3] >= 1 && m[3] <= 4;
+}
+
+int
+src_idx_probe(const char *path, int *ndims, uint32_t *n0)
+{
+	struct stat st;
+	unsigned char h[8];
+	gzFile gz;
+	ssize_t r;
+
+	if (!(gz = gz_open(path, &st)))
+		return -1;
+	r = gz_full(gz, h, sizeof(h));
+	gzclose(gz);
+	/* A damaged gzip stream is not an IDX file we can know of. */
+	if (r < (ssize_t)sizeof(h) || !idx_magic(h))
+		return 0;
+	*ndims = h[3];
+	*n0 = be32(h + 4);
+	return 1;
+}
+
+/*
+ * Load an IDX file of u8 elements.  Every check of the header happens
+ * before the data buffer is allocated: the dimensions' product must not
+ * overflow, and for a raw file it must equal what the file holds.  A
+ * gzip file's size is unknown until it is read, so its buffer grows with
+ * the data actually decompressed, never to what the header claims.
+ */
+static int
+idx_load(const char *path, const char *qname, struct idxfile *f)
+{
+	unsigned char hdr[4 + 16];
+	struct stat st;
+	gzFile gz;
+	size_t hlen, need, have = 0, cap;
+	uint64_t prod = 1;
+	ssize_t r;
+	int i, direct;
+
+	memset(f, 0, sizeof(*f));
+	if (!(gz = gz_open(path, &st)))
+		return rv_preferr("'%s'", qname);
+	if ((r = gz_full(gz, hdr, 4)) < 0)
+		goto err;
+	if (r < 4 || !idx_magic(hdr)) {
+		rv_seterr("not an IDX file");
+		goto err;
+	}
+	if (hdr[2] != 0x08) {
+		rv_seterr("byte 2: IDX element type 0x%02x is not unsigned "
+		    "bytes", hdr[2]);
+		goto err;
+	}
+	f->ndims = hdr[3];
+	hlen = 4 + 4 * (size_t)f->ndims;
+	if ((r = gz_full(gz, hdr + 4, hlen - 4)) < 0)
+		goto err;
+	if ((size_t)r < hlen - 4) {
+		rv_seterr("byte %zd: truncated IDX header", 4 + r);
+		goto err;
+	}
+	for (i = 0; i < f->ndims; i++) {
+		f->dim[i] = be32(hdr + 4 + 4 * i);
+		if (f->dim[i] != 0 && prod > SIZE_MAX / f->dim[i]) {
+			rv_seterr("byte %d: IDX dimension %" PRIu32
+			    " overflows the size of the data", 4 + 4 * i,
+			    f->dim[i]);
+			goto err;
+		}
+		prod *= f->dim[i];
+	}
+	need = (size_t)prod;
+	direct = gzdirect(gz);
+	if (direct && (uint64_t)st.st_size - hlen != prod) {
+		rv_seterr("byte %zu: IDX header promises %" PRIu64 " bytes of "
+		    "data, the file holds %" PRIu64, hlen, prod,
+		    (uint64_t)st.st_size - hlen);
+		goto err;
+	}
+	cap = direct || need < SLICE ? need : SLICE;
+	f->data = xmalloc(cap ? cap : 1);
+	while (have < need) {
+		size_t want = need - have;
+
+		if (have == cap) {
+			cap = cap > need / 2 ? need : cap * 2;
+			f->data = xrealloc(f->data, cap);
+		}
+		if (want > cap - have)
+			want = cap - have;
+		if ((r = gz_full(gz, f->data + have, want)) < 0)
+			goto err;
+		have += (size_t)r;
+		if ((size_t)r < want)
+			break;
+	}
+	if (have < need) {
+		rv_seterr("byte %zu: IDX header promises %" PRIu64 " bytes of "
+		    "data, the file holds %zu", hlen, prod, have);
+		goto err;
+	}
+	if ((r = gz_full(gz, hdr, 1)) < 0)
+		goto err;
+	if (r > 0) {
+		rv_seterr("byte %zu: IDX header promises %" PRIu64 " bytes of "
+		    "data, the file holds more", hlen, prod);
+		goto err;
+	}
+	gzclose(gz);
+	f->len = need;
+	return 0;
+err:
+	gzclose(gz);
+	free(f->data);
+	f->data = NULL;
+	return rv_preferr("'%s'", qname);
+}
+
+/* Does the path (made absolute) mention Fashion-MNIST? */
+static int
+is_fashion(const char *path)
+{
+	char cwd[PATH_MAX];
+	const char *part[2] = { "", path };
+	int i;
+
+	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		part[0] = cwd;
+	for (i = 0; i < 2; i++) {
+		const char *p;
+
+		for (p = part[i]; *p; p++) {
+			static const char word[] = "fashion";
+			size_t k;
+
+			for (k = 0; word[k] && p[k]; k++)
+				if (tolower((unsigned char)p[k]) != word[k])
+					break;
+			if (word[k] == '\0')
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static int
+idx_fetch(const struct src *s, uint64_t i, struct rv_buf *scratch,
+    struct rv_item *it)
+{
+	const struct idx *x = s->priv;
+	char rec[32];
+
+	it->dtype = RV_DT_U8;
+	it->h = x->h;
+	it->w = x->w;
+	it->c = x->c;
+	it->data = x->px + (size_t)i * x->isz;
+	it->len = x->isz;
+	it->label = x->lb ? x->lb[i] : -1;
+	snprintf(rec, sizeof(rec), "record %" PRIu64, i);
+	src_item_name(it, s, rec);
+	return 0;
+}
+
+static void
+idx_free(struct src *s)
+{
+	struct idx *x = s->priv;
+
+	if (x) {
+		free(x->px);
+		free(x->lb);
+		free(x);
+	}
+}
+
+static const struct src_ops idx_ops = { idx_fetch, idx_free };
+
+int
+src_idx_open(struct src_ctx *c, struct src *s, const char *images,
+    const char *labels)
+{
+	struct idxfile fi, fl;
+	struct idx *x;
+	char *ql = NULL;
+	size_t i;
+
+	if (idx_load(images, s->name, &fi) < 0)
+		return -1;
+	if (fi.ndims < 3 || (fi.ndims == 4 && fi.dim[3] != 1 &&
+	    fi.dim[3] != 3)) {
+		free(fi.data);
+		return rv_seterr("'%s': IDX images must be N x H x W or "
+		    "N x H x W x C with C 1 or 3, not %d dimensions%s",
+		    s->name, fi.ndims, fi.ndims == 4 ? " of that C" : "");
+	}
+	if (fi.dim[1] == 0 || fi.dim[2] == 0) {
+		free(fi.data);
+		return rv_seterr("'%s': IDX images of size %" PRIu32 " x %"
+		    PRIu32, s->name, fi.dim[1], fi.dim[2]);
+	}
+	memset(&fl, 0, sizeof(fl));
+	if (labels) {
+		ql = src_sanitized(labels);
+		if (idx_load(labels, ql, &fl) < 0)
+			goto fail;
+		if (fl.ndims != 1 || fl.dim[0] != fi.dim[0]) {
+			rv_seterr("'%s': %" PRIu32 " IDX labels for the %"
+			    PRIu32 " images of '%s'", ql, fl.dim[0],
+			    fi.dim[0], s->name);
+			goto fail;
+		}
+	}
+	x = xcalloc(1, sizeof(*x));
+	x->px = fi.data;
+	x->lb = fl.data;
+	x->h = fi.dim[1];
+	x->w = fi.dim[2];
+	x->c = fi.ndims == 4 ? fi.dim[3] : 1;
+	x->isz = (size_t)x->h * x->w * x->c;
+	s->priv = x;
+	s->ops = &idx_ops;
+	s->n = fi.dim[0];
+	s->desc = labels ? xasprintf("idx:%s,%s", s->name, ql) :
+	    xasprintf("idx:%s", s->name);
+	for (i = 0; x->lb && i < s->n && x->lb[i] < 10; i++)
+		continue;
+	if ((is_fashion(images) || (labels && is_fashion(labels))) &&
+	    (!x->lb || i == s->n)) {
+		s->names = xcalloc(10, sizeof(*s->names));
+		for (i = 0; i < 10; i++)
+			s->names[i] = xstrdup(fashion_names[i]);
+		s->nnames = 10;
+		s->names_kind = SRC_NAMES_FIXED;
+	}
+	free(ql);
+	(void)c;
+	return 0;
+fail:
+	free(fi.data);
+	free(fl.data);
+	free(ql);
+	return -1;
+}
