@@ -85,12 +85,12 @@ rv_pipe_grow(int fd)
 int
 rv_slurp(const char *path, unsigned char **buf, size_t *len)
 {
-	int fd = 0;
+	int fd = STDIN_FILENO, own = strcmp(path, "-") != 0;
 	size_t cap = 1 << 16, n = 0;
 	unsigned char *p;
 	struct stat st;
 
-	if (strcmp(path, "-") != 0 && (fd = open(path, O_RDONLY)) < 0)
+	if (own && (fd = open(path, O_RDONLY)) < 0)
 		return rv_seterr("'%s':", path);
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
 		cap = (size_t)st.st_size + 1;
@@ -105,7 +105,7 @@ rv_slurp(const char *path, unsigned char **buf, size_t *len)
 				continue;
 			rv_seterr("'%s': read:", path);
 			free(p);
-			if (fd)
+			if (own)
 				close(fd);
 			return -1;
 		}
@@ -113,7 +113,7 @@ rv_slurp(const char *path, unsigned char **buf, size_t *len)
 			break;
 		n += (size_t)r;
 	}
-	if (fd)
+	if (own)
 		close(fd);
 	*buf = p;
 	*len = n;
@@ -132,6 +132,25 @@ rv_out_open(struct rv_out *o, const char *path, int binary)
 		o->fd = STDOUT_FILENO;
 		rv_pipe_grow(o->fd);
 		return 0;
+	}
+	{
+		/* A device or FIFO (/dev/null, a named pipe) is written in
+		 * place: renaming a temp file over it would replace the node. */
+		struct stat st;
+		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+		    !S_ISDIR(st.st_mode)) {
+			o->fd = open(path, O_WRONLY);
+			if (o->fd < 0)
+				return rv_seterr("'%s':", path);
+			if (binary && isatty(o->fd)) {
+				close(o->fd);
+				o->fd = -1;
+				return rv_seterr("'%s': refusing to write a "
+				    "binary stream to a terminal", path);
+			}
+			o->path = xstrdup(path);
+			return 0;
+		}
 	}
 	{
 		const char *slash = strrchr(path, '/');
@@ -181,7 +200,7 @@ rv_out_commit(struct rv_out *o)
 		return -1;
 	}
 	o->fd = -1;
-	if (rename(o->tmp, o->path) != 0) {
+	if (o->tmp && rename(o->tmp, o->path) != 0) {
 		rc = rv_seterr("'%s': rename:", o->path);
 		unlink(o->tmp);
 	}
@@ -195,7 +214,8 @@ rv_out_abort(struct rv_out *o)
 	if (o->path) {
 		if (o->fd >= 0)
 			close(o->fd);
-		unlink(o->tmp);
+		if (o->tmp)
+			unlink(o->tmp);
 	}
 	out_free(o);
 }

@@ -30,7 +30,7 @@ int rv_slurp(const char *path, unsigned char **buf, size_t *len);
 struct rv_out {
 	int fd;
 	char *path;	/* final path, NULL for stdout */
-	char *tmp;	/* temp path, NULL for stdout */
+	char *tmp;	/* temp path; NULL for stdout and devices/FIFOs */
 };
 
 /* path NULL or "-" means stdout.  binary: refuse a terminal. */

@@ -257,3 +257,19 @@ print(n)'"
 	[ "$output" = 20 ]
 	run -0 bash -c "zstd -dcq '$T/c.rvs' | python3 '$REPO/tests/rvparse.py' | grep -c 'class.9=truck'"
 }
+
+@test "rv-decode: a full disk is exit 1 with the reason; /dev/null stays a device" {
+	run -1 --separate-stderr rv-decode -q --limit 10 "$IMG" "$LAB" -o /dev/full
+	[ "$stderr" = "rv-decode: '/dev/full': write: No space left on device" ]
+	run -1 --separate-stderr bash -c "rv-decode -q --limit 10 '$IMG' '$LAB' > /dev/full"
+	[ "$stderr" = "rv-decode: '<stdout>': write: No space left on device" ]
+	run -0 rv-decode -q --limit 10 "$IMG" "$LAB" -o /dev/null
+	[ -c /dev/null ] && [ -c /dev/full ]
+}
+
+@test "rv-decode: refuses to write a binary stream to a terminal" {
+	command -v script >/dev/null || skip "script(1) is not installed"
+	run -0 script -qec "rv-decode -q --limit 10 '$IMG' '$LAB'; echo rc=\$?" /dev/null
+	[[ "$output" == *"rv-decode: refusing to write a binary stream to a terminal; redirect it or use -o FILE"* ]]
+	[[ "$output" == *"rc=1"* ]]
+}

@@ -239,7 +239,7 @@ test_fmnist(void)
 	EXPECT_EQ(it.len, 784);
 	EXPECT(memcmp(it.data, first + 16, 784) == 0);
 	EXPECT_EQ(it.label, 9);	/* the first training sample: ankle boot */
-	EXPECT(strstr(it.name, "train-images-idx3-ubyte.gz: record 0"));
+	EXPECT(strstr(it.name, "train-images-idx3-ubyte.gz': record 0"));
 
 	/* Labels first pair up the same way. */
 	d2 = open_n(rev, 2, 0, NULL);
@@ -248,7 +248,7 @@ test_fmnist(void)
 		EXPECT_EQ(rv_dataset_count(d2), 60000);
 		EXPECT(rv_dataset_fetch(d2, 59999, &scratch, &it2) == 0);
 		EXPECT_EQ(it2.label, lab[59999]);
-		EXPECT(strstr(it2.name, "train-images-idx3-ubyte.gz: record "
+		EXPECT(strstr(it2.name, "train-images-idx3-ubyte.gz': record "
 		    "59999"));
 		rv_dataset_free(d2);
 	}
@@ -428,7 +428,7 @@ test_dir(void)
 		size_t n;
 
 		EXPECT(rv_dataset_fetch(d, (uint64_t)i, &scratch, &it) == 0);
-		snprintf(want, sizeof(want), "%s: %s", path, rel[i]);
+		snprintf(want, sizeof(want), "'%s': '%s'", path, rel[i]);
 		EXPECT_STR(it.name, want);
 		EXPECT_EQ(it.label, lab[i]);
 		EXPECT_EQ(it.dtype, strstr(rel[i], ".png") ? RV_DT_PNG :
@@ -451,7 +451,7 @@ test_dir(void)
 		EXPECT(l[0] == -1 && l[1] == -1 && l[2] == -1);
 		EXPECT_STR(meta(d, "classes"), "(none)");
 		EXPECT(rv_dataset_fetch(d, 2, &scratch, &it) == 0);
-		EXPECT(strstr(it.name, ": 3.png"));
+		EXPECT(strstr(it.name, ": '3.png'"));
 		rv_dataset_free(d);
 	}
 	rv_buf_release(&scratch);
@@ -555,7 +555,7 @@ test_formats(void)
 		}
 		if (k == 4) {
 			EXPECT(rv_dataset_fetch(d, 0, &scratch, &it) == 0);
-			EXPECT(strncmp(it.name, "<stdin>: ", 9) == 0);
+			EXPECT(strncmp(it.name, "'<stdin>': ", 11) == 0);
 		}
 		rv_dataset_free(d);
 	}
@@ -590,7 +590,7 @@ test_broken(void)
 		for (i = 0; i < 5 && rv_dataset_count(d) == 5; i++) {
 			EXPECT(rv_dataset_fetch(d, (uint64_t)i, &scratch,
 			    &it) == 0);
-			snprintf(want, sizeof(want), "%s: ./%s", path,
+			snprintf(want, sizeof(want), "'%s': './%s'", path,
 			    member[i]);
 			EXPECT_STR(it.name, want);
 			EXPECT_EQ(it.label, -1);

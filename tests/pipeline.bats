@@ -1,0 +1,39 @@
+#!/usr/bin/env bats
+# The pipelines a user runs, end to end: the main job (pipelines/main.sh)
+# and programs composed with pipes.
+
+load helpers
+
+setup() {
+	need_fmnist
+	T="$BATS_TEST_TMPDIR"
+}
+
+@test "main job: decodes Fashion-MNIST, prints its summary, draws a contact sheet" {
+	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" bash "$REPO/pipelines/main.sh"
+	[ -s "$T/out/fmnist-train.rvs" ]
+	[ -s "$T/out/fmnist-test.rvs" ]
+	[[ "$output" == *60000* ]]
+	[[ "$stderr" == *"rv-decode: 60000 samples in 1 epoch, 0 skipped"* ]]
+	[[ "$stderr" == *"rv-decode: 10000 samples in 1 epoch, 0 skipped"* ]]
+	[[ "$stderr" == *"contact sheet of the first 100 samples: $T/out/fmnist-grid.png"* ]]
+	run -0 python3 -c "from PIL import Image; im = Image.open('$T/out/fmnist-grid.png'); print(im.format, im.mode)"
+	[ "$output" = "PNG RGB" ]
+}
+
+@test "pipeline: decode | batch | inspect keeps every sample, in order" {
+	run -0 bash -c "set -o pipefail; rv-decode -q --limit 1000 --epochs 2 \
+	    '$FMNIST/train-images-idx3-ubyte.gz' '$FMNIST/train-labels-idx1-ubyte.gz' |
+	    rv-batch -b 64 | zstd -dcq | python3 '$REPO/tests/rvparse.py' |
+	    awk -F'\t' '\$1==\"bsample\" { n[\$2]++; if (\$3 != last[\$2]++ ) bad++ }
+	        \$1==\"batch\" { b++ } END { print n[0], n[1], b, bad+0 }'"
+	[ "$output" = "1000 1000 32 0" ]
+}
+
+@test "pipeline: a consumer that stops early ends the producers quietly" {
+	run -0 --separate-stderr bash -c "rv-decode -q --epochs 50 \
+	    '$FMNIST/train-images-idx3-ubyte.gz' '$FMNIST/train-labels-idx1-ubyte.gz' |
+	    rv-batch -b 32 | head -c 100000 | wc -c"
+	[ "$output" = 100000 ]
+	[ -z "$stderr" ]
+}
