@@ -32,7 +32,8 @@ void rv_img_release(struct rv_img *im);
 struct rv_decode_opts {
 	uint32_t channels;	/* 1 (grey) or 3 (RGB): the output */
 	uint32_t max_side;	/* 0: full size; else longer side <= max_side */
-	uint64_t max_pixels;	/* header area above this is refused */
+	uint64_t max_pixels;	/* header area above this is refused;
+				 * 0 means RV_MAX_PIXELS_DEFAULT */
 };
 
 /* RV_DT_JPEG or RV_DT_PNG from the first bytes, or RV_DT_NONE. */
@@ -42,7 +43,8 @@ struct rv_codec;
 struct rv_codec *rv_codec_new(void);
 void rv_codec_free(struct rv_codec *c);
 
-/* Read only the header: format (RV_DT_*), size and natural channels. */
+/* Read only the header: format (RV_DT_*), size, and the channels a decode
+ * keeps (1 for grey or grey+alpha, 3 otherwise, CMYK included). */
 int rv_codec_info(struct rv_codec *c, const unsigned char *p, size_t n,
     int *dtype, uint32_t *h, uint32_t *w, uint32_t *ch);
 
@@ -51,8 +53,9 @@ int rv_codec_info(struct rv_codec *c, const unsigned char *p, size_t n,
  * checked against max_pixels before any pixel buffer is touched.  JPEG:
  * grey, RGB, YCbCr, CMYK/YCCK (converted), baseline and progressive; when
  * max_side asks for a smaller image, TurboJPEG's DCT scaling picks the
- * smallest scale M/8 still >= max_side, and an area-average resize does the
- * rest.  PNG: palette, grey, grey+alpha, RGB, RGBA, 16-bit, interlaced;
+ * smallest of 1/2, 1/4 and 1/8 still >= max_side (the other M/8 scales have
+ * no fast path in libjpeg-turbo and measure slower than a full decode), and
+ * an area-average resize does the rest.  PNG: palette, grey, grey+alpha, RGB, RGBA, 16-bit, interlaced;
  * alpha is dropped (composited on black is NOT done: alpha is ignored, as
  * torchvision's read_image(mode=RGB) does).
  */
@@ -62,8 +65,9 @@ int rv_codec_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 /*
  * Convert raw pixels (h x w x cin, from IDX/CIFAR) into out with the
  * options' channel count and max_side.  1 -> 3 replicates; 3 -> 1 uses
- * ITU-R 601 luma L = (299 R + 587 G + 114 B) / 1000 rounded, as Pillow's
- * convert("L").  Same rules apply after decoding.
+ * ITU-R 601 luma (299 R + 587 G + 114 B) / 1000 in Pillow's own fixed-point
+ * form, so it equals Pillow's convert("L") exactly.  Same rules apply after
+ * decoding.
  */
 int rv_img_from_pixels(const unsigned char *px, uint32_t h, uint32_t w,
     uint32_t cin, const struct rv_decode_opts *o, struct rv_img *out);

@@ -17,8 +17,8 @@ setup() {
 	[[ "$stderr" == *"rv-decode: 60000 samples in 1 epoch, 0 skipped"* ]]
 	[[ "$stderr" == *"rv-decode: 10000 samples in 1 epoch, 0 skipped"* ]]
 	[[ "$stderr" == *"contact sheet of the first 100 samples: $T/out/fmnist-grid.png"* ]]
-	run -0 python3 -c "from PIL import Image; im = Image.open('$T/out/fmnist-grid.png'); print(im.format, im.mode)"
-	[ "$output" = "PNG RGB" ]
+	run -0 identify -format '%m %[channels]' "$T/out/fmnist-grid.png"
+	[ "$output" = "PNG srgb" ]
 }
 
 @test "pipeline: decode | batch | inspect keeps every sample, in order" {

@@ -1,0 +1,79 @@
+/*
+ * Private to the codec files (codec.c, codec_jpeg.c, codec_png.c, img.c):
+ * the layout of struct rv_codec, grow-only scratch buffers and the pixel
+ * helpers the decoders share with rv_img_from_pixels(), so that decoded
+ * images and raw pixels go through exactly the same conversions.
+ */
+#ifndef RV_CODEC_IMPL_H
+#define RV_CODEC_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec.h"
+
+/* A buffer that only grows; its contents are not kept when it does. */
+struct rv_scratch {
+	void *p;
+	size_t cap;
+};
+void *rv_scratch_get(struct rv_scratch *s, size_t n);
+void rv_scratch_release(struct rv_scratch *s);
+
+/*
+ * libpng's input and error state for one decode.  It lives in the codec,
+ * not on the stack, so that it is well defined after libpng's longjmp.
+ */
+struct rv_pngio {
+	const unsigned char *p;
+	size_t n, off;
+	int truncated;			/* the error was running out of data */
+	char msg[160];			/* libpng's error message */
+};
+
+/* One thread's decoder state: everything a decode needs, made once. */
+struct rv_codec {
+	void *tj;			/* tjhandle, made by the first JPEG */
+	struct rv_scratch pix;		/* decoded pixels before the last step */
+	struct rv_scratch rows;		/* PNG row pointers */
+	struct rv_scratch rs;		/* resize weight tables, accumulators */
+	struct rv_pngio png;
+};
+
+/* rv_seterr("PREFIX: MSG") for a library's message, its first letter
+ * lowercased when it begins a word ("Bogus marker" but "IDAT: ..."). */
+int rv_codec_err(const char *prefix, const char *msg);
+
+/* -1 with the "over the N-pixel limit" message if w * h > max_pixels
+ * (0 means RV_MAX_PIXELS_DEFAULT). */
+int rv_check_pixels(uint32_t h, uint32_t w, uint64_t max_pixels);
+
+/*
+ * The last step of every decode: src (h x w x cin, cin 1 or 3) to
+ * dh x dw x cout in out, resizing by area average when the size differs
+ * and converting channels (replicate grey; Pillow luma for RGB -> grey).
+ * src must not overlap out's buffer.  rs is the resize scratch.
+ */
+void rv_img_finish(const unsigned char *src, uint32_t h, uint32_t w,
+    uint32_t cin, uint32_t cout, uint32_t dh, uint32_t dw,
+    struct rv_img *out, struct rv_scratch *rs);
+
+/* rv_img_resize_area() with its tables in rs. */
+void rv_resize_area(const unsigned char *src, uint32_t h, uint32_t w,
+    uint32_t c, unsigned char *dst, uint32_t dh, uint32_t dw,
+    struct rv_scratch *rs);
+
+/* RGB -> luma for n pixels; dst may equal src (it runs forwards). */
+void rv_rgb_to_grey(unsigned char *dst, const unsigned char *src, size_t n);
+
+/* Header-only reads and full decodes, by format. */
+int rv_jpeg_info(struct rv_codec *c, const unsigned char *p, size_t n,
+    uint32_t *h, uint32_t *w, uint32_t *ch);
+int rv_jpeg_decode(struct rv_codec *c, const unsigned char *p, size_t n,
+    const struct rv_decode_opts *o, struct rv_img *out);
+int rv_png_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
+    uint32_t *ch);
+int rv_png_decode(struct rv_codec *c, const unsigned char *p, size_t n,
+    const struct rv_decode_opts *o, struct rv_img *out);
+
+#endif
