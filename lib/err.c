@@ -30,17 +30,30 @@ rv_progname(void)
 	return progname;
 }
 
+/*
+ * Format into buf; a trailing ':' in fmt appends strerror(saved).  The
+ * arguments may point into buf itself (rv_seterr("%s", rv_errmsg()) is a
+ * natural thing to write), so format into a scratch buffer first.
+ */
 static void
 vformat(char *buf, size_t len, const char *fmt, va_list ap, int saved)
 {
-	size_t n;
+	char tmp[ERRLEN];
+	size_t n, used;
 
-	vsnprintf(buf, len, fmt, ap);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	n = strlen(fmt);
 	if (n > 0 && fmt[n - 1] == ':') {
-		size_t used = strlen(buf);
-		snprintf(buf + used, len - used, " %s", strerror(saved));
+		used = strlen(tmp);
+		if (used + 2 < sizeof(tmp)) {
+			tmp[used++] = ' ';
+			if (strerror_r(saved, tmp + used,
+			    sizeof(tmp) - used) != 0)
+				snprintf(tmp + used, sizeof(tmp) - used,
+				    "error %d", saved);
+		}
 	}
+	snprintf(buf, len, "%s", tmp);
 }
 
 int
@@ -56,24 +69,37 @@ rv_seterr(const char *fmt, ...)
 	return -1;
 }
 
+/* dst = a ": " b, truncated to fit len bytes with its NUL. */
+static void
+join(char *dst, size_t len, const char *a, const char *b)
+{
+	size_t n = 0, k;
+
+	k = strnlen(a, len - 1);
+	memcpy(dst, a, k);
+	n = k;
+	k = len - 1 - n < 2 ? len - 1 - n : 2;
+	memcpy(dst + n, ": ", k);
+	n += k;
+	k = strnlen(b, len - 1 - n);
+	memcpy(dst + n, b, k);
+	n += k;
+	dst[n] = '\0';
+}
+
 int
 rv_preferr(const char *fmt, ...)
 {
-	char old[ERRLEN];
-	size_t n;
+	char old[ERRLEN], pre[ERRLEN];
+	int saved = errno;
 	va_list ap;
 
 	memcpy(old, errbuf, sizeof(old));
 	va_start(ap, fmt);
-	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	vsnprintf(pre, sizeof(pre), fmt, ap);
 	va_end(ap);
-	n = strlen(errbuf);
-	if (n + 2 < sizeof(errbuf)) {
-		memcpy(errbuf + n, ": ", 2);
-		n += 2;
-		memcpy(errbuf + n, old, sizeof(errbuf) - n - 1);
-		errbuf[sizeof(errbuf) - 1] = '\0';
-	}
+	join(errbuf, sizeof(errbuf), pre, old);
+	errno = saved;
 	return -1;
 }
 

@@ -1,4 +1,8 @@
-/* Metadata records: tiny, text, order-preserving. */
+/*
+ * Metadata records: tiny, text, order-preserving.  The parser is strict
+ * (every line key=value, nothing else) so that two readers never disagree
+ * about what a stream says.
+ */
 #include "meta.h"
 
 #include <stdlib.h>
@@ -52,8 +56,11 @@ set_n(struct rv_meta *m, const char *k, size_t kn, const char *v, size_t vn)
 
 	if (!key_ok(k, kn))
 		return rv_seterr("bad metadata key '%.*s'", (int)kn, k);
-	if (memchr(v, '\n', vn) || memchr(v, '\0', vn))
+	if (memchr(v, '\n', vn))
 		return rv_seterr("metadata value of '%.*s' holds a newline",
+		    (int)kn, k);
+	if (memchr(v, '\0', vn))
+		return rv_seterr("metadata value of '%.*s' holds a NUL byte",
 		    (int)kn, k);
 	for (i = 0; i < m->n; i++) {
 		if (strlen(m->key[i]) == kn && memcmp(m->key[i], k, kn) == 0) {

@@ -1,10 +1,12 @@
 /* Common options and number parsing, identical in every program. */
 #include "opt.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,30 +35,68 @@ rv_usage_die(const char *usage, const char *fmt, ...)
 	exit(2);
 }
 
+/* Does the usage text mention short option -c (as "-c", "-c," or "-c N")? */
+static int
+usage_has(const char *usage, int c)
+{
+	const char *p;
+
+	for (p = usage; (p = strchr(p, '-')) != NULL; p++) {
+		if (p[1] != c)
+			continue;
+		if (p > usage && (isalnum((unsigned char)p[-1]) ||
+		    p[-1] == '-'))
+			continue;
+		if (!isalnum((unsigned char)p[2]) && p[2] != '-')
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * getopt_long with opterr = 0 returns '?' and leaves only optind and optopt
+ * to tell what went wrong, so reconstruct it:
+ *  - optopt 0: an unknown (or ambiguous) long option, argv[optind - 1];
+ *  - argv[optind - 1] a long option with optopt set: its argument is missing
+ *    (it was last) or was given to an option that takes none ("--x=v");
+ *  - otherwise a short option optopt, possibly inside a cluster that
+ *    getopt has not finished (then optind still points at it).  It is
+ *    missing its argument only if it ended the last word and the usage
+ *    names it; getopt itself cannot say which.
+ */
 void
 rv_usage_error(char *const argv[], const char *usage)
 {
-	const char *bad = argv[optind - 1];
+	const char *bad, *cur, *eq;
+	int argc = 0, c = optopt, incluster;
 
-	if (optopt && optopt < 0x100 && (bad == NULL || bad[0] != '-' ||
-	    bad[1] == '-' || strlen(bad) > 2 || bad[1] != optopt)) {
-		/* a short option inside a cluster, or its argument */
-		if (strchr(RV_COMMON_SHORTOPTS, optopt) || optopt == ':')
-			rv_usage_die(usage, "option '-%c' needs an argument",
-			    optopt);
-		rv_usage_die(usage, "unknown option '-%c'", optopt);
+	while (argv[argc])
+		argc++;
+	bad = optind >= 1 && optind <= argc ? argv[optind - 1] : NULL;
+	cur = optind < argc ? argv[optind] : NULL;
+	if (c == 0) {
+		if (!bad)
+			rv_usage_die(usage, "unknown option");
+		eq = strchr(bad, '=');
+		rv_usage_die(usage, "unknown option '%.*s'",
+		    (int)(eq ? eq - bad : (ptrdiff_t)strlen(bad)), bad);
 	}
-	if (bad && strncmp(bad, "--", 2) == 0) {
-		/* getopt sets optopt to the code of a known long option
-		 * whose argument is missing */
-		if (optopt)
-			rv_usage_die(usage, "option '%s' needs an argument",
-			    bad);
-		rv_usage_die(usage, "unknown option '%s'", bad);
+	/* a short option in the middle of the cluster argv[optind] */
+	incluster = c < 0x100 && cur && cur[0] == '-' && cur[1] != '-' &&
+	    strchr(cur + 1, c) && strchr(cur + 1, c)[1] != '\0';
+	if (!incluster && bad && strncmp(bad, "--", 2) == 0 && bad[2] &&
+	    ((eq = strchr(bad, '=')) != NULL || optind == argc)) {
+		if (eq)
+			rv_usage_die(usage, "option '%.*s' doesn't allow an "
+			    "argument", (int)(eq - bad), bad);
+		rv_usage_die(usage, "option '%s' needs an argument", bad);
 	}
-	if (optopt)
-		rv_usage_die(usage, "option '-%c' needs an argument", optopt);
-	rv_usage_die(usage, "unknown option '%s'", bad ? bad : "?");
+	if (c >= 0x100 || c < 0)
+		rv_usage_die(usage, "bad option");
+	if (!incluster && optind == argc && bad && bad[0] == '-' &&
+	    bad[1] != '-' && bad[strlen(bad) - 1] == c && usage_has(usage, c))
+		rv_usage_die(usage, "option '-%c' needs an argument", c);
+	rv_usage_die(usage, "unknown option '-%c'", c);
 }
 
 int
@@ -112,7 +152,7 @@ rv_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	unsigned long long v;
 
 	errno = 0;
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+	if (!isdigit((unsigned char)*s))
 		return rv_seterr("'%s': not a non-negative integer", s);
 	v = strtoull(s, &end, 10);
 	if (*end || end == s)
@@ -131,7 +171,7 @@ rv_parse_i64(const char *s, long long min, long long max, long long *out)
 	long long v;
 
 	errno = 0;
-	if (!*s || *s == ' ')
+	if (!isdigit((unsigned char)(*s == '-' || *s == '+' ? s[1] : *s)))
 		return rv_seterr("'%s': not an integer", s);
 	v = strtoll(s, &end, 10);
 	if (*end || end == s)
@@ -150,7 +190,7 @@ rv_parse_f64(const char *s, double min, double max, double *out)
 	double v;
 
 	errno = 0;
-	if (!*s || *s == ' ')
+	if (!*s || isspace((unsigned char)*s))
 		return rv_seterr("'%s': not a number", s);
 	v = strtod(s, &end);
 	if (*end || end == s || isnan(v))
@@ -169,7 +209,7 @@ rv_parse_size(const char *s, uint64_t *out)
 	int shift = 0;
 
 	errno = 0;
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+	if (!isdigit((unsigned char)*s))
 		return rv_seterr("'%s': not a size", s);
 	v = strtoull(s, &end, 10);
 	if (end == s || errno == ERANGE)

@@ -1,4 +1,8 @@
-/* Philox4x32-10 with a splitmix64-derived key. */
+/*
+ * Philox4x32-10 (Salmon et al., SC'11), checked against the Random123
+ * known-answer vectors in tests/unit/t_rng.c; the key is derived from
+ * (seed, stage, op) with splitmix64 so nearby seeds give unrelated streams.
+ */
 #include "rng.h"
 
 #define PHILOX_M0 0xD2511F53u
@@ -15,8 +19,8 @@ splitmix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-static void
-philox(const uint32_t key[2], const uint32_t ctr[4], uint32_t out[4])
+void
+rv_philox4x32(const uint32_t key[2], const uint32_t ctr[4], uint32_t out[4])
 {
 	uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
 	uint32_t k0 = key[0], k1 = key[1];
@@ -59,7 +63,7 @@ uint32_t
 rv_rng_u32(struct rv_rng *r)
 {
 	if (r->used == 4) {
-		philox(r->key, r->ctr, r->out);
+		rv_philox4x32(r->key, r->ctr, r->out);
 		r->ctr[0]++;
 		r->used = 0;
 	}
@@ -83,9 +87,13 @@ rv_rng_uniform(struct rv_rng *r)
 uint64_t
 rv_rng_below(struct rv_rng *r, uint64_t n)
 {
-	unsigned __int128 m = (unsigned __int128)rv_rng_u64(r) * n;
-	uint64_t lo = (uint64_t)m;
+	unsigned __int128 m;
+	uint64_t lo;
 
+	if (n == 0)
+		return 0;
+	m = (unsigned __int128)rv_rng_u64(r) * n;
+	lo = (uint64_t)m;
 	if (lo < n) {
 		uint64_t t = -n % n;
 		while (lo < t) {

@@ -36,9 +36,13 @@ uint32_t rv_rng_u32(struct rv_rng *r);
 uint64_t rv_rng_u64(struct rv_rng *r);
 /* Uniform in [0, 1) with 53 random bits. */
 double rv_rng_uniform(struct rv_rng *r);
-/* Uniform in [0, n), unbiased (Lemire's method); n > 0. */
+/* Uniform in [0, n), unbiased (Lemire's method); 0 when n is 0. */
 uint64_t rv_rng_below(struct rv_rng *r, uint64_t n);
 /* Fisher-Yates shuffle of v[0..n). */
 void rv_rng_shuffle_u64(struct rv_rng *r, uint64_t *v, size_t n);
+
+/* The raw Philox4x32-10 block function (for known-answer tests). */
+void rv_philox4x32(const uint32_t key[2], const uint32_t ctr[4],
+    uint32_t out[4]);
 
 #endif

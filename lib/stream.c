@@ -1,14 +1,16 @@
 /*
  * Stream framing over zstd: one record per frame, checksums on, content
  * size in every frame header.  The reader decompresses a record's header
- * first, validates it, and only then sizes its buffer for the payload, so
- * a hostile size is refused before any allocation.
+ * first and validates it before its buffer grows for the payload, and then
+ * grows it only as payload bytes arrive: a hostile size is refused before
+ * any allocation, and a lying one costs at most what the frame holds.
  */
 #include "stream.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,22 +27,36 @@
 #define ZSTD_MAGIC	0xFD2FB528u
 #define SKIP_MAGIC_LO	0x184D2A50u
 #define SKIP_MAGIC_HI	0x184D2A5Fu
-#define FRAME_HDR_MAX	18	/* ZSTD_FRAMEHEADERSIZE_MAX, static-only */
+#define FRAME_HDR_MAX	18	/* ZSTD_FRAMEHEADERSIZE_MAX */
 #define INBUF		(1u << 20)
 #define FLUSH_AT	(256u << 10)
+/* No record is larger than this, whatever RV_MAX_RECORD says: sizes stay
+ * far from overflow in every sum below. */
+#define MAX_PAYLOAD_CAP	((uint64_t)1 << 48)
+/*
+ * The largest frame window a reader accepts: 16 MiB.  Our writers, at
+ * levels up to 19, never use more than 8 MiB (zstd's largest window below
+ * its --ultra levels); without this bound a 70-byte frame could make
+ * libzstd allocate 128 MiB.  rv-stream(5) documents it.
+ */
+#define WINDOW_LOG_MAX	24
 
 void
 rv_buf_reserve(struct rv_buf *b, size_t extra)
 {
-	size_t need = b->len + extra;
+	size_t need, cap;
 
+	/* an impossible size is an allocation failure, not a wrap-around */
+	if (extra > SIZE_MAX / 2 - b->len)
+		(void)xreallocarray(NULL, SIZE_MAX, 2);
+	need = b->len + extra;
 	if (need <= b->cap)
 		return;
-	if (b->cap == 0)
-		b->cap = 4096;
-	while (b->cap < need)
-		b->cap *= 2;
-	b->data = xrealloc(b->data, b->cap);
+	cap = b->cap ? b->cap : 4096;
+	while (cap < need)
+		cap *= 2;
+	b->data = xrealloc(b->data, cap);
+	b->cap = cap;
 }
 
 void
@@ -80,7 +96,7 @@ rv_stream_max_payload(void)
 	uint64_t v;
 
 	if (s && *s && rv_parse_size(s, &v) == 0 && v > 0)
-		return v;
+		return v < MAX_PAYLOAD_CAP ? v : MAX_PAYLOAD_CAP;
 	return RV_MAX_PAYLOAD;
 }
 
@@ -120,6 +136,9 @@ reader_new(const char *name)
 		rv_seterr("'%s': cannot create a zstd context", name);
 		return NULL;
 	}
+	/* libzstd sizes its window buffer from the frame header, before
+	 * our header checks can run: bound it (see WINDOW_LOG_MAX) */
+	ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, WINDOW_LOG_MAX);
 	return r;
 }
 
@@ -149,6 +168,7 @@ struct rv_reader *
 rv_reader_open(const char *path)
 {
 	struct rv_reader *r;
+	struct stat st;
 	int fd;
 
 	if (strcmp(path, "-") == 0)
@@ -156,6 +176,11 @@ rv_reader_open(const char *path)
 	fd = open(path, O_RDONLY);
 	if (fd < 0) {
 		rv_seterr("'%s':", path);
+		return NULL;
+	}
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		rv_seterr("'%s': is a directory", path);
 		return NULL;
 	}
 	r = rv_reader_fdopen(fd, path);
@@ -327,15 +352,95 @@ finish_frame(struct rv_reader *r, uint64_t start)
 	}
 }
 
+/*
+ * The size of a zstd frame header (RFC 8878, 3.1.1.1) from its first five
+ * bytes, so that a stream cut inside a frame header reads as truncated
+ * rather than corrupt.
+ */
+static size_t
+zstd_hdr_size(const unsigned char *p)
+{
+	static const unsigned char did[4] = { 0, 1, 2, 4 };
+	static const unsigned char fcs[4] = { 0, 2, 4, 8 };
+	unsigned fhd = p[4], single = fhd >> 5 & 1;
+
+	return 5 + !single + did[fhd & 3] + fcs[fhd >> 6] +
+	    (single && fhd >> 6 == 0);
+}
+
+/*
+ * Decode the zstd frame at the input position into r->rec, header first:
+ * the header is validated before the buffer is sized for the payload, and
+ * the buffer then grows with the bytes actually decoded, so a header that
+ * lies about its size costs at most twice what the frame really holds.
+ */
+static int
+read_frame(struct rv_reader *r, struct rv_rec *rec, uint64_t start)
+{
+	const unsigned char *p = r->in + r->pos;
+	size_t avail = r->len - r->pos, total, hl, upto;
+	unsigned long long fcs;
+	char msg[160];
+	int ended;
+
+	if (avail < 5 || avail < zstd_hdr_size(p))
+		return fail(r, start, "truncated frame");
+	fcs = ZSTD_getFrameContentSize(p, avail);
+	if (fcs == ZSTD_CONTENTSIZE_ERROR)
+		return fail(r, start, "corrupt frame header");
+	if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs > r->max_payload + 65535) {
+		snprintf(msg, sizeof(msg), "frame declares %llu bytes, over "
+		    "the %llu-byte record limit", fcs,
+		    (unsigned long long)r->max_payload);
+		return fail(r, start, msg);
+	}
+	if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs < RV_HDR_LEN)
+		return fail(r, start, "frame shorter than a record header");
+
+	ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
+	r->rec.len = 0;
+	rv_buf_reserve(&r->rec, RV_HDR_LEN);
+	/* magic, version and the header's own length come first */
+	if ((ended = inflate_to(r, 8, start)) < 0)
+		return -1;
+	if (!ended && rv_le32(r->rec.data) == RV_MAGIC) {
+		hl = (size_t)(r->rec.data[6] | r->rec.data[7] << 8);
+		if (hl > 8) {
+			rv_buf_reserve(&r->rec, hl - r->rec.len);
+			if ((ended = inflate_to(r, hl, start)) < 0)
+				return -1;
+		}
+	}
+	if (rv_rec_decode(rec, r->rec.data, r->rec.len, r->max_payload) < 0)
+		return fail(r, start, rv_errmsg());
+	total = rec->hdr_len + (size_t)rec->payload_len;
+	if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != total) {
+		snprintf(msg, sizeof(msg), "frame holds %llu bytes, record "
+		    "header says %zu", fcs, total);
+		return fail(r, start, msg);
+	}
+	while (!ended && r->rec.len < total) {
+		if (r->rec.len == r->rec.cap)
+			rv_buf_reserve(&r->rec, total - r->rec.len <
+			    r->rec.cap ? total - r->rec.len : r->rec.cap);
+		upto = total < r->rec.cap ? total : r->rec.cap;
+		if ((ended = inflate_to(r, upto, start)) < 0)
+			return -1;
+	}
+	if (r->rec.len < total)
+		return fail(r, start, "record shorter than its header says");
+	if (!ended && finish_frame(r, start) < 0)
+		return -1;
+	rec->payload = r->rec.data + rec->hdr_len;
+	return 0;
+}
+
 int
 rv_reader_next(struct rv_reader *r, struct rv_rec *rec)
 {
 	for (;;) {
 		uint64_t start;
-		uint32_t magic;
-		unsigned long long fcs;
-		size_t total;
-		int ended;
+		uint32_t magic, n;
 
 		if (r->failed)
 			return -1;
@@ -347,82 +452,21 @@ rv_reader_next(struct rv_reader *r, struct rv_rec *rec)
 		if (r->len - r->pos < 4)
 			return fail(r, start, "truncated frame");
 		magic = rv_le32(r->in + r->pos);
-		if (magic >= SKIP_MAGIC_LO && magic <= SKIP_MAGIC_HI) {
-			uint32_t n;
-			if (r->len - r->pos < 8)
-				return fail(r, start, "truncated skippable "
-				    "frame");
-			n = rv_le32(r->in + r->pos + 4);
-			r->pos += 8;
-			if (skip_bytes(r, n, start) < 0)
+		if (magic == ZSTD_MAGIC) {
+			if (read_frame(r, rec, start) < 0)
 				return -1;
-			continue;
+			r->rec_off = start;
+			r->nrec++;
+			return 1;
 		}
-		if (magic != ZSTD_MAGIC)
+		if (magic < SKIP_MAGIC_LO || magic > SKIP_MAGIC_HI)
 			return fail(r, start, "not a zstd frame (bad magic)");
-		fcs = ZSTD_getFrameContentSize(r->in + r->pos, r->len - r->pos);
-		if (fcs == ZSTD_CONTENTSIZE_ERROR)
-			return fail(r, start, "corrupt frame header");
-		if (fcs != ZSTD_CONTENTSIZE_UNKNOWN &&
-		    fcs > r->max_payload + 65536) {
-			char msg[160];
-			snprintf(msg, sizeof(msg), "frame declares %llu bytes, "
-			    "over the %llu-byte record limit", fcs,
-			    (unsigned long long)r->max_payload);
-			return fail(r, start, msg);
-		}
-		if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs < RV_HDR_LEN)
-			return fail(r, start, "frame shorter than a record "
-			    "header");
-
-		ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
-		r->rec.len = 0;
-		rv_buf_reserve(&r->rec, RV_HDR_LEN);
-		ended = inflate_to(r, 8, start);
-		if (ended < 0)
+		if (r->len - r->pos < 8)
+			return fail(r, start, "truncated skippable frame");
+		n = rv_le32(r->in + r->pos + 4);
+		r->pos += 8;
+		if (skip_bytes(r, n, start) < 0)
 			return -1;
-		if (r->rec.len < 8)
-			return fail(r, start, "frame shorter than a record "
-			    "header");
-		{
-			/* the header's own length comes first: read it all */
-			size_t hl = (size_t)(r->rec.data[6] |
-			    r->rec.data[7] << 8);
-			if (rv_le32(r->rec.data) == RV_MAGIC && hl > 8) {
-				rv_buf_reserve(&r->rec, hl);
-				if (!ended && (ended = inflate_to(r, hl,
-				    start)) < 0)
-					return -1;
-			}
-		}
-		if (rv_rec_decode(rec, r->rec.data, r->rec.len,
-		    r->max_payload) < 0) {
-			char msg[512];
-			snprintf(msg, sizeof(msg), "%s", rv_errmsg());
-			return fail(r, start, msg);
-		}
-		total = rec->hdr_len + (size_t)rec->payload_len;
-		if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != total) {
-			char msg[160];
-			snprintf(msg, sizeof(msg), "frame holds %llu bytes, "
-			    "record header says %zu", fcs, total);
-			return fail(r, start, msg);
-		}
-		rv_buf_reserve(&r->rec, total - r->rec.len);
-		if (!ended) {
-			ended = inflate_to(r, total, start);
-			if (ended < 0)
-				return -1;
-		}
-		if (r->rec.len < total)
-			return fail(r, start, "record shorter than its header "
-			    "says");
-		if (!ended && finish_frame(r, start) < 0)
-			return -1;
-		rec->payload = r->rec.data + rec->hdr_len;
-		r->rec_off = start;
-		r->nrec++;
-		return 1;
 	}
 }
 
@@ -514,11 +558,19 @@ rv_enc_frame(struct rv_enc *e, const struct rv_rec *rec, const void *payload,
     struct rv_buf *out)
 {
 	unsigned char hdr[RV_HDR_LEN];
-	size_t total = RV_HDR_LEN + (size_t)rec->payload_len, ret;
+	size_t total, ret;
+	struct rv_rec chk;
 	ZSTD_inBuffer in;
 	ZSTD_outBuffer ob;
 
+	/* never write what a reader would refuse: a producer's bug shows
+	 * up here, at its source, not in the next program of the pipe */
 	rv_rec_encode(rec, hdr);
+	if (rv_rec_decode(&chk, hdr, sizeof(hdr), MAX_PAYLOAD_CAP) < 0)
+		return rv_preferr("invalid record");
+	if (rec->payload_len && !payload)
+		return rv_seterr("invalid record: no payload");
+	total = RV_HDR_LEN + (size_t)rec->payload_len;
 	ZSTD_CCtx_reset(e->cctx, ZSTD_reset_session_only);
 	ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_compressionLevel, e->level);
 	ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_checksumFlag, 1);
@@ -578,6 +630,8 @@ rv_writer_new(int fd, const char *name, int level)
 	}
 	w->name = xstrdup(name);
 	w->fd = fd;
+	/* sized once for a full flush of small records: no growth later */
+	rv_buf_reserve(&w->out, FLUSH_AT + (64u << 10));
 	return w;
 }
 
@@ -604,7 +658,8 @@ rv_writer_put(struct rv_writer *w, const struct rv_rec *rec,
 	if (w->failed)
 		return -1;
 	if (rv_enc_frame(w->enc, rec, payload, &w->out) < 0)
-		return rv_preferr("'%s'", w->name);
+		return rv_preferr("'%s': record %llu", w->name,
+		    (unsigned long long)w->nrec);
 	w->nrec++;
 	return w->out.len >= FLUSH_AT ? rv_writer_flush(w) : 0;
 }

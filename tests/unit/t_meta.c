@@ -1,0 +1,225 @@
+/*
+ * Stream metadata: set/get/replace, the key and value rules, the
+ * "key=value\n" encoding and its parser (strict: a reader must not guess),
+ * merging, the producer/argv keys, and a META record written and read back.
+ */
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "meta.h"
+#include "stream.h"
+#include "unit.h"
+
+static void
+t_set_get(void)
+{
+	struct rv_meta m;
+
+	rv_meta_init(&m);
+	EXPECT(rv_meta_get(&m, "source") == NULL);
+	EXPECT_EQ(rv_meta_set(&m, "source", "train.tar"), 0);
+	EXPECT_EQ(rv_meta_set(&m, "classes", "10"), 0);
+	EXPECT_EQ(rv_meta_set(&m, "class.0", "T-shirt/top"), 0);
+	EXPECT_STR(rv_meta_get(&m, "source"), "train.tar");
+	EXPECT_STR(rv_meta_get(&m, "class.0"), "T-shirt/top");
+	EXPECT(rv_meta_get(&m, "class") == NULL);
+	EXPECT(rv_meta_get(&m, "class.00") == NULL);
+	/* replacing keeps the position */
+	EXPECT_EQ(rv_meta_set(&m, "source", "val.tar"), 0);
+	EXPECT_EQ(m.n, 3);
+	EXPECT_STR(m.key[0], "source");
+	EXPECT_STR(rv_meta_get(&m, "source"), "val.tar");
+	/* empty values, '=' and UTF-8 in values are fine */
+	EXPECT_EQ(rv_meta_set(&m, "note", ""), 0);
+	EXPECT_STR(rv_meta_get(&m, "note"), "");
+	EXPECT_EQ(rv_meta_set(&m, "argv", "rv-decode --x=1 \xc3\xa9t\xc3\xa9"),
+	    0);
+	EXPECT_STR(rv_meta_get(&m, "argv"),
+	    "rv-decode --x=1 \xc3\xa9t\xc3\xa9");
+	rv_meta_release(&m);
+	EXPECT_EQ(m.n, 0);
+	EXPECT(m.key == NULL);
+	rv_meta_release(&m);	/* twice is harmless */
+}
+
+static void
+t_rules(void)
+{
+	struct rv_meta m;
+	char longkey[200];
+
+	rv_meta_init(&m);
+	EXPECT_EQ(rv_meta_set(&m, "", "x"), -1);
+	EXPECT_STR(rv_errmsg(), "bad metadata key ''");
+	EXPECT_EQ(rv_meta_set(&m, "a b", "x"), -1);
+	EXPECT_STR(rv_errmsg(), "bad metadata key 'a b'");
+	EXPECT_EQ(rv_meta_set(&m, "a=b", "x"), -1);
+	EXPECT_EQ(rv_meta_set(&m, "caf\xc3\xa9", "x"), -1);
+	EXPECT_EQ(rv_meta_set(&m, "A-Z_a.z-09", "x"), 0);
+	memset(longkey, 'k', sizeof(longkey));
+	longkey[128] = '\0';
+	EXPECT_EQ(rv_meta_set(&m, longkey, "x"), 0);
+	longkey[128] = 'k';
+	longkey[129] = '\0';
+	EXPECT_EQ(rv_meta_set(&m, longkey, "x"), -1);
+	EXPECT_EQ(rv_meta_set(&m, "k", "two\nlines"), -1);
+	EXPECT_STR(rv_errmsg(), "metadata value of 'k' holds a newline");
+	EXPECT(rv_meta_get(&m, "k") == NULL);
+	EXPECT_EQ(m.n, 2);
+	rv_meta_release(&m);
+}
+
+static void
+t_encode_parse(void)
+{
+	struct rv_meta m, p;
+	struct rv_buf b = { 0 };
+	int i;
+
+	rv_meta_init(&m);
+	rv_meta_init(&p);
+	rv_meta_set(&m, "producer", "rv-decode 0.1.0");
+	rv_meta_set(&m, "mean", "0.286,0.286,0.286");
+	rv_meta_set(&m, "eq", "a=b=c");
+	rv_meta_set(&m, "empty", "");
+	rv_meta_encode(&m, &b);
+	EXPECT_EQ(b.len, strlen("producer=rv-decode 0.1.0\n"
+	    "mean=0.286,0.286,0.286\neq=a=b=c\nempty=\n"));
+	EXPECT(memcmp(b.data, "producer=rv-decode 0.1.0\n"
+	    "mean=0.286,0.286,0.286\neq=a=b=c\nempty=\n", b.len) == 0);
+	EXPECT_EQ(rv_meta_parse(&p, b.data, b.len), 0);
+	EXPECT_EQ(p.n, m.n);
+	for (i = 0; i < (int)m.n && i < (int)p.n; i++) {
+		EXPECT_STR(p.key[i], m.key[i]);
+		EXPECT_STR(p.val[i], m.val[i]);
+	}
+	/* encode appends */
+	rv_meta_encode(&m, &b);
+	EXPECT(memcmp(b.data + b.len / 2, b.data, b.len / 2) == 0);
+	rv_buf_release(&b);
+
+	/* an empty payload is an empty set; the last newline is optional */
+	EXPECT_EQ(rv_meta_parse(&p, (const unsigned char *)"", 0), 0);
+	EXPECT_EQ(rv_meta_parse(&p, (const unsigned char *)"x=1", 3), 0);
+	EXPECT_STR(rv_meta_get(&p, "x"), "1");
+	/* later values win */
+	EXPECT_EQ(rv_meta_parse(&p, (const unsigned char *)"x=2\n", 4), 0);
+	EXPECT_STR(rv_meta_get(&p, "x"), "2");
+	rv_meta_release(&m);
+	rv_meta_release(&p);
+}
+
+static int
+parse_err(const char *s, size_t n, const char *want)
+{
+	struct rv_meta m;
+	int rc;
+
+	rv_meta_init(&m);
+	rc = rv_meta_parse(&m, (const unsigned char *)s, n);
+	rv_meta_release(&m);
+	if (rc != -1 || strcmp(rv_errmsg(), want) != 0) {
+		printf("# '%s': rc %d, '%s', want '%s'\n", s, rc, rv_errmsg(),
+		    want);
+		return 0;
+	}
+	return 1;
+}
+
+static void
+t_parse_errors(void)
+{
+	EXPECT(parse_err("a=1\nnoequals\n", 13, "metadata line 2 has no '='"));
+	EXPECT(parse_err("a=1\n\nb=2\n", 9, "metadata line 2 has no '='"));
+	EXPECT(parse_err("=1\n", 3, "metadata line 1: bad metadata key ''"));
+	EXPECT(parse_err("a b=1\n", 6, "metadata line 1: bad metadata key "
+	    "'a b'"));
+	EXPECT(parse_err("a=x\0y\n", 6, "metadata line 1: metadata value of "
+	    "'a' holds a NUL byte"));
+}
+
+static void
+t_merge(void)
+{
+	struct rv_meta a, b;
+
+	rv_meta_init(&a);
+	rv_meta_init(&b);
+	rv_meta_set(&a, "source", "a");
+	rv_meta_set(&a, "classes", "2");
+	rv_meta_set(&b, "source", "b");
+	rv_meta_set(&b, "x.future", "kept");
+	rv_meta_merge(&a, &b);
+	EXPECT_EQ(a.n, 3);
+	EXPECT_STR(rv_meta_get(&a, "source"), "b");
+	EXPECT_STR(rv_meta_get(&a, "classes"), "2");
+	EXPECT_STR(rv_meta_get(&a, "x.future"), "kept");
+	rv_meta_release(&a);
+	rv_meta_release(&b);
+}
+
+static void
+t_producer(void)
+{
+	struct rv_meta m;
+	char *argv[] = { "rv-decode", "--limit", "50", "a b.gz", "it's", "",
+	    "x\ny", "--seed=1,2:3%4+5@6", NULL };
+
+	rv_meta_init(&m);
+	rv_meta_producer(&m, 8, argv);
+	EXPECT_STR(rv_meta_get(&m, "producer"), "t_meta 0.1.0");
+	EXPECT_STR(rv_meta_get(&m, "argv"), "rv-decode --limit 50 'a b.gz' "
+	    "'it'\\''s' '' 'x y' --seed=1,2:3%4+5@6");
+	rv_meta_release(&m);
+}
+
+/* A META record through a writer and a reader. */
+static void
+t_record(void)
+{
+	struct rv_meta m, got;
+	struct rv_writer *w;
+	struct rv_reader *r;
+	struct rv_rec rec;
+	char path[] = "/tmp/t_meta.XXXXXX";
+	int fd = mkstemp(path);
+
+	EXPECT(fd >= 0);
+	rv_meta_init(&m);
+	rv_meta_init(&got);
+	rv_meta_set(&m, "classes", "3");
+	rv_meta_set(&m, "class.0", "a");
+	w = rv_writer_new(fd, path, 1);
+	EXPECT_EQ(rv_meta_put(w, &m), 0);
+	EXPECT_EQ(rv_writer_close(w), 0);
+	close(fd);
+	r = rv_reader_open(path);
+	EXPECT_EQ(rv_reader_next(r, &rec), 1);
+	EXPECT_EQ(rec.kind, RV_META);
+	EXPECT_EQ(rec.dtype, RV_DT_NONE);
+	EXPECT_EQ(rec.payload_len, strlen("classes=3\nclass.0=a\n"));
+	EXPECT_EQ(rv_meta_parse(&got, rec.payload, (size_t)rec.payload_len),
+	    0);
+	EXPECT_STR(rv_meta_get(&got, "class.0"), "a");
+	EXPECT_EQ(rv_reader_next(r, &rec), 0);
+	rv_reader_close(r);
+	unlink(path);
+	rv_meta_release(&m);
+	rv_meta_release(&got);
+}
+
+int
+main(void)
+{
+	rv_setprogname("t_meta");
+	RUN(t_set_get);
+	RUN(t_rules);
+	RUN(t_encode_parse);
+	RUN(t_parse_errors);
+	RUN(t_merge);
+	RUN(t_producer);
+	RUN(t_record);
+	return UNIT_DONE();
+}

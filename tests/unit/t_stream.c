@@ -1,0 +1,2016 @@
+/*
+ * The stream contract of DESIGN.md section 2, proved on lib/stream.c:
+ * round trips over a file, a pipe and memory; concatenation; skippable
+ * frames; every truncation and random corruption of a small stream; hostile
+ * headers refused before allocation; frames without a content size; no
+ * allocation per record in steady state.  Also prints (as TAP comments) the
+ * speed of each compression level, used to choose RV_LEVEL_DEFAULT:
+ * RV_PERF=N scales that run, RV_PERF_LEVELS="-1 1 3" picks the levels,
+ * RV_PERF_U8_28 / RV_PERF_U8_224 name files of raw 28x28 / 224x224x3
+ * images to measure instead of the built-in data.  The figures in
+ * rv-stream(5) used tiles of photographs, made with
+ *   convert p.jpg -resize '896x504^' -gravity center -extent 896x504 \
+ *       -crop 224x224 +repage -depth 8 rgb:tile%03d.rgb
+ * and again at 672x378 and 448x252, over /usr/share/backgrounds/mate/
+ * nature/ (the JPEG files; the full 150528-byte tiles, concatenated), with
+ * RV_PERF=4 RV_PERF_LEVELS="-7 -3 -1 1 3 6".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int usleep(useconds_t);
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include "err.h"
+#include "io.h"
+#include "meta.h"
+#include "opt.h"
+#include "record.h"
+#include "rng.h"
+#include "stream.h"
+#include "unit.h"
+#include "xmem.h"
+
+/*
+ * Count allocations by interposing malloc (not under AddressSanitizer,
+ * which owns malloc itself).  Zstd allocates through malloc/calloc too, so
+ * this sees every allocation the stream code causes.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define COUNT_MALLOC 0
+#else
+#define COUNT_MALLOC 1
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+
+static size_t nalloc, maxalloc;
+
+static void
+note(size_t n)
+{
+	nalloc++;
+	if (n > maxalloc)
+		maxalloc = n;
+}
+
+void *
+malloc(size_t n)
+{
+	note(n);
+	return __libc_malloc(n);
+}
+
+void *
+calloc(size_t n, size_t s)
+{
+	note(n * s);
+	return __libc_calloc(n, s);
+}
+
+void *
+realloc(void *p, size_t n)
+{
+	note(n);
+	return __libc_realloc(p, n);
+}
+
+void
+free(void *p)
+{
+	__libc_free(p);
+}
+#endif
+
+static void
+alloc_reset(void)
+{
+#if COUNT_MALLOC
+	nalloc = maxalloc = 0;
+#endif
+}
+
+#define NAME "t"
+
+/* ------------------------------------------------------------ fixtures */
+
+/* One item of a test stream: a record or a skippable frame. */
+struct item {
+	int skip;		/* 1: skippable frame of skiplen bytes */
+	size_t skiplen;
+	struct rv_rec rec;
+	unsigned char *payload;	/* owned */
+	size_t start, end;	/* where it lies in the stream */
+};
+
+struct fixture {
+	struct item it[16];
+	int n;
+	struct rv_buf s;	/* the stream */
+};
+
+static void
+fill_bytes(unsigned char *p, size_t n, uint64_t seed)
+{
+	struct rv_rng g;
+	size_t i;
+
+	rv_rng_init(&g, seed, 99, 0, 0, 0);
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)(rv_rng_u32(&g) >> 24);
+}
+
+/* A smooth image with a little noise: compresses like a photograph. */
+static void
+fill_image(unsigned char *p, uint32_t h, uint32_t w, uint32_t c,
+    uint64_t seed)
+{
+	struct rv_rng g;
+	uint32_t y, x, k;
+	double a = 0.02 + 0.01 * (double)(seed % 7), b = 0.03;
+
+	rv_rng_init(&g, seed, 98, 0, 0, 0);
+	for (y = 0; y < h; y++)
+		for (x = 0; x < w; x++)
+			for (k = 0; k < c; k++) {
+				double v = 128 + 60 * sin(a * x + k) +
+				    50 * cos(b * y * (k + 1) + (double)seed);
+				v += (double)(rv_rng_u32(&g) % 5) - 2;
+				p[((size_t)y * w + x) * c + k] =
+				    (unsigned char)(v < 0 ? 0 : v > 255 ?
+				    255 : v);
+			}
+}
+
+static struct item *
+add_rec(struct fixture *f, enum rv_kind kind, enum rv_dtype dt)
+{
+	struct item *it = &f->it[f->n++];
+
+	memset(it, 0, sizeof(*it));
+	rv_rec_init(&it->rec, kind);
+	it->rec.dtype = (uint8_t)dt;
+	return it;
+}
+
+static void
+set_payload(struct item *it, size_t n, uint64_t seed)
+{
+	it->payload = xmalloc(n ? n : 1);
+	fill_bytes(it->payload, n, seed);
+	it->rec.payload_len = n;
+}
+
+static void
+add_skip(struct fixture *f, size_t n)
+{
+	struct item *it = &f->it[f->n++];
+
+	memset(it, 0, sizeof(*it));
+	it->skip = 1;
+	it->skiplen = n;
+}
+
+/* Encode every item into f->s with the library encoder. */
+static void
+encode(struct fixture *f, int level)
+{
+	struct rv_enc *e = rv_enc_new(level);
+	int i;
+
+	f->s.len = 0;
+	for (i = 0; i < f->n; i++) {
+		struct item *it = &f->it[i];
+		it->start = f->s.len;
+		if (it->skip) {
+			unsigned char h[8];
+			unsigned char *body = xcalloc(1, it->skiplen + 1);
+			rv_put32(h, 0x184D2A50u + (uint32_t)(i % 16));
+			rv_put32(h + 4, (uint32_t)it->skiplen);
+			fill_bytes(body, it->skiplen, (uint64_t)i);
+			/* make the body look like frames, to be sure it is
+			 * skipped and not parsed */
+			if (it->skiplen >= 4)
+				rv_put32(body, 0xFD2FB528u);
+			rv_buf_append(&f->s, h, 8);
+			rv_buf_append(&f->s, body, it->skiplen);
+			free(body);
+		} else {
+			EXPECT(rv_enc_frame(e, &it->rec, it->payload,
+			    &f->s) == 0);
+		}
+		it->end = f->s.len;
+	}
+	rv_enc_free(e);
+}
+
+static void
+fixture_release(struct fixture *f)
+{
+	int i;
+
+	for (i = 0; i < f->n; i++)
+		free(f->it[i].payload);
+	rv_buf_release(&f->s);
+	f->n = 0;
+}
+
+/*
+ * The standard small stream: metadata, every kind and dtype, every header
+ * field set to something unusual, and skippable frames at the start, in
+ * the middle and at the end.
+ */
+static void
+small_fixture(struct fixture *f, int level)
+{
+	struct item *it;
+	struct rv_meta m;
+	struct rv_buf b = { 0 };
+	unsigned char *p;
+	uint32_t k;
+
+	memset(f, 0, sizeof(*f));
+	add_skip(f, 5);
+	it = add_rec(f, RV_META, RV_DT_NONE);
+	rv_meta_init(&m);
+	rv_meta_set(&m, "producer", "t_stream 0.1.0");
+	rv_meta_set(&m, "classes", "2");
+	rv_meta_set(&m, "class.0", "cat");
+	rv_meta_set(&m, "class.1", "dog");
+	rv_meta_encode(&m, &b);
+	rv_meta_release(&m);
+	it->payload = xmalloc(b.len);
+	memcpy(it->payload, b.data, b.len);
+	it->rec.payload_len = b.len;
+	rv_buf_release(&b);
+
+	it = add_rec(f, RV_SAMPLE, RV_DT_U8);
+	it->rec.height = 28;
+	it->rec.width = 28;
+	it->rec.channels = 1;
+	it->rec.epoch = 3;
+	it->rec.id = 12345678901234ull;
+	it->rec.label = 7;
+	it->rec.flags = RV_F_PARTIAL | RV_F_CACHED;
+	it->rec.uses = 2;
+	it->rec.weight = 0.5f;
+	it->rec.score = 0.125f;
+	it->payload = xmalloc(784);
+	fill_image(it->payload, 28, 28, 1, 1);
+	it->rec.payload_len = 784;
+
+	it = add_rec(f, RV_SAMPLE, RV_DT_JPEG);
+	it->rec.id = UINT64_MAX;
+	it->rec.epoch = UINT32_MAX;
+	it->rec.label = INT32_MIN;
+	it->rec.height = 10;
+	it->rec.width = 20;
+	it->rec.channels = 3;
+	it->rec.flags = RV_F_FINAL | RV_F_SCORED | RV_F_REWEIGHTED;
+	it->rec.uses = UINT32_MAX;
+	it->rec.weight = -0.0f;
+	set_payload(it, 300, 2);
+
+	add_skip(f, 0);
+
+	it = add_rec(f, RV_BATCH, RV_DT_U8);
+	it->rec.count = 3;
+	it->rec.height = 4;
+	it->rec.width = 5;
+	it->rec.channels = 3;
+	it->rec.epoch = 1;
+	it->rec.payload_len = rv_batch_pixels_off(3) + 3 * 4 * 5 * 3;
+	it->payload = xcalloc(1, (size_t)it->rec.payload_len);
+	p = it->payload;
+	for (k = 0; k < 3; k++) {
+		rv_put64(p + 8 * k, 100 + k);
+		rv_put32(p + 24 + 4 * k, k);
+		rv_put32(p + 36 + 4 * k, 0x3f800000u);
+	}
+	fill_bytes(p + rv_batch_pixels_off(3), 180, 3);
+
+	it = add_rec(f, RV_EPOCH_END, RV_DT_NONE);
+	it->rec.epoch = 1;
+	it->rec.count = 4;
+
+	add_skip(f, 40);
+
+	it = add_rec(f, RV_SAMPLE, RV_DT_U8);
+	it->rec.height = 2;
+	it->rec.width = 3;
+	it->rec.channels = 4;
+	it->rec.id = 0;
+	it->rec.label = -1;
+	it->rec.weight = 3.0e38f;
+	set_payload(it, 24, 4);
+
+	it = add_rec(f, RV_SAMPLE, RV_DT_PNG);
+	it->rec.id = 1;
+	set_payload(it, 1, 5);
+
+	add_skip(f, 9);
+	encode(f, level);
+}
+
+/* Compare a record read back with the item written, field by field. */
+static int
+same_rec(const struct rv_rec *a, const struct item *it)
+{
+	const struct rv_rec *b = &it->rec;
+
+	return a->version == RV_VERSION && a->hdr_len == RV_HDR_LEN &&
+	    a->kind == b->kind && a->dtype == b->dtype &&
+	    a->flags == b->flags && a->epoch == b->epoch && a->id == b->id &&
+	    a->label == b->label && a->height == b->height &&
+	    a->width == b->width && a->channels == b->channels &&
+	    a->count == b->count && a->uses == b->uses &&
+	    memcmp(&a->weight, &b->weight, 4) == 0 &&
+	    memcmp(&a->score, &b->score, 4) == 0 &&
+	    a->payload_len == b->payload_len &&
+	    (a->payload_len == 0 || memcmp(a->payload, it->payload,
+	    (size_t)a->payload_len) == 0);
+}
+
+/*
+ * Read every record of r and check it against the fixture's records in
+ * order, offsets included.  Returns the reader's final result (0 or -1)
+ * and the number of records matched in *nok.
+ */
+static int
+check_reader(struct rv_reader *r, const struct fixture *f, int *nok,
+    uint64_t base)
+{
+	struct rv_rec rec;
+	int i = 0, rc;
+
+	*nok = 0;
+	while ((rc = rv_reader_next(r, &rec)) == 1) {
+		while (i < f->n && f->it[i].skip)
+			i++;
+		if (i >= f->n || !same_rec(&rec, &f->it[i]) ||
+		    rv_reader_offset(r) != base + f->it[i].start ||
+		    rv_reader_bytes(r) < base + f->it[i].end)
+			return 2;
+		i++;
+		(*nok)++;
+		if (rv_reader_records(r) != (uint64_t)*nok)
+			return 3;
+	}
+	return rc;
+}
+
+static int
+nrecords(const struct fixture *f)
+{
+	int i, n = 0;
+
+	for (i = 0; i < f->n; i++)
+		n += !f->it[i].skip;
+	return n;
+}
+
+static char tmpdir[64];
+
+static char *
+tmppath(const char *leaf)
+{
+	return xasprintf("%s/%s", tmpdir, leaf);
+}
+
+static void
+write_file(const char *path, const void *p, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	EXPECT(fd >= 0);
+	EXPECT(rv_write_full(fd, p, n) == 0);
+	close(fd);
+}
+
+/* ---------------------------------------------------------------- tests */
+
+/* The byte buffer: doubling growth, and sizes that would wrap refused
+ * (out of memory, exit 1) instead of silently not growing. */
+static void
+t_buf(void)
+{
+	struct rv_buf b = { 0 };
+	size_t extra[] = { SIZE_MAX, SIZE_MAX - 3, SIZE_MAX / 2 };
+	size_t k;
+
+	rv_buf_append(&b, "abc", 3);
+	EXPECT_EQ(b.len, 3);
+	EXPECT_EQ(b.cap, 4096);
+	rv_buf_reserve(&b, 5000);
+	EXPECT_EQ(b.cap, 8192);
+	rv_buf_append(&b, NULL, 0);
+	EXPECT(b.len == 3 && memcmp(b.data, "abc", 3) == 0);
+	for (k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
+		int st, p[2];
+		pid_t pid;
+		char msg[64] = "";
+		EXPECT(pipe(p) == 0);
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			dup2(p[1], 2);
+			rv_buf_reserve(&b, extra[k]);
+			_exit(0);
+		}
+		close(p[1]);
+		EXPECT(read(p[0], msg, sizeof(msg) - 1) > 0);
+		close(p[0]);
+		EXPECT(waitpid(pid, &st, 0) == pid);
+		EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+		EXPECT_STR(msg, "t_stream: out of memory\n");
+	}
+	rv_buf_release(&b);
+	EXPECT(b.data == NULL && b.len == 0 && b.cap == 0);
+}
+
+static void
+t_roundtrip_mem(void)
+{
+	struct fixture f;
+	struct rv_reader *r;
+	struct rv_rec rec;
+	int nok;
+
+	small_fixture(&f, 3);
+	r = rv_reader_mem(f.s.data, f.s.len, NAME);
+	EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
+	EXPECT_EQ(nok, nrecords(&f));
+	EXPECT_EQ(rv_reader_bytes(r), f.s.len);
+	/* the end stays the end */
+	EXPECT_EQ(rv_reader_next(r, &rec), 0);
+	EXPECT_STR(rv_reader_name(r), NAME);
+	rv_reader_close(r);
+	rv_reader_close(NULL);
+	fixture_release(&f);
+}
+
+/* Write with rv_writer to a file, read it by path and by fd. */
+static void
+t_roundtrip_file(void)
+{
+	struct fixture f;
+	struct rv_writer *w;
+	struct rv_reader *r;
+	char *path = tmppath("rt.rvs");
+	int fd, i, nok;
+	unsigned char *got;
+	size_t glen;
+
+	small_fixture(&f, 1);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	w = rv_writer_new(fd, path, 1);
+	for (i = 0; i < f.n; i++) {
+		const struct item *it = &f.it[i];
+		if (it->skip)
+			continue;
+		EXPECT_EQ(rv_writer_put(w, &it->rec, it->payload), 0);
+	}
+	EXPECT_EQ(rv_writer_records(w), nrecords(&f));
+	EXPECT_EQ(rv_writer_close(w), 0);
+	close(fd);
+
+	/* the writer's bytes are the encoder's bytes, minus skippables */
+	EXPECT_EQ(rv_slurp(path, &got, &glen), 0);
+	{
+		struct rv_buf want = { 0 };
+		for (i = 0; i < f.n; i++)
+			if (!f.it[i].skip)
+				rv_buf_append(&want, f.s.data + f.it[i].start,
+				    f.it[i].end - f.it[i].start);
+		EXPECT_EQ(glen, want.len);
+		EXPECT(glen == want.len && memcmp(got, want.data, glen) == 0);
+		rv_buf_release(&want);
+	}
+	free(got);
+
+	/* by path; and by fd, with the stream starting mid-file */
+	write_file(path, f.s.data, f.s.len);
+	r = rv_reader_open(path);
+	EXPECT(r != NULL);
+	EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
+	EXPECT_EQ(nok, nrecords(&f));
+	EXPECT_EQ(rv_reader_seekable(r), 1);
+	rv_reader_close(r);
+
+	fd = open(path, O_RDWR | O_TRUNC);
+	EXPECT(write(fd, "junk!", 5) == 5);
+	EXPECT(write(fd, f.s.data, f.s.len) == (ssize_t)f.s.len);
+	EXPECT(lseek(fd, 5, SEEK_SET) == 5);
+	r = rv_reader_fdopen(fd, "fd");
+	EXPECT_EQ(check_reader(r, &f, &nok, 5), 0);
+	EXPECT_EQ(nok, nrecords(&f));
+	rv_reader_close(r);
+	/* the reader does not close an fd it was given */
+	EXPECT(fcntl(fd, F_GETFD) != -1);
+	close(fd);
+
+	r = rv_reader_open(tmpdir);
+	EXPECT(r == NULL);
+	EXPECT(strstr(rv_errmsg(), "': is a directory") != NULL);
+	r = rv_reader_open("/nonexistent/x.rvs");
+	EXPECT(r == NULL);
+	EXPECT_STR(rv_errmsg(), "'/nonexistent/x.rvs': No such file or "
+	    "directory");
+	unlink(path);
+	free(path);
+	fixture_release(&f);
+}
+
+/*
+ * A pipe, fed by a child that writes the stream in tiny pieces, so that
+ * every read returns a few bytes and every buffer boundary of the reader
+ * is crossed; then a long stream (several MiB) written by rv_writer.
+ */
+static void
+t_pipe(void)
+{
+	struct fixture f;
+	struct rv_reader *r;
+	int p[2], nok, st;
+	pid_t pid;
+
+	small_fixture(&f, 1);
+	EXPECT(pipe(p) == 0);
+	pid = fork();
+	if (pid == 0) {
+		size_t off = 0, k = 0;
+		close(p[0]);
+		while (off < f.s.len) {
+			size_t n = 1 + (k++ % 7);
+			if (n > f.s.len - off)
+				n = f.s.len - off;
+			if (write(p[1], f.s.data + off, n) != (ssize_t)n)
+				_exit(1);
+			off += n;
+			if (k % 16 == 0)
+				usleep(100);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	r = rv_reader_fdopen(p[0], "<pipe>");
+	EXPECT_EQ(rv_reader_seekable(r), 0);
+	EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
+	EXPECT_EQ(nok, nrecords(&f));
+	EXPECT_EQ(rv_reader_seek(r, 0, 0), -1);
+	EXPECT_STR(rv_errmsg(), "'<pipe>': cannot seek in a pipe");
+	rv_reader_close(r);
+	close(p[0]);
+	EXPECT(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0);
+
+	/* 3000 records of 28x28 plus big ones: several reader buffers */
+	EXPECT(pipe(p) == 0);
+	pid = fork();
+	if (pid == 0) {
+		struct rv_writer *w;
+		struct rv_rec rec;
+		unsigned char *px = xmalloc(224 * 224 * 3);
+		uint64_t i;
+		close(p[0]);
+		w = rv_writer_new(p[1], "<pipe>", -1);
+		for (i = 0; i < 3000; i++) {
+			int big = i % 500 == 7;
+			rv_rec_init(&rec, RV_SAMPLE);
+			rec.dtype = RV_DT_U8;
+			rec.id = i;
+			rec.height = rec.width = big ? 224 : 28;
+			rec.channels = big ? 3 : 1;
+			rec.payload_len = (uint64_t)rec.height * rec.width *
+			    rec.channels;
+			fill_bytes(px, (size_t)rec.payload_len, i);
+			if (rv_writer_put(w, &rec, px) < 0)
+				_exit(1);
+		}
+		free(px);
+		_exit(rv_writer_close(w) == 0 ? 0 : 1);
+	}
+	close(p[1]);
+	r = rv_reader_fdopen(p[0], "<pipe>");
+	{
+		struct rv_rec rec;
+		unsigned char *px = xmalloc(224 * 224 * 3);
+		uint64_t i = 0;
+		int rc, bad = 0;
+		while ((rc = rv_reader_next(r, &rec)) == 1) {
+			fill_bytes(px, (size_t)rec.payload_len, i);
+			if (rec.id != i || memcmp(px, rec.payload,
+			    (size_t)rec.payload_len) != 0)
+				bad++;
+			i++;
+		}
+		EXPECT_EQ(rc, 0);
+		EXPECT_EQ(i, 3000);
+		EXPECT_EQ(bad, 0);
+		free(px);
+	}
+	rv_reader_close(r);
+	close(p[0]);
+	EXPECT(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0);
+	fixture_release(&f);
+}
+
+/* cat a b is a stream: records of a, then records of b. */
+static void
+t_concat(void)
+{
+	struct fixture a, b;
+	struct rv_buf s = { 0 };
+	struct rv_reader *r;
+	struct rv_rec rec;
+	int i, j, n = 0, bad = 0;
+
+	small_fixture(&a, 1);
+	small_fixture(&b, 5);
+	rv_buf_append(&s, a.s.data, a.s.len);
+	rv_buf_append(&s, b.s.data, b.s.len);
+	r = rv_reader_mem(s.data, s.len, NAME);
+	for (j = 0; j < 2; j++) {
+		struct fixture *f = j ? &b : &a;
+		for (i = 0; i < f->n; i++) {
+			if (f->it[i].skip)
+				continue;
+			if (rv_reader_next(r, &rec) != 1 ||
+			    !same_rec(&rec, &f->it[i]) ||
+			    rv_reader_offset(r) != (j ? a.s.len : 0) +
+			    f->it[i].start)
+				bad++;
+			n++;
+		}
+	}
+	EXPECT_EQ(bad, 0);
+	EXPECT_EQ(rv_reader_next(r, &rec), 0);
+	EXPECT_EQ(rv_reader_records(r), n);
+	EXPECT_EQ(n, nrecords(&a) + nrecords(&b));
+	rv_reader_close(r);
+	rv_buf_release(&s);
+	fixture_release(&a);
+	fixture_release(&b);
+}
+
+/*
+ * Skippable frames of every magic (0x184D2A50 to 5F), of size 0, small,
+ * and bigger than the reader's 1 MiB input buffer, at the start, between
+ * records and at the end, over memory and over a file.
+ */
+static void
+t_skippable(void)
+{
+	struct fixture f;
+	struct item *it;
+	struct rv_reader *r;
+	char *path = tmppath("skip.rvs");
+	int i, nok;
+
+	memset(&f, 0, sizeof(f));
+	for (i = 0; i < 14; i++) {
+		if (i % 2 == 0) {
+			add_skip(&f, i == 6 ? (3u << 20) + 11 :
+			    (size_t)i * 3);
+		} else {
+			it = add_rec(&f, RV_SAMPLE, RV_DT_JPEG);
+			it->rec.id = (uint64_t)i;
+			set_payload(it, 50 + (size_t)i, (uint64_t)i);
+		}
+	}
+	add_skip(&f, 1);
+	encode(&f, 1);
+	r = rv_reader_mem(f.s.data, f.s.len, NAME);
+	EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
+	EXPECT_EQ(nok, 7);
+	rv_reader_close(r);
+
+	write_file(path, f.s.data, f.s.len);
+	r = rv_reader_open(path);
+	EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
+	EXPECT_EQ(nok, 7);
+	rv_reader_close(r);
+
+	/* a stream of nothing but skippable frames is an empty stream */
+	r = rv_reader_mem(f.s.data, f.it[0].end, NAME);
+	EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
+	EXPECT_EQ(nok, 0);
+	rv_reader_close(r);
+	unlink(path);
+	free(path);
+	fixture_release(&f);
+}
+
+/* The message a reader must give for a stream cut at byte len. */
+static void
+expect_cut(const struct fixture *f, size_t len, char *msg, size_t msz,
+    int *nrec, int *clean)
+{
+	int i, n = 0;
+
+	*clean = 1;
+	msg[0] = '\0';
+	for (i = 0; i < f->n; i++) {
+		const struct item *it = &f->it[i];
+		if (it->end <= len) {
+			n += !it->skip;
+			continue;
+		}
+		if (it->start < len) {
+			*clean = 0;
+			snprintf(msg, msz, "'%s': record %d at byte %zu: %s",
+			    NAME, n, it->start, it->skip && len - it->start
+			    >= 4 ? "truncated skippable frame" :
+			    "truncated frame");
+		}
+		break;
+	}
+	*nrec = n;
+}
+
+/*
+ * Every prefix of the small stream: a clean end exactly at frame
+ * boundaries, else "record N at byte B: truncated frame" with the N and B
+ * of the frame that was cut; the records before it intact.  Over memory
+ * and over a file.
+ */
+static void
+t_truncation(void)
+{
+	struct fixture f;
+	char *path = tmppath("cut.rvs");
+	char want[256];
+	size_t len;
+	int bad = 0, clean_seen = 0, fd;
+
+	small_fixture(&f, 1);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	for (len = 0; len <= f.s.len; len++) {
+		int pass, nrec, clean, nok, rc;
+		expect_cut(&f, len, want, sizeof(want), &nrec, &clean);
+		clean_seen += clean;
+		for (pass = 0; pass < 2; pass++) {
+			struct rv_reader *r;
+			if (pass == 0) {
+				r = rv_reader_mem(f.s.data, len, NAME);
+			} else {
+				EXPECT(ftruncate(fd, 0) == 0);
+				EXPECT(pwrite(fd, f.s.data, len, 0) ==
+				    (ssize_t)len);
+				EXPECT(lseek(fd, 0, SEEK_SET) == 0);
+				r = rv_reader_fdopen(fd, NAME);
+			}
+			rc = check_reader(r, &f, &nok, 0);
+			if (nok != nrec || rc != (clean ? 0 : -1) ||
+			    (!clean && strcmp(rv_errmsg(), want) != 0)) {
+				if (bad++ < 5)
+					printf("# cut at %zu (pass %d): rc %d "
+					    "after %d records, '%s', want "
+					    "%d after %d, '%s'\n", len, pass,
+					    rc, nok, rc < 0 ? rv_errmsg() : "",
+					    clean ? 0 : -1, nrec, want);
+			}
+			/* a failed reader stays failed */
+			if (rc < 0) {
+				struct rv_rec rec;
+				if (rv_reader_next(r, &rec) != -1)
+					bad++;
+			}
+			rv_reader_close(r);
+		}
+	}
+	EXPECT_EQ(bad, 0);
+	/* 0, and the end of every frame */
+	EXPECT_EQ(clean_seen, f.n + 1);
+	close(fd);
+	unlink(path);
+	free(path);
+	fixture_release(&f);
+}
+
+/* Parse "'t': record N at byte B: reason"; 0 if it has that form. */
+static int
+parse_msg(const char *m, unsigned long long *n, unsigned long long *b)
+{
+	int end = 0;
+
+	if (sscanf(m, "'" NAME "': record %llu at byte %llu: %n", n, b,
+	    &end) != 2 || end == 0 || m[end] == '\0')
+		return -1;
+	return 0;
+}
+
+/*
+ * Seeded random corruption: flip a bit or overwrite a byte (1 to 3 of
+ * them) anywhere.  The reader must never crash, must return only records
+ * that are exactly right, and end cleanly only with all of them; errors
+ * name a record and a byte inside the stream.
+ */
+static void
+t_corruption(void)
+{
+	struct fixture f;
+	struct rv_rng g;
+	unsigned char *copy;
+	int iter, bad = 0, errors = 0, total = 3000;
+
+	small_fixture(&f, 1);
+	copy = xmalloc(f.s.len);
+	rv_rng_init(&g, 42, 100, 0, 0, 0);
+	for (iter = 0; iter < total; iter++) {
+		struct rv_reader *r;
+		int k, nflip = 1 + (int)rv_rng_below(&g, 3), nok, rc;
+		unsigned long long n, b;
+
+		memcpy(copy, f.s.data, f.s.len);
+		for (k = 0; k < nflip; k++) {
+			size_t at = (size_t)rv_rng_below(&g, f.s.len);
+			if (rv_rng_below(&g, 2))
+				copy[at] ^= (unsigned char)(1u <<
+				    rv_rng_below(&g, 8));
+			else
+				copy[at] = (unsigned char)rv_rng_u32(&g);
+		}
+		r = rv_reader_mem(copy, f.s.len, NAME);
+		rc = check_reader(r, &f, &nok, 0);
+		if (rc == -1) {
+			errors++;
+			if (parse_msg(rv_errmsg(), &n, &b) < 0 ||
+			    n != (unsigned long long)nok || b >= f.s.len) {
+				if (bad++ < 5)
+					printf("# flip %d: bad message '%s' "
+					    "after %d records\n", iter,
+					    rv_errmsg(), nok);
+			}
+		} else if (rc != 0 || nok != nrecords(&f)) {
+			if (bad++ < 5)
+				printf("# flip %d: rc %d after %d records\n",
+				    iter, rc, nok);
+		}
+		rv_reader_close(r);
+	}
+	printf("# %d corruptions, %d detected (the rest hit skippable "
+	    "frames or bytes zstd ignores)\n", total, errors);
+	EXPECT_EQ(bad, 0);
+	EXPECT(errors > total * 3 / 4);
+	free(copy);
+	fixture_release(&f);
+}
+
+/* ---------------------------------------------------- hostile headers */
+
+/* Frame bytes with (known 1) or without (0) a content size. */
+static void
+zframe(struct rv_buf *out, const void *p, size_t n, int known)
+{
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	ZSTD_inBuffer in = { p, n, 0 };
+	ZSTD_outBuffer ob;
+	size_t ret;
+
+	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+	ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 1);
+	if (known)
+		ZSTD_CCtx_setPledgedSrcSize(c, n);
+	rv_buf_reserve(out, ZSTD_compressBound(n) + 64);
+	ob = (ZSTD_outBuffer){ out->data, out->cap, out->len };
+	/* continue, then end with nothing: zstd cannot know the size */
+	do {
+		ret = ZSTD_compressStream2(c, &ob, &in, known ? ZSTD_e_end :
+		    ZSTD_e_continue);
+	} while (!ZSTD_isError(ret) && (in.pos < in.size || (known &&
+	    ret)));
+	if (!known) {
+		ZSTD_inBuffer none = { NULL, 0, 0 };
+		do
+			ret = ZSTD_compressStream2(c, &ob, &none, ZSTD_e_end);
+		while (!ZSTD_isError(ret) && ret);
+	}
+	EXPECT(!ZSTD_isError(ret));
+	out->len = ob.pos;
+	ZSTD_freeCCtx(c);
+}
+
+/*
+ * A frame made by hand (RFC 8878): a 4-byte content size field that says
+ * fcs, no checksum, and the n bytes of p in one raw block.  Lets a test
+ * write a frame header that lies.
+ */
+static void
+craft_frame(struct rv_buf *out, const void *p, size_t n, uint64_t fcs)
+{
+	unsigned char h[14];
+
+	rv_put32(h, 0xFD2FB528u);
+	h[4] = 0x80;		/* 4-byte content size, no checksum */
+	h[5] = 10 << 3;		/* window 1 MiB */
+	rv_put32(h + 6, (uint32_t)fcs);
+	rv_put32(h + 10, (uint32_t)(n << 3 | 1));	/* last, raw, n */
+	rv_buf_append(out, h, 13);
+	rv_buf_append(out, p, n);
+}
+
+/* A raw record: header (with fields patched by the caller) + payload. */
+static void
+raw_rec(struct rv_buf *out, const struct rv_rec *r, const void *payload,
+    size_t n)
+{
+	unsigned char h[RV_HDR_LEN];
+
+	rv_rec_encode(r, h);
+	rv_buf_append(out, h, sizeof(h));
+	rv_buf_append(out, payload, n);
+}
+
+/* Read s; expect failure at record 0, byte 0 with this reason. */
+static int
+read_fails(const struct rv_buf *s, const char *reason)
+{
+	struct rv_reader *r = rv_reader_mem(s->data, s->len, NAME);
+	struct rv_rec rec;
+	char want[512];
+	int rc, ok;
+
+	rc = rv_reader_next(r, &rec);
+	snprintf(want, sizeof(want), "'%s': record 0 at byte 0: %s", NAME,
+	    reason);
+	ok = rc == -1 && strcmp(rv_errmsg(), want) == 0;
+	if (!ok)
+		printf("# rc %d, '%s'\n# want '%s'\n", rc,
+		    rc < 0 ? rv_errmsg() : "", want);
+	rv_reader_close(r);
+	return ok;
+}
+
+/* A frame holding a header and n payload bytes, with the header patched. */
+static void
+hostile(struct rv_buf *s, int known, const struct rv_rec *r, size_t n)
+{
+	struct rv_buf raw = { 0 };
+	unsigned char *p = xcalloc(1, n + 1);
+
+	s->len = 0;
+	raw_rec(&raw, r, p, n);
+	zframe(s, raw.data, raw.len, known);
+	free(p);
+	rv_buf_release(&raw);
+}
+
+static void
+t_hostile_headers(void)
+{
+	struct rv_buf s = { 0 };
+	struct rv_rec r;
+	int known;
+
+	for (known = 0; known < 2; known++) {
+		rv_rec_init(&r, RV_SAMPLE);
+		r.dtype = RV_DT_U8;
+		r.height = r.width = 28;
+		r.channels = 1;
+		r.payload_len = (uint64_t)1 << 60;
+		hostile(&s, known, &r, 0);
+		EXPECT(read_fails(&s, "record declares a 1152921504606846976"
+		    "-byte payload, over the 2147483648-byte limit"));
+
+		r.height = r.width = UINT32_MAX;
+		r.channels = 4;
+		r.payload_len = 100;
+		hostile(&s, known, &r, 100);
+		EXPECT(read_fails(&s, "shape 4294967295x4294967295x4 "
+		    "overflows"));
+
+		rv_rec_init(&r, RV_BATCH);
+		r.dtype = RV_DT_U8;
+		r.count = UINT32_MAX;
+		r.height = r.width = 65535;
+		r.channels = 4;
+		r.payload_len = 100;
+		hostile(&s, known, &r, 100);
+		EXPECT(read_fails(&s, "shape 65535x65535x4 overflows"));
+
+		rv_rec_init(&r, RV_SAMPLE);
+		r.dtype = RV_DT_U8;
+		r.height = r.width = 28;
+		r.channels = 1;
+		r.payload_len = 100;
+		hostile(&s, known, &r, 100);
+		EXPECT(read_fails(&s, "payload is 100 bytes, shape needs 784"));
+
+		r.channels = 5;
+		r.payload_len = 28 * 28 * 5;
+		hostile(&s, known, &r, 28 * 28 * 5);
+		EXPECT(read_fails(&s, "5 channels (at most 4)"));
+
+		r.channels = 0;
+		r.payload_len = 0;
+		hostile(&s, known, &r, 0);
+		EXPECT(read_fails(&s, "sample record with empty shape "
+		    "28x28x0"));
+
+		rv_rec_init(&r, RV_BATCH);
+		r.dtype = RV_DT_U8;
+		r.count = 2;
+		r.height = r.width = r.channels = 1;
+		r.payload_len = 2;	/* forgot the ids, labels, weights */
+		hostile(&s, known, &r, 2);
+		EXPECT(read_fails(&s, "payload is 2 bytes, shape needs 34"));
+		r.count = 0;
+		r.payload_len = 0;
+		hostile(&s, known, &r, 0);
+		EXPECT(read_fails(&s, "empty batch record"));
+		r.count = 1;
+		r.dtype = RV_DT_JPEG;
+		r.payload_len = 10;
+		hostile(&s, known, &r, 10);
+		EXPECT(read_fails(&s, "batch record with dtype jpeg"));
+
+		rv_rec_init(&r, RV_SAMPLE);
+		r.dtype = RV_DT_JPEG;
+		r.count = 2;
+		r.payload_len = 10;
+		hostile(&s, known, &r, 10);
+		EXPECT(read_fails(&s, "sample record with count 2"));
+		r.count = 1;
+		r.payload_len = 0;
+		hostile(&s, known, &r, 0);
+		EXPECT(read_fails(&s, "empty encoded sample"));
+		r.dtype = 9;
+		r.payload_len = 1;
+		hostile(&s, known, &r, 1);
+		EXPECT(read_fails(&s, "unknown dtype 9"));
+
+		rv_rec_init(&r, RV_EPOCH_END);
+		r.payload_len = 3;
+		hostile(&s, known, &r, 3);
+		EXPECT(read_fails(&s, "epoch-end record with a payload"));
+		r.payload_len = 0;
+		r.dtype = RV_DT_U8;
+		hostile(&s, known, &r, 0);
+		EXPECT(read_fails(&s, "epoch-end record with dtype u8"));
+		rv_rec_init(&r, 7);
+		hostile(&s, known, &r, 0);
+		EXPECT(read_fails(&s, "unknown record kind 7"));
+	}
+
+	/* not a record at all, inside a good frame */
+	s.len = 0;
+	{
+		unsigned char junk[100];
+		memset(junk, 'x', sizeof(junk));
+		zframe(&s, junk, sizeof(junk), 1);
+		EXPECT(read_fails(&s, "not an rv record (bad magic "
+		    "0x78787878)"));
+		s.len = 0;
+		zframe(&s, junk, 10, 0);
+		EXPECT(read_fails(&s, "not an rv record (bad magic "
+		    "0x78787878)"));
+		s.len = 0;
+		zframe(&s, junk, 5, 0);
+		EXPECT(read_fails(&s, "short record header (5 bytes)"));
+		s.len = 0;
+		zframe(&s, junk, 10, 1);
+		EXPECT(read_fails(&s, "frame shorter than a record header"));
+	}
+	/* header fields patched by hand */
+	{
+		struct rv_buf raw = { 0 };
+		rv_rec_init(&r, RV_EPOCH_END);
+		raw_rec(&raw, &r, NULL, 0);
+		raw.data[4] = 2;
+		s.len = 0;
+		zframe(&s, raw.data, raw.len, 1);
+		EXPECT(read_fails(&s, "unsupported record version 2"));
+		raw.data[4] = 1;
+		raw.data[6] = 32;
+		s.len = 0;
+		zframe(&s, raw.data, 32, 0);
+		EXPECT(read_fails(&s, "record header length 32 below 64"));
+		/* a 64-byte header that claims 80: cut short */
+		raw.data[6] = 80;
+		s.len = 0;
+		zframe(&s, raw.data, 64, 0);
+		EXPECT(read_fails(&s, "short record header (64 of 80 "
+		    "bytes)"));
+		rv_buf_release(&raw);
+	}
+	/* one frame, two records */
+	{
+		struct rv_buf raw = { 0 };
+		rv_rec_init(&r, RV_EPOCH_END);
+		raw_rec(&raw, &r, NULL, 0);
+		raw_rec(&raw, &r, NULL, 0);
+		s.len = 0;
+		zframe(&s, raw.data, raw.len, 1);
+		EXPECT(read_fails(&s, "frame holds 128 bytes, record header "
+		    "says 64"));
+		s.len = 0;
+		zframe(&s, raw.data, raw.len, 0);
+		EXPECT(read_fails(&s, "frame holds more than its record"));
+		rv_buf_release(&raw);
+	}
+	/* not zstd at all */
+	s.len = 0;
+	rv_buf_append(&s, "hello, world\n", 13);
+	EXPECT(read_fails(&s, "not a zstd frame (bad magic)"));
+	s.len = 0;
+	rv_buf_append(&s, "\x28\xb5\x2f", 3);
+	EXPECT(read_fails(&s, "truncated frame"));
+	rv_buf_release(&s);
+}
+
+/*
+ * A header that claims a big (allowed) payload in a frame that holds a few
+ * bytes: the reader must not allocate what the header claims.  Proved by
+ * counting allocations, and by reading under an address-space limit far
+ * below the claim in a child process.
+ */
+static int
+read_lying(const struct rv_buf *s, const char *want)
+{
+	struct rv_reader *r;
+	struct rv_rec rec;
+	int rc, ok;
+
+	r = rv_reader_mem(s->data, s->len, NAME);
+	rc = rv_reader_next(r, &rec);
+	ok = rc == -1 && strstr(rv_errmsg(), want) != NULL;
+	if (!ok)
+		printf("# rc %d '%s'\n", rc, rc < 0 ? rv_errmsg() : "");
+	rv_reader_close(r);
+	return ok;
+}
+
+static void
+t_before_allocation(void)
+{
+	struct rv_buf s = { 0 }, lie[2] = { { 0 }, { 0 } };
+	struct rv_rec r;
+	int known;
+
+	rv_rec_init(&r, RV_SAMPLE);
+	r.dtype = RV_DT_JPEG;
+	r.payload_len = (uint64_t)3 << 29;	/* 1.5 GiB, under the cap */
+	for (known = 0; known < 2; known++) {
+		struct rv_buf raw = { 0 };
+		unsigned char pay[1000];
+		memset(pay, 1, sizeof(pay));
+		raw_rec(&raw, &r, pay, sizeof(pay));
+		if (known)	/* the frame header lies too */
+			craft_frame(&lie[1], raw.data, raw.len, RV_HDR_LEN +
+			    r.payload_len);
+		else
+			zframe(&lie[0], raw.data, raw.len, 0);
+		alloc_reset();
+		EXPECT(read_lying(&lie[known], known ? "corrupt frame" :
+		    "record shorter than its header says"));
+#if COUNT_MALLOC
+		printf("# largest allocation while reading: %zu bytes\n",
+		    maxalloc);
+		EXPECT(maxalloc < (8u << 20));
+#endif
+		rv_buf_release(&raw);
+	}
+#if COUNT_MALLOC
+	/* and under an address-space limit far below the claim */
+	{
+		pid_t pid;
+		int st;
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			struct rlimit rl;
+			long pages = 0;
+			FILE *fp = fopen("/proc/self/statm", "r");
+			if (!fp || fscanf(fp, "%ld", &pages) != 1)
+				_exit(3);
+			fclose(fp);
+			rl.rlim_cur = rl.rlim_max = (rlim_t)pages *
+			    (rlim_t)sysconf(_SC_PAGESIZE) + (256u << 20);
+			if (setrlimit(RLIMIT_AS, &rl) != 0)
+				_exit(4);
+			_exit(read_lying(&lie[0], "record shorter than its "
+			    "header says") && read_lying(&lie[1],
+			    "corrupt frame") ? 0 : 5);
+		}
+		EXPECT(waitpid(pid, &st, 0) == pid);
+		EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			printf("# child status %d\n", st);
+	}
+#else
+	printf("# allocation counts skipped under AddressSanitizer\n");
+#endif
+	rv_buf_release(&lie[0]);
+	rv_buf_release(&lie[1]);
+
+	/* RV_MAX_RECORD lowers the cap; checked on the header alone */
+	setenv("RV_MAX_RECORD", "1K", 1);
+	rv_rec_init(&r, RV_SAMPLE);
+	r.dtype = RV_DT_JPEG;
+	r.payload_len = 2000;
+	hostile(&s, 0, &r, 10);
+	EXPECT(read_fails(&s, "record declares a 2000-byte payload, over "
+	    "the 1024-byte limit"));
+	/* and the frame header is checked before any decompression */
+	{
+		struct rv_buf raw = { 0 };
+		unsigned char *big = xcalloc(1, 100000);
+		raw_rec(&raw, &r, big, 0);
+		rv_buf_append(&raw, big, 100000 - RV_HDR_LEN);
+		s.len = 0;
+		zframe(&s, raw.data, raw.len, 1);
+		EXPECT(read_fails(&s, "frame declares 100000 bytes, over the "
+		    "1024-byte record limit"));
+		free(big);
+		rv_buf_release(&raw);
+	}
+	unsetenv("RV_MAX_RECORD");
+	rv_buf_release(&s);
+}
+
+/* A frame without content size or checksum, with the window 2^wlog. */
+static void
+window_frame(struct rv_buf *out, unsigned wlog, const void *p, size_t n)
+{
+	unsigned char h[10];
+
+	rv_put32(h, 0xFD2FB528u);
+	h[4] = 0x00;
+	h[5] = (unsigned char)((wlog - 10) << 3);
+	rv_put32(h + 6, (uint32_t)(n << 3 | 1));	/* last, raw, n */
+	rv_buf_append(out, h, 9);
+	rv_buf_append(out, p, n);
+}
+
+/*
+ * The frame window is bounded (16 MiB) before libzstd allocates it; level
+ * 19, the highest a writer uses, stays below it even for a large record.
+ */
+static void
+t_window(void)
+{
+	struct rv_buf s = { 0 }, raw = { 0 };
+	struct rv_rec r, got;
+	struct rv_enc *e = rv_enc_new(19);
+	struct rv_reader *rd;
+	unsigned char *p;
+	size_t i, n = 20u << 20;
+
+	rv_rec_init(&r, RV_EPOCH_END);
+	raw_rec(&raw, &r, NULL, 0);
+	window_frame(&s, 24, raw.data, raw.len);
+	rd = rv_reader_mem(s.data, s.len, NAME);
+	EXPECT_EQ(rv_reader_next(rd, &got), 1);
+	rv_reader_close(rd);
+	s.len = 0;
+	window_frame(&s, 25, raw.data, raw.len);
+	alloc_reset();
+	EXPECT(read_fails(&s, "corrupt frame: Frame requires too much memory "
+	    "for decoding"));
+#if COUNT_MALLOC
+	EXPECT(maxalloc < (1u << 20));
+#endif
+
+	p = xmalloc(n);
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)(i * 7 + (i >> 10));
+	rv_rec_init(&r, RV_SAMPLE);
+	r.dtype = RV_DT_PNG;
+	r.payload_len = n;
+	s.len = 0;
+	EXPECT_EQ(rv_enc_frame(e, &r, p, &s), 0);
+	/* window descriptor: 2^(10 + exponent), exponent in the top 5 bits */
+	EXPECT(s.data[4] & 0x20 || (s.data[5] >> 3) + 10 <= 23);
+	rd = rv_reader_mem(s.data, s.len, NAME);
+	EXPECT_EQ(rv_reader_next(rd, &got), 1);
+	EXPECT(got.payload_len == n && memcmp(got.payload, p, n) == 0);
+	rv_reader_close(rd);
+	free(p);
+	rv_enc_free(e);
+	rv_buf_release(&raw);
+	rv_buf_release(&s);
+}
+
+/*
+ * Frames made by zstd's streaming API without a pledged size carry no
+ * content size: still read, small and large (the buffer grows as data
+ * comes), with the checksum verified.
+ */
+static void
+t_unknown_size(void)
+{
+	struct fixture f;
+	struct rv_buf s = { 0 }, raw = { 0 };
+	struct rv_reader *r;
+	int i, nok;
+
+	small_fixture(&f, 1);
+	/* one big record too */
+	{
+		struct item *it = add_rec(&f, RV_SAMPLE, RV_DT_U8);
+		it->rec.height = it->rec.width = 224;
+		it->rec.channels = 3;
+		it->payload = xmalloc(224 * 224 * 3);
+		fill_image(it->payload, 224, 224, 3, 9);
+		it->rec.payload_len = 224 * 224 * 3;
+	}
+	for (i = 0; i < f.n; i++) {
+		struct item *it = &f.it[i];
+		it->start = s.len;
+		if (!it->skip) {
+			raw.len = 0;
+			raw_rec(&raw, &it->rec, it->payload,
+			    (size_t)it->rec.payload_len);
+			zframe(&s, raw.data, raw.len, 0);
+			EXPECT(ZSTD_getFrameContentSize(s.data + it->start,
+			    s.len - it->start) == ZSTD_CONTENTSIZE_UNKNOWN);
+		}
+		it->end = s.len;
+	}
+	r = rv_reader_mem(s.data, s.len, NAME);
+	EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
+	EXPECT_EQ(nok, nrecords(&f));
+	rv_reader_close(r);
+
+	/* a frame without a checksum (zstd --no-check) is a frame too */
+	{
+		struct rv_buf one = { 0 };
+		struct rv_rec rec;
+		const struct item *it = &f.it[2];
+		raw.len = 0;
+		raw_rec(&raw, &it->rec, it->payload,
+		    (size_t)it->rec.payload_len);
+		craft_frame(&one, raw.data, raw.len, raw.len);
+		r = rv_reader_mem(one.data, one.len, NAME);
+		EXPECT_EQ(rv_reader_next(r, &rec), 1);
+		EXPECT(same_rec(&rec, it));
+		EXPECT_EQ(rv_reader_next(r, &rec), 0);
+		rv_reader_close(r);
+		rv_buf_release(&one);
+	}
+
+	/* and the checksum is checked: corrupt the last byte */
+	s.data[s.len - 1] ^= 1;
+	r = rv_reader_mem(s.data, s.len, NAME);
+	EXPECT_EQ(check_reader(r, &f, &nok, 0), -1);
+	EXPECT_EQ(nok, nrecords(&f) - 1);
+	EXPECT(strstr(rv_errmsg(), "corrupt frame") != NULL);
+	rv_reader_close(r);
+	rv_buf_release(&raw);
+	rv_buf_release(&s);
+	fixture_release(&f);
+}
+
+/*
+ * A header longer than 64 bytes (a later version appending fields): read,
+ * the extra bytes skipped, the payload found after them.
+ */
+static void
+t_longer_header(void)
+{
+	struct rv_buf raw = { 0 }, s = { 0 };
+	struct rv_reader *r;
+	struct rv_rec rec, w;
+	unsigned char h[RV_HDR_LEN];
+	int rc;
+
+	rv_rec_init(&w, RV_SAMPLE);
+	w.dtype = RV_DT_JPEG;
+	w.id = 77;
+	w.payload_len = 5;
+	rv_rec_encode(&w, h);
+	h[6] = 72;		/* hdr_len */
+	rv_buf_append(&raw, h, sizeof(h));
+	rv_buf_append(&raw, "newfield", 8);
+	rv_buf_append(&raw, "hello", 5);
+	zframe(&s, raw.data, raw.len, 1);
+	zframe(&s, raw.data, raw.len, 0);
+	r = rv_reader_mem(s.data, s.len, NAME);
+	for (int k = 0; k < 2; k++) {
+		rc = rv_reader_next(r, &rec);
+		EXPECT_EQ(rc, 1);
+		if (rc == 1) {
+			EXPECT_EQ(rec.hdr_len, 72);
+			EXPECT_EQ(rec.id, 77);
+			EXPECT_EQ(rec.payload_len, 5);
+			EXPECT(memcmp(rec.payload, "hello", 5) == 0);
+		}
+	}
+	EXPECT_EQ(rv_reader_next(r, &rec), 0);
+	rv_reader_close(r);
+	rv_buf_release(&raw);
+	rv_buf_release(&s);
+}
+
+/* Metadata records anywhere read back, and merge. */
+static void
+t_meta_anywhere(void)
+{
+	struct rv_buf s = { 0 };
+	struct rv_meta a, b, got;
+	struct rv_enc *e = rv_enc_new(1);
+	struct rv_rec rec;
+	struct rv_reader *r;
+	unsigned char px[4] = { 1, 2, 3, 4 };
+	int rc, nmeta = 0, nsamp = 0;
+
+	rv_meta_init(&a);
+	rv_meta_init(&b);
+	rv_meta_init(&got);
+	rv_meta_set(&a, "source", "a.tar");
+	rv_meta_set(&a, "classes", "2");
+	rv_meta_set(&b, "source", "b.tar");
+	rv_meta_set(&b, "x.unknown", "kept");
+	rv_rec_init(&rec, RV_SAMPLE);
+	rec.dtype = RV_DT_U8;
+	rec.height = rec.width = 2;
+	rec.channels = 1;
+	rec.payload_len = 4;
+	EXPECT_EQ(rv_enc_frame(e, &rec, px, &s), 0);
+	{
+		struct rv_buf m = { 0 };
+		struct rv_rec mr;
+		rv_meta_encode(&a, &m);
+		rv_rec_init(&mr, RV_META);
+		mr.payload_len = m.len;
+		EXPECT_EQ(rv_enc_frame(e, &mr, m.data, &s), 0);
+		EXPECT_EQ(rv_enc_frame(e, &rec, px, &s), 0);
+		m.len = 0;
+		rv_meta_encode(&b, &m);
+		mr.payload_len = m.len;
+		EXPECT_EQ(rv_enc_frame(e, &mr, m.data, &s), 0);
+		rv_buf_release(&m);
+	}
+	r = rv_reader_mem(s.data, s.len, NAME);
+	while ((rc = rv_reader_next(r, &rec)) == 1) {
+		if (rec.kind == RV_META) {
+			nmeta++;
+			EXPECT_EQ(rv_meta_parse(&got, rec.payload,
+			    (size_t)rec.payload_len), 0);
+		} else {
+			nsamp++;
+		}
+	}
+	EXPECT_EQ(rc, 0);
+	EXPECT_EQ(nmeta, 2);
+	EXPECT_EQ(nsamp, 2);
+	EXPECT_STR(rv_meta_get(&got, "source"), "b.tar");
+	EXPECT_STR(rv_meta_get(&got, "classes"), "2");
+	EXPECT_STR(rv_meta_get(&got, "x.unknown"), "kept");
+	rv_reader_close(r);
+	rv_enc_free(e);
+	rv_meta_release(&a);
+	rv_meta_release(&b);
+	rv_meta_release(&got);
+	rv_buf_release(&s);
+}
+
+static void
+t_level(void)
+{
+	unsetenv("RV_LEVEL");
+	EXPECT_EQ(rv_stream_level(-100), RV_LEVEL_DEFAULT);
+	EXPECT_EQ(rv_stream_level(3), 3);
+	EXPECT_EQ(rv_stream_level(-7), -7);
+	EXPECT_EQ(rv_stream_level(19), 19);
+	setenv("RV_LEVEL", "5", 1);
+	EXPECT_EQ(rv_stream_level(-100), 5);
+	EXPECT_EQ(rv_stream_level(2), 2);	/* --level wins */
+	setenv("RV_LEVEL", "-7", 1);
+	EXPECT_EQ(rv_stream_level(-100), -7);
+	setenv("RV_LEVEL", "19", 1);
+	EXPECT_EQ(rv_stream_level(-100), 19);
+	/* invalid values are ignored */
+	setenv("RV_LEVEL", "20", 1);
+	EXPECT_EQ(rv_stream_level(-100), RV_LEVEL_DEFAULT);
+	setenv("RV_LEVEL", "-8", 1);
+	EXPECT_EQ(rv_stream_level(-100), RV_LEVEL_DEFAULT);
+	setenv("RV_LEVEL", "fast", 1);
+	EXPECT_EQ(rv_stream_level(-100), RV_LEVEL_DEFAULT);
+	setenv("RV_LEVEL", "", 1);
+	EXPECT_EQ(rv_stream_level(-100), RV_LEVEL_DEFAULT);
+	unsetenv("RV_LEVEL");
+
+	unsetenv("RV_MAX_RECORD");
+	EXPECT(rv_stream_max_payload() == RV_MAX_PAYLOAD);
+	EXPECT(RV_MAX_PAYLOAD == (uint64_t)2 << 30);
+	setenv("RV_MAX_RECORD", "64M", 1);
+	EXPECT(rv_stream_max_payload() == (uint64_t)64 << 20);
+	setenv("RV_MAX_RECORD", "12345", 1);
+	EXPECT(rv_stream_max_payload() == 12345);
+	setenv("RV_MAX_RECORD", "0", 1);
+	EXPECT(rv_stream_max_payload() == RV_MAX_PAYLOAD);
+	setenv("RV_MAX_RECORD", "lots", 1);
+	EXPECT(rv_stream_max_payload() == RV_MAX_PAYLOAD);
+	setenv("RV_MAX_RECORD", "16000T", 1);
+	EXPECT(rv_stream_max_payload() == (uint64_t)1 << 48);
+	unsetenv("RV_MAX_RECORD");
+}
+
+/* Every level writes a stream every reader reads. */
+static void
+t_levels_roundtrip(void)
+{
+	static const int lv[] = { -7, -1, 0, 1, 3, 9, 19 };
+	size_t i;
+
+	for (i = 0; i < sizeof(lv) / sizeof(lv[0]); i++) {
+		struct fixture f;
+		struct rv_reader *r;
+		int nok;
+		small_fixture(&f, lv[i]);
+		r = rv_reader_mem(f.s.data, f.s.len, NAME);
+		EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
+		EXPECT_EQ(nok, nrecords(&f));
+		rv_reader_close(r);
+		fixture_release(&f);
+	}
+}
+
+/* The writer: refuses invalid records, reports write errors, frames. */
+static void
+t_writer(void)
+{
+	struct rv_writer *w;
+	struct rv_enc *e;
+	struct rv_rec rec;
+	struct rv_buf frames = { 0 };
+	char *path = tmppath("w.rvs");
+	unsigned char px[784] = { 0 };
+	int fd, i;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	w = rv_writer_new(fd, "out", 1);
+	rv_rec_init(&rec, RV_SAMPLE);
+	rec.dtype = RV_DT_U8;
+	rec.height = rec.width = 28;
+	rec.channels = 1;
+	rec.payload_len = 700;
+	EXPECT_EQ(rv_writer_put(w, &rec, px), -1);
+	EXPECT_STR(rv_errmsg(), "'out': record 0: invalid record: payload "
+	    "is 700 bytes, shape needs 784");
+	rec.payload_len = 784;
+	EXPECT_EQ(rv_writer_put(w, &rec, NULL), -1);
+	EXPECT_STR(rv_errmsg(), "'out': record 0: invalid record: no "
+	    "payload");
+	EXPECT_EQ(rv_writer_put(w, &rec, px), 0);
+	/* frames encoded elsewhere (by worker threads) go in order */
+	e = rv_enc_new(1);
+	for (i = 0; i < 3; i++) {
+		rec.id = 10 + (uint64_t)i;
+		EXPECT_EQ(rv_enc_frame(e, &rec, px, &frames), 0);
+	}
+	EXPECT_EQ(rv_writer_put_frames(w, frames.data, frames.len, 3), 0);
+	EXPECT_EQ(rv_writer_records(w), 4);
+	EXPECT_EQ(rv_writer_close(w), 0);
+	close(fd);
+	{
+		struct rv_reader *r = rv_reader_open(path);
+		struct rv_rec got;
+		uint64_t want[] = { 0, 10, 11, 12 };
+		for (i = 0; i < 4; i++) {
+			EXPECT_EQ(rv_reader_next(r, &got), 1);
+			EXPECT_EQ(got.id, want[i]);
+		}
+		EXPECT_EQ(rv_reader_next(r, &got), 0);
+		rv_reader_close(r);
+	}
+	/* a big run of put_frames bypasses the buffer, order kept */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	w = rv_writer_new(fd, "out", 1);
+	EXPECT_EQ(rv_writer_put(w, &rec, px), 0);
+	{
+		struct rv_buf big = { 0 };
+		struct rv_rec pr;
+		unsigned char *pay = xmalloc(300000);
+		fill_bytes(pay, 300000, 1);
+		rv_rec_init(&pr, RV_SAMPLE);
+		pr.dtype = RV_DT_PNG;
+		pr.id = 5;
+		pr.payload_len = 300000;
+		EXPECT_EQ(rv_enc_frame(e, &pr, pay, &big), 0);
+		EXPECT_EQ(rv_writer_put_frames(w, big.data, big.len, 1), 0);
+		EXPECT_EQ(rv_writer_put(w, &rec, px), 0);
+		EXPECT_EQ(rv_writer_bytes(w), frames.len / 3 * 2 + big.len);
+		EXPECT_EQ(rv_writer_close(w), 0);
+		close(fd);
+		free(pay);
+		rv_buf_release(&big);
+	}
+	{
+		struct rv_reader *r = rv_reader_open(path);
+		struct rv_rec got;
+		uint64_t want[] = { 12, 5, 12 };
+		for (i = 0; i < 3; i++) {
+			EXPECT_EQ(rv_reader_next(r, &got), 1);
+			EXPECT_EQ(got.id, want[i]);
+		}
+		EXPECT_EQ(rv_reader_next(r, &got), 0);
+		rv_reader_close(r);
+	}
+	rv_enc_free(e);
+	rv_buf_release(&frames);
+
+	/* a write error is reported once, with the name, and sticks */
+	fd = open(path, O_RDONLY);
+	w = rv_writer_new(fd, "ro", 1);
+	EXPECT_EQ(rv_writer_put(w, &rec, px), 0);
+	EXPECT_EQ(rv_writer_flush(w), -1);
+	EXPECT_STR(rv_errmsg(), "'ro': write: Bad file descriptor");
+	EXPECT_EQ(rv_writer_put(w, &rec, px), -1);
+	EXPECT_EQ(rv_writer_close(w), -1);
+	EXPECT_EQ(rv_writer_close(NULL), 0);
+	close(fd);
+	unlink(path);
+	free(path);
+}
+
+/* Seek back to a record's offset over a file and memory. */
+static void
+t_seek(void)
+{
+	struct fixture f;
+	char *path = tmppath("seek.rvs");
+	int pass;
+
+	small_fixture(&f, 1);
+	write_file(path, f.s.data, f.s.len);
+	for (pass = 0; pass < 2; pass++) {
+		struct rv_reader *r = pass ? rv_reader_open(path) :
+		    rv_reader_mem(f.s.data, f.s.len, NAME);
+		struct rv_rec rec;
+		const struct item *it = &f.it[5];	/* the epoch end */
+		EXPECT_EQ(rv_reader_seekable(r), 1);
+		while (rv_reader_next(r, &rec) == 1)
+			;
+		EXPECT_EQ(rv_reader_seek(r, it->start, 4), 0);
+		EXPECT_EQ(rv_reader_next(r, &rec), 1);
+		EXPECT(same_rec(&rec, it));
+		EXPECT_EQ(rv_reader_records(r), 5);
+		EXPECT_EQ(rv_reader_offset(r), it->start);
+		/* a seek to the middle of a frame fails cleanly */
+		EXPECT_EQ(rv_reader_seek(r, it->start + 1, 4), 0);
+		EXPECT_EQ(rv_reader_next(r, &rec), -1);
+		/* and a seek heals a failed reader */
+		EXPECT_EQ(rv_reader_seek(r, f.it[1].start, 0), 0);
+		EXPECT_EQ(rv_reader_next(r, &rec), 1);
+		EXPECT(same_rec(&rec, &f.it[1]));
+		if (!pass) {
+			EXPECT_EQ(rv_reader_seek(r, f.s.len + 1, 0), -1);
+			EXPECT_STR(rv_errmsg(), "'t': seek past the end");
+		}
+		rv_reader_close(r);
+	}
+	unlink(path);
+	free(path);
+	fixture_release(&f);
+}
+
+#if COUNT_MALLOC
+/*
+ * Write then read 600 records of one shape (or alternating shapes, with
+ * mixed), counting allocations after the first 100.
+ */
+static void
+steady(int mixed, int big, size_t *wallocs, size_t *rallocs)
+{
+	struct rv_writer *w;
+	struct rv_reader *r;
+	struct rv_rec rec;
+	char *path = tmppath("steady.rvs");
+	unsigned char *px = xmalloc(224 * 224 * 3);
+	int fd, i, rc;
+
+	unsigned char *small = xmalloc(28 * 28);
+
+	fill_image(px, 224, 224, 3, 1);
+	fill_image(small, 28, 28, 1, 2);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	w = rv_writer_new(fd, path, 1);
+	for (i = 0; i < 600; i++) {
+		unsigned char *img;
+		if (mixed)
+			big = i % 3 == 0;
+		rv_rec_init(&rec, RV_SAMPLE);
+		rec.dtype = RV_DT_U8;
+		rec.id = (uint64_t)i;
+		rec.height = rec.width = big ? 224 : 28;
+		rec.channels = big ? 3 : 1;
+		rec.payload_len = (uint64_t)rec.height * rec.width *
+		    rec.channels;
+		/* the same picture with a different corner each time */
+		img = big ? px : small;
+		fill_bytes(img, 16, (uint64_t)i);
+		if (i == 100)
+			alloc_reset();
+		EXPECT_EQ(rv_writer_put(w, &rec, img), 0);
+	}
+	*wallocs = nalloc;
+	EXPECT_EQ(rv_writer_close(w), 0);
+	close(fd);
+
+	r = rv_reader_open(path);
+	i = 0;
+	while ((rc = rv_reader_next(r, &rec)) == 1)
+		if (++i == 100)
+			alloc_reset();
+	*rallocs = nalloc;
+	EXPECT_EQ(rc, 0);
+	EXPECT_EQ(i, 600);
+	rv_reader_close(r);
+	free(px);
+	free(small);
+	unlink(path);
+	free(path);
+}
+#endif
+
+/*
+ * Steady state: once the first records have sized the buffers, writing
+ * and reading more records of the same shape allocates nothing.  When
+ * sizes alternate, zstd re-sizes its compression workspace after 128
+ * frames that left most of it unused: about one allocation per 130
+ * records, allowed below.
+ */
+static void
+t_no_alloc_per_record(void)
+{
+#if COUNT_MALLOC
+	size_t wa, ra;
+	int big;
+
+	for (big = 0; big < 2; big++) {
+		steady(0, big, &wa, &ra);
+		printf("# allocations in 500 steady-state %s records: write "
+		    "%zu, read %zu\n", big ? "224x224x3" : "28x28", wa, ra);
+		EXPECT_EQ(wa, 0);
+		EXPECT_EQ(ra, 0);
+	}
+	steady(1, 0, &wa, &ra);
+	printf("# allocations in 500 records of alternating shapes: write "
+	    "%zu, read %zu\n", wa, ra);
+	EXPECT(wa <= 500 / 50);
+	EXPECT_EQ(ra, 0);
+#else
+	printf("# skipped under AddressSanitizer\n");
+#endif
+}
+
+/*
+ * Output files appear only when complete: a hidden temp file beside the
+ * target, renamed by rv_out_commit(), removed by rv_out_abort(); devices
+ * are written in place.
+ */
+static void
+t_out(void)
+{
+	struct rv_out o;
+	char *path = tmppath("out.rvs");
+	unsigned char *got;
+	size_t len;
+
+	unlink(path);
+	EXPECT_EQ(rv_out_open(&o, path, 1), 0);
+	EXPECT(o.tmp != NULL && strstr(o.tmp, "/.out.rvs.tmp.") != NULL);
+	EXPECT(access(path, F_OK) != 0);
+	EXPECT(access(o.tmp, F_OK) == 0);
+	EXPECT_STR(rv_out_name(&o), path);
+	EXPECT_EQ(rv_write_full(o.fd, "hello", 5), 0);
+	{
+		char *tmp = xstrdup(o.tmp);
+		EXPECT_EQ(rv_out_commit(&o), 0);
+		EXPECT(access(tmp, F_OK) != 0);
+		free(tmp);
+	}
+	EXPECT_EQ(rv_slurp(path, &got, &len), 0);
+	EXPECT(len == 5 && memcmp(got, "hello", 5) == 0);
+	free(got);
+
+	/* abort leaves the old file alone and no temp file */
+	EXPECT_EQ(rv_out_open(&o, path, 1), 0);
+	EXPECT_EQ(rv_write_full(o.fd, "partial", 7), 0);
+	{
+		char *tmp = xstrdup(o.tmp);
+		rv_out_abort(&o);
+		EXPECT(access(tmp, F_OK) != 0);
+		free(tmp);
+	}
+	EXPECT_EQ(rv_slurp(path, &got, &len), 0);
+	EXPECT(len == 5);
+	free(got);
+
+	/* a device is written in place, never replaced */
+	EXPECT_EQ(rv_out_open(&o, "/dev/null", 1), 0);
+	EXPECT(o.tmp == NULL);
+	EXPECT_EQ(rv_write_full(o.fd, "x", 1), 0);
+	EXPECT_EQ(rv_out_commit(&o), 0);
+	{
+		struct stat st;
+		EXPECT(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+	}
+	EXPECT_EQ(rv_out_open(&o, "/nonexistent/dir/x.rvs", 1), -1);
+	EXPECT_STR(rv_errmsg(), "'/nonexistent/dir/x.rvs': No such file or "
+	    "directory");
+	EXPECT_EQ(rv_slurp("/nonexistent", &got, &len), -1);
+	EXPECT_STR(rv_errmsg(), "'/nonexistent': No such file or directory");
+	unlink(path);
+	free(path);
+}
+
+/* ------------------------------------------------------------ speed */
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Load n images of sz bytes from a raw file, or make them. */
+static unsigned char *
+perf_data(const char *env, size_t sz, size_t *n, uint32_t h, uint32_t w,
+    uint32_t c)
+{
+	const char *path = getenv(env);
+	unsigned char *p;
+	size_t len, i;
+
+	if (path && rv_slurp(path, &p, &len) == 0 && len >= sz) {
+		*n = len / sz;
+		printf("# %s: %zu images from '%s'\n", env, *n, path);
+		return p;
+	}
+	if (sz == 784) {
+		/* Fashion-MNIST when installed: real 28x28 images */
+		gzFile gz = gzopen("/usr/share/datasets/fashion-mnist/"
+		    "train-images-idx3-ubyte.gz", "rb");
+		if (gz) {
+			unsigned char hdr[16];
+			*n = 2000;
+			p = xmalloc(*n * sz);
+			if (gzread(gz, hdr, 16) == 16 &&
+			    gzread(gz, p, (unsigned)(*n * sz)) ==
+			    (int)(*n * sz)) {
+				gzclose(gz);
+				printf("# 28x28: Fashion-MNIST\n");
+				return p;
+			}
+			gzclose(gz);
+			free(p);
+		}
+	}
+	*n = sz == 784 ? 2000 : 64;
+	p = xmalloc(*n * sz);
+	for (i = 0; i < *n; i++)
+		fill_image(p + i * sz, h, w, c, i);
+	printf("# %ux%ux%u: synthetic images (smooth + noise)\n", h, w, c);
+	return p;
+}
+
+static void
+perf_one(const unsigned char *data, size_t nimg, uint32_t h, uint32_t w,
+    uint32_t c, int level, size_t nrec)
+{
+	char *path = tmppath("perf.rvs");
+	size_t sz = (size_t)h * w * c, i;
+	struct rv_writer *wr;
+	struct rv_reader *r;
+	struct rv_rec rec;
+	double t0, tw, tr, mb = (double)(sz * nrec) / 1e6;
+	uint64_t bytes;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	wr = rv_writer_new(fd, path, level);
+	t0 = now();
+	for (i = 0; i < nrec; i++) {
+		if (i == nrec / 10) {
+			/* the first tenth warms caches and buffers */
+			t0 = now();
+		}
+		rv_rec_init(&rec, RV_SAMPLE);
+		rec.dtype = RV_DT_U8;
+		rec.id = i;
+		rec.label = (int32_t)(i % 10);
+		rec.height = h;
+		rec.width = w;
+		rec.channels = c;
+		rec.payload_len = sz;
+		if (rv_writer_put(wr, &rec, data + (i % nimg) * sz) < 0)
+			break;
+	}
+	EXPECT_EQ(rv_writer_close(wr), 0);
+	tw = (now() - t0) / 0.9;
+	close(fd);
+
+	r = rv_reader_open(path);
+	t0 = now();
+	i = 0;
+	while (rv_reader_next(r, &rec) == 1)
+		if (++i == nrec / 10)
+			t0 = now();
+	tr = (now() - t0) / 0.9;
+	bytes = rv_reader_bytes(r);
+	rv_reader_close(r);
+	EXPECT_EQ(i, nrec);
+	printf("# %3ux%-3ux%u level %2d: ratio %5.2f  write %8.0f rec/s "
+	    "%6.0f MB/s  read %8.0f rec/s %6.0f MB/s\n", h, w, c, level,
+	    (double)(sz * nrec) / (double)bytes, (double)nrec / tw, mb / tw,
+	    (double)nrec / tr, mb / tr);
+	unlink(path);
+	free(path);
+}
+
+/*
+ * Records/s and MB/s (of raw pixels) per level; not a timed test.  The
+ * stream goes through a file in the page cache, as it would through a
+ * pipe, so the numbers include the system calls.
+ */
+static void
+t_perf(void)
+{
+	static const int deflv[] = { -1, 1, 3 };
+	int lv[16], nlv = 0;
+	const char *s = getenv("RV_PERF"), *ls = getenv("RV_PERF_LEVELS");
+	size_t scale = s && atoi(s) > 0 ? (size_t)atoi(s) : 1, n28, n224, i;
+	unsigned char *d28 = perf_data("RV_PERF_U8_28", 784, &n28, 28, 28,
+	    1);
+	unsigned char *d224 = perf_data("RV_PERF_U8_224", 224 * 224 * 3,
+	    &n224, 224, 224, 3);
+
+	/* RV_PERF_LEVELS="-3 1 6" measures other levels */
+	while (ls && nlv < 16) {
+		char *end;
+		long v = strtol(ls, &end, 10);
+		if (end == ls)
+			break;
+		lv[nlv++] = (int)v;
+		ls = end;
+	}
+	if (nlv == 0)
+		for (nlv = 0; nlv < 3; nlv++)
+			lv[nlv] = deflv[nlv];
+	for (i = 0; i < (size_t)nlv; i++)
+		perf_one(d28, n28, 28, 28, 1, lv[i], 5000 * scale);
+	for (i = 0; i < (size_t)nlv; i++)
+		perf_one(d224, n224, 224, 224, 3, lv[i], 100 * scale);
+	free(d28);
+	free(d224);
+}
+
+int
+main(void)
+{
+	char tmpl[] = "/tmp/t_stream.XXXXXX";
+
+	rv_setprogname("t_stream");
+	unsetenv("RV_LEVEL");
+	unsetenv("RV_MAX_RECORD");
+	if (!mkdtemp(tmpl)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
+	RUN(t_buf);
+	RUN(t_roundtrip_mem);
+	RUN(t_roundtrip_file);
+	RUN(t_pipe);
+	RUN(t_concat);
+	RUN(t_skippable);
+	RUN(t_truncation);
+	RUN(t_corruption);
+	RUN(t_hostile_headers);
+	RUN(t_before_allocation);
+	RUN(t_window);
+	RUN(t_unknown_size);
+	RUN(t_longer_header);
+	RUN(t_meta_anywhere);
+	RUN(t_level);
+	RUN(t_levels_roundtrip);
+	RUN(t_writer);
+	RUN(t_seek);
+	RUN(t_no_alloc_per_record);
+	RUN(t_out);
+	RUN(t_perf);
+	rmdir(tmpdir);
+	return UNIT_DONE();
+}
