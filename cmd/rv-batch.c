@@ -22,7 +22,7 @@ static const char usage[] =
     "  -b, --batch N            samples per batch (default 32)\n"
     "  -o, --output FILE        write the stream to FILE (default stdout)\n"
     "      --drop-last          drop each epoch's short final batch\n"
-    "      --level L            zstd level, -7..19 (default $RV_LEVEL or 1)\n"
+    "      --level L            zstd level, -7..19 (default $RV_LEVEL or -1)\n"
     "      --seed S             seed for --shuffle-buffer (default 0)\n"
     "      --shuffle-buffer K   shuffle through a buffer of K samples\n"
     "                           (default 0: keep the input order)\n"
@@ -228,16 +228,9 @@ out:
 		rv_warn("%s", rv_errmsg());
 		status = 1;
 	}
-	if (status == 0) {
-		if (rv_out_commit(&out) < 0) {
-			rv_warn("%s", rv_errmsg());
-			status = 1;
-		} else if (!o.output && close(STDOUT_FILENO) != 0) {
-			rv_warn("'<stdout>': close:");
-			status = 1;
-		}
-	} else {
-		rv_out_abort(&out);
+	if (rv_out_finish(&out, status == 0) < 0) {
+		rv_warn("%s", rv_errmsg());
+		status = 1;
 	}
 	return status;
 }

@@ -41,7 +41,7 @@ static const char usage[] =
     "      --shard I/N      write only shard I of N (0 <= I < N)\n"
     "      --shuffle        a new deterministic order every epoch\n"
     "      --strict         a bad image is fatal instead of skipped\n"
-    "      --level L        zstd level, -7..19 (default $RV_LEVEL or 1)\n"
+    "      --level L        zstd level, -7..19 (default $RV_LEVEL or -1)\n"
     "  -q, --quiet          no progress\n"
     "  -v, --verbose        print a summary at the end\n"
     "  -h, --help           print this help\n"
@@ -473,16 +473,9 @@ out:
 	free(mine);
 	free(bad);
 	rv_dataset_free(ds);
-	if (status == 0) {
-		if (rv_out_commit(&out) < 0) {
-			rv_warn("%s", rv_errmsg());
-			status = 1;
-		} else if (!o.output && close(STDOUT_FILENO) != 0) {
-			rv_warn("<stdout>: close:");
-			status = 1;
-		}
-	} else {
-		rv_out_abort(&out);
+	if (rv_out_finish(&out, status == 0) < 0) {
+		rv_warn("%s", rv_errmsg());
+		status = 1;
 	}
 	return status;
 }

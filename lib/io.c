@@ -220,6 +220,22 @@ rv_out_abort(struct rv_out *o)
 	out_free(o);
 }
 
+int
+rv_out_finish(struct rv_out *o, int ok)
+{
+	int to_stdout = o->path == NULL && o->fd == STDOUT_FILENO;
+
+	if (!ok) {
+		rv_out_abort(o);
+		return 0;
+	}
+	if (rv_out_commit(o) < 0)
+		return -1;
+	if (to_stdout && close(STDOUT_FILENO) != 0)
+		return rv_seterr("'<stdout>': close:");
+	return 0;
+}
+
 const char *
 rv_out_name(const struct rv_out *o)
 {

@@ -39,6 +39,12 @@ int rv_out_open(struct rv_out *o, const char *path, int binary);
 int rv_out_commit(struct rv_out *o);
 /* Close and unlink the temp file.  Frees everything.  Never fails. */
 void rv_out_abort(struct rv_out *o);
+/*
+ * End a program's output.  ok: commit it (for stdout, close fd 1 so that a
+ * late write error is seen); returns 0, or -1 with rv_errmsg() set.  Not ok:
+ * abort it (the temp file goes) and return 0.
+ */
+int rv_out_finish(struct rv_out *o, int ok);
 /* The name to use in messages: the path, or "<stdout>". */
 const char *rv_out_name(const struct rv_out *o);
 

@@ -242,8 +242,8 @@ extension(const char *path)
 	return dot ? dot + 1 : "";
 }
 
-static int
-lower_eq(const char *a, const char *b)
+int
+src_lower_eq(const char *a, const char *b)
 {
 	for (; *a && *b; a++, b++) {
 		char ca = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
@@ -256,8 +256,8 @@ lower_eq(const char *a, const char *b)
 int
 src_image_ext(const char *ext)
 {
-	return lower_eq(ext, "jpg") || lower_eq(ext, "jpeg") ||
-	    lower_eq(ext, "png");
+	return src_lower_eq(ext, "jpg") || src_lower_eq(ext, "jpeg") ||
+	    src_lower_eq(ext, "png");
 }
 
 int
@@ -268,7 +268,7 @@ src_encoded_dtype(const unsigned char *p, size_t n, const char *path)
 	if (t != RV_DT_NONE)
 		return t;
 	/* Let the decoder say what is wrong with it, by its name. */
-	return lower_eq(extension(path), "png") ? RV_DT_PNG : RV_DT_JPEG;
+	return src_lower_eq(extension(path), "png") ? RV_DT_PNG : RV_DT_JPEG;
 }
 
 int32_t

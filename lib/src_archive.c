@@ -117,17 +117,6 @@ la_err(struct reader *r)
 	return r->err;
 }
 
-static int
-lower_eq(const char *a, const char *b)
-{
-	for (; *a && *b; a++, b++) {
-		char ca = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
-		if (ca != *b)
-			return 0;
-	}
-	return *a == *b;
-}
-
 /*
  * A sidecar's text as a label: a decimal integer, white space around it,
  * -1 (no label) up to INT32_MAX.  Anything else is no label (a caption).
@@ -287,13 +276,13 @@ take_member(struct reader *r, struct archive_entry *e)
 	if (src_image_ext(last + 1)) {
 		m->role = R_IMAGE;
 		max = SRC_MAX_MEMBER;
-	} else if (lower_eq(dot + 1, "cls")) {
+	} else if (src_lower_eq(dot + 1, "cls")) {
 		m->role = R_CLS;
 		max = MAX_CLS;
-	} else if (lower_eq(dot + 1, "txt")) {
+	} else if (src_lower_eq(dot + 1, "txt")) {
 		m->role = R_TXT;
 		max = MAX_CLS;
-	} else if (lower_eq(dot + 1, "json")) {
+	} else if (src_lower_eq(dot + 1, "json")) {
 		m->role = R_JSON;
 		max = MAX_JSON;
 	} else

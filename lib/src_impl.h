@@ -84,6 +84,8 @@ void src_count(struct src_ctx *c);
 void src_sanitize(char *dst, size_t len, const char *s, size_t n);
 /* A fresh sanitized copy of s. */
 char *src_sanitized(const char *s);
+/* a equals b ignoring ASCII case in a (b is lower case). */
+int src_lower_eq(const char *a, const char *b);
 /* it->name = "operand: member" (member sanitized here), truncated. */
 void src_item_name(struct rv_item *it, const struct src *s,
     const char *member);

@@ -22,7 +22,7 @@
 #include "record.h"
 
 /* Default compression level: see rv-stream(5) for the measurement. */
-#define RV_LEVEL_DEFAULT	1
+#define RV_LEVEL_DEFAULT	(-1)
 /* Default cap on one record's payload; RV_MAX_RECORD overrides. */
 #define RV_MAX_PAYLOAD		((uint64_t)2 << 30)
 

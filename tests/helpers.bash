@@ -13,8 +13,8 @@ FIX="$REPO/tests/fixtures"
 DATA="$REPO/tests/data"
 # Fashion-MNIST from Debian's dataset-fashion-mnist.
 FMNIST=/usr/share/datasets/fashion-mnist
-# Quieter, faster default compression for tests; tests of the level set it.
-export RV_LEVEL=1
+# Tests run at the default level; an inherited RV_LEVEL must not change it.
+unset RV_LEVEL
 
 need_fixtures() {
 	[ -f "$FIX/.done" ] || bash "$REPO/tests/make-fixtures.sh" "$FIX" >&2

@@ -239,13 +239,13 @@ frames() {
 	RV_LEVEL=19 rv-decode -q --limit 200 "$img" "$lab" > "$T/env19.rvs"
 	RV_LEVEL=19 rv-decode -q --limit 200 --level -7 "$img" "$lab" > "$T/opt-7.rvs"
 	RV_LEVEL=bogus rv-decode -q --limit 200 "$img" "$lab" > "$T/bogus.rvs"
-	rv-decode -q --limit 200 --level 1 "$img" "$lab" > "$T/l1.rvs"
+	rv-decode -q --limit 200 --level -1 "$img" "$lab" > "$T/l-1.rvs"
 	[ "$(wc -c < "$T/l19.rvs")" -lt "$(wc -c < "$T/l-7.rvs")" ]
 	cmp <(zstd -dcq "$T/l-7.rvs") <(zstd -dcq "$T/l19.rvs")
 	cmp "$T/env19.rvs" "$T/l19.rvs"
 	cmp "$T/opt-7.rvs" "$T/l-7.rvs"
-	# an invalid RV_LEVEL is ignored: the default, 1
-	cmp "$T/bogus.rvs" "$T/l1.rvs"
+	# an invalid RV_LEVEL is ignored: the default, -1
+	cmp "$T/bogus.rvs" "$T/l-1.rvs"
 	run -0 kinds "$T/l19.rvs"
 	[ "$output" = "1 200 0 1" ]
 }
