@@ -43,6 +43,7 @@ BINDIR  = $(BUILD)/bin
 BINS    = $(PROGS:%=$(BINDIR)/%)
 UNITSRC = $(sort $(wildcard tests/unit/t_*.c))
 UNITS   = $(UNITSRC:tests/unit/%.c=$(BUILD)/unit/%)
+FIXTURES = tests/fixtures/.done
 
 .PHONY: all check unit units bats asan test bench lint install uninstall \
 	clean fmt deps demo fixtures
@@ -70,15 +71,15 @@ $(BUILD)/tests/unit/%.o: ALL_CPPFLAGS += -Itests/unit
 
 # C unit tests first, then the bats suite; both print TAP, and the summary
 # line "N passed, N failed" comes from tests/run.
-check: all $(UNITS)
+check: all $(UNITS) $(FIXTURES)
 	@RV_BUILD=$(BUILD) bash tests/run
 
 units: $(UNITS)
 
-unit: $(UNITS)
+unit: $(UNITS) $(FIXTURES)
 	@RV_BUILD=$(BUILD) bash tests/run unit
 
-bats: all
+bats: all $(FIXTURES)
 	@RV_BUILD=$(BUILD) bash tests/run bats
 
 # The whole suite under AddressSanitizer + UBSan, in its own build tree.
@@ -90,6 +91,7 @@ asan:
 test: deps
 	$(MAKE) WERROR=$(WERROR) all units
 	$(MAKE) BUILD=build-asan SAN=1 WERROR=$(WERROR) all units
+	$(MAKE) fixtures
 	@RV_BUILDS="build build-asan" bash tests/run
 
 bench: all
@@ -110,7 +112,10 @@ demo: deps
 	$(MAKE) all
 	bash pipelines/main.sh
 
-fixtures:
+# Test fixtures (images of every flavour, broken ones, datasets), made once.
+fixtures: $(FIXTURES)
+$(FIXTURES): tests/make-fixtures.sh tests/fixtures-images.sh \
+    tests/fixtures-datasets.sh
 	bash tests/make-fixtures.sh tests/fixtures
 
 install: all
