@@ -273,3 +273,10 @@ print(n)'"
 	[[ "$output" == *"rv-decode: refusing to write a binary stream to a terminal; redirect it or use -o FILE"* ]]
 	[[ "$output" == *"rc=1"* ]]
 }
+
+@test "rv-decode: progress on a terminal's stderr, silenced by -q" {
+	run -0 script -qec "rv-decode --epochs 3 '$IMG' '$LAB' -o '$T/p.rvs'" /dev/null
+	[[ "$output" == *"rv-decode: "*" samples, "*"/s"* ]]
+	run -0 script -qec "rv-decode -q --epochs 3 '$IMG' '$LAB' -o '$T/p.rvs'" /dev/null
+	[ -z "$output" ]
+}
