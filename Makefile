@@ -25,16 +25,18 @@ endif
 
 ALL_CFLAGS   = -std=c17 $(WARN) $(CFLAGS) -pthread
 ALL_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -Ilib -MMD -MP $(CPPFLAGS)
-LDLIBS      += -lturbojpeg -lpng -larchive -lzstd -lz -lpthread -lm
+LDLIBS      += -lturbojpeg -lpng -larchive -lzstd -lxxhash -lz -lpthread -lm
 
 PROGS = \
 	rv-batch \
 	rv-decode \
 	rv-inspect
+# TEMPORARY while rv-augment is being written
+PROGS += $(if $(wildcard cmd/rv-augment.c),rv-augment)
 
 MAN1 = $(PROGS:%=man/%.1)
 MAN5 = man/rv-stream.5
-MAN7 = man/rv.7
+MAN7 = man/rv.7 $(wildcard man/rv-ops.7)
 
 LIBSRC  = $(sort $(wildcard lib/*.c))
 LIBOBJ  = $(LIBSRC:%.c=$(BUILD)/%.o)

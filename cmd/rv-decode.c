@@ -41,7 +41,8 @@ static const char usage[] =
     "      --shard I/N      write only shard I of N (0 <= I < N)\n"
     "      --shuffle        a new deterministic order every epoch\n"
     "      --strict         a bad image is fatal instead of skipped\n"
-    "      --level L        zstd level, -7..19 (default $RV_LEVEL or -1)\n"
+    "      --level L        zstd level -7..19, 0 stores (default: $RV_LEVEL,\n"
+    "                       else 0 to a pipe, -1 to a file)\n"
     "  -q, --quiet          no progress\n"
     "  -v, --verbose        print a summary at the end\n"
     "  -h, --help           print this help\n"
@@ -69,6 +70,7 @@ struct decode_opts {
 	uint64_t max_pixels;
 	uint32_t max_side;
 	uint32_t shard_i, shard_n;
+	int level;		/* resolved against the output */
 	int shuffle;
 	int strict;
 	char **inputs;
@@ -190,7 +192,7 @@ worker_start(void *arg)
 	struct worker *w = xcalloc(1, sizeof(*w));
 
 	w->codec = rv_codec_new();
-	w->enc = rv_enc_new(rv_stream_level(o->c.level));
+	w->enc = rv_enc_new(o->level);
 	if (!w->codec || !w->enc)
 		rv_die(1, "%s", rv_errmsg());
 	return w;
@@ -279,6 +281,26 @@ skip:
 	snprintf(s->msg, sizeof(s->msg), "%s: %s", it.name, rv_errmsg());
 }
 
+/*
+ * How many samples the next chunk takes: enough to keep every worker busy
+ * between two waits, few enough that the chunk's frames stay near
+ * CHUNK_BYTES (a chunk of 256 x J decoded photographs would hold gigabytes).
+ */
+#define CHUNK_BYTES	((size_t)64 << 20)
+
+static size_t
+chunk_items(size_t bytes, size_t items, int nw, size_t max)
+{
+	size_t lo = (size_t)4 * (size_t)nw, want;
+
+	if (items == 0 || bytes == 0)
+		return max;
+	want = CHUNK_BYTES / (bytes / items + 1);
+	if (want < lo)
+		want = lo;
+	return want < max ? want : max;
+}
+
 /* The positions this shard takes from an epoch's order, as ids. */
 static size_t
 epoch_order(const struct decode_opts *o, uint64_t n, uint32_t epoch,
@@ -344,7 +366,7 @@ main(int argc, char *argv[])
 	struct job job;
 	uint64_t n, *all = NULL, *mine = NULL, skipped = 0, written = 0;
 	unsigned char *bad = NULL;
-	size_t chunk = 0, k, i, nmine;
+	size_t chunk = 0, cur, k, i, m, nmine;
 	uint32_t e;
 	int status = 1, nw;
 	double t0;
@@ -375,7 +397,8 @@ main(int argc, char *argv[])
 		rv_warn("no usable samples in the input");
 		goto out;
 	}
-	w = rv_writer_new(out.fd, rv_out_name(&out), rv_stream_level(o.c.level));
+	o.level = rv_stream_level_fd(rv_stream_level(o.c.level), out.fd);
+	w = rv_writer_new(out.fd, rv_out_name(&out), o.level);
 	if (!w) {
 		rv_warn("%s", rv_errmsg());
 		goto out;
@@ -394,6 +417,7 @@ main(int argc, char *argv[])
 	job.dopts.max_side = o.max_side;
 	job.dopts.max_pixels = o.max_pixels;
 	job.slots = xcalloc(chunk, sizeof(*job.slots));
+	cur = chunk < (size_t)(4 * nw) ? chunk : (size_t)(4 * nw);
 	if (write_meta(w, &o, ds, (n - o.shard_i + o.shard_n - 1) /
 	    o.shard_n) < 0) {
 		rv_warn("%s", rv_errmsg());
@@ -406,12 +430,16 @@ main(int argc, char *argv[])
 
 		nmine = epoch_order(&o, n, e, all, mine);
 		job.epoch = e;
-		for (k = 0; k < nmine; k += chunk) {
-			size_t m = nmine - k < chunk ? nmine - k : chunk, got = 0;
+		for (k = 0; k < nmine; k += m) {
+			size_t got = 0, bytes = 0;
+			m = nmine - k < cur ? nmine - k : cur;
 			for (i = 0; i < m; i++)
 				if (!bad[mine[k + i]])
 					job.slots[got++].id = mine[k + i];
 			rv_pool_run(pool, got, decode_one, &job);
+			for (i = 0; i < got; i++)
+				bytes += job.slots[i].frame.len;
+			cur = chunk_items(bytes, got, nw, chunk);
 			for (i = 0; i < got; i++) {
 				struct slot *s = &job.slots[i];
 				if (s->bad < 0 || (s->bad && o.strict)) {

@@ -21,8 +21,17 @@
 
 #include "record.h"
 
-/* Default compression level: see rv-stream(5) for the measurement. */
-#define RV_LEVEL_DEFAULT	(-1)
+/*
+ * Compression levels: -7..19 as zstd's, except 0, which stores the record
+ * in raw zstd blocks (no compression: a copy and a checksum).  Without
+ * --level or $RV_LEVEL the level follows the output (rv-stream(5) has the
+ * measurements): a pipe, socket or device gets RV_LEVEL_PIPE, a regular
+ * file RV_LEVEL_FILE.
+ */
+#define RV_LEVEL_STORED		0
+#define RV_LEVEL_PIPE		RV_LEVEL_STORED
+#define RV_LEVEL_FILE		(-1)
+#define RV_LEVEL_AUTO		1000	/* resolve from the output */
 /* Default cap on one record's payload; RV_MAX_RECORD overrides. */
 #define RV_MAX_PAYLOAD		((uint64_t)2 << 30)
 
@@ -35,9 +44,12 @@ void rv_buf_reserve(struct rv_buf *b, size_t extra);
 void rv_buf_append(struct rv_buf *b, const void *p, size_t n);
 void rv_buf_release(struct rv_buf *b);
 
-/* The compression level to use: opt if >= -7 (an explicit --level),
- * else $RV_LEVEL if set and valid, else RV_LEVEL_DEFAULT. */
+/* The compression level asked for: opt if in -7..19 (an explicit --level),
+ * else $RV_LEVEL if set and valid, else RV_LEVEL_AUTO. */
 int rv_stream_level(int opt);
+/* level, or for RV_LEVEL_AUTO the level for output fd: RV_LEVEL_PIPE when
+ * fd is not a regular file, else RV_LEVEL_FILE. */
+int rv_stream_level_fd(int level, int fd);
 /* Payload cap: $RV_MAX_RECORD (bytes, K/M/G suffixes) or RV_MAX_PAYLOAD. */
 uint64_t rv_stream_max_payload(void);
 
@@ -74,6 +86,7 @@ void rv_reader_close(struct rv_reader *r);
 /* ---- encoding ---- */
 struct rv_enc;
 
+/* level: -7..19 (0 stores); RV_LEVEL_AUTO means RV_LEVEL_FILE. */
 struct rv_enc *rv_enc_new(int level);
 /* Append one frame holding rec's header and payload (rec->payload_len
  * bytes) to out.  Returns 0 or -1. */
@@ -84,7 +97,8 @@ void rv_enc_free(struct rv_enc *e);
 /* ---- writing ---- */
 struct rv_writer;
 
-/* Write to fd (not closed by the writer); name is used in messages. */
+/* Write to fd (not closed by the writer); name is used in messages.
+ * RV_LEVEL_AUTO picks the level from fd (rv_stream_level_fd). */
 struct rv_writer *rv_writer_new(int fd, const char *name, int level);
 /* Encode and queue one record. */
 int rv_writer_put(struct rv_writer *w, const struct rv_rec *rec,

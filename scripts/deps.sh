@@ -10,6 +10,7 @@ pkgs=(
 	libturbojpeg0-dev
 	libpng-dev
 	libzstd-dev
+	libxxhash-dev
 	zlib1g-dev
 	zstd
 	bats

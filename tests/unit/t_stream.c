@@ -4,7 +4,7 @@
  * frames; every truncation and random corruption of a small stream; hostile
  * headers refused before allocation; frames without a content size; no
  * allocation per record in steady state.  Also prints (as TAP comments) the
- * speed of each compression level, used to choose RV_LEVEL_DEFAULT:
+ * speed of each compression level, used to choose RV_LEVEL_AUTO:
  * RV_PERF=N scales that run, RV_PERF_LEVELS="-1 1 3" picks the levels,
  * RV_PERF_U8_28 / RV_PERF_U8_224 name files of raw 28x28 / 224x224x3
  * images to measure instead of the built-in data.  The figures in
@@ -1486,7 +1486,7 @@ static void
 t_level(void)
 {
 	unsetenv("RV_LEVEL");
-	EXPECT_EQ(rv_stream_level(-100), RV_LEVEL_DEFAULT);
+	EXPECT_EQ(rv_stream_level(-100), RV_LEVEL_AUTO);
 	EXPECT_EQ(rv_stream_level(3), 3);
 	EXPECT_EQ(rv_stream_level(-7), -7);
 	EXPECT_EQ(rv_stream_level(19), 19);
@@ -1499,13 +1499,13 @@ t_level(void)
 	EXPECT_EQ(rv_stream_level(-100), 19);
 	/* invalid values are ignored */
 	setenv("RV_LEVEL", "20", 1);
-	EXPECT_EQ(rv_stream_level(-100), RV_LEVEL_DEFAULT);
+	EXPECT_EQ(rv_stream_level(-100), RV_LEVEL_AUTO);
 	setenv("RV_LEVEL", "-8", 1);
-	EXPECT_EQ(rv_stream_level(-100), RV_LEVEL_DEFAULT);
+	EXPECT_EQ(rv_stream_level(-100), RV_LEVEL_AUTO);
 	setenv("RV_LEVEL", "fast", 1);
-	EXPECT_EQ(rv_stream_level(-100), RV_LEVEL_DEFAULT);
+	EXPECT_EQ(rv_stream_level(-100), RV_LEVEL_AUTO);
 	setenv("RV_LEVEL", "", 1);
-	EXPECT_EQ(rv_stream_level(-100), RV_LEVEL_DEFAULT);
+	EXPECT_EQ(rv_stream_level(-100), RV_LEVEL_AUTO);
 	unsetenv("RV_LEVEL");
 
 	unsetenv("RV_MAX_RECORD");
@@ -1977,6 +1977,89 @@ t_perf(void)
 	free(d224);
 }
 
+/*
+ * Level 0 stores records in raw zstd blocks: libzstd itself must read them
+ * back byte for byte (block boundaries at 128 KiB, the header sharing the
+ * first block), and so must our reader; the frame is barely larger than
+ * its content.
+ */
+static void
+t_stored_frames(void)
+{
+	static const size_t sizes[] = { 0, 1, 784, (128u << 10) - 64,
+	    (128u << 10) - 63, 128u << 10, 3 * (128u << 10) + 5,
+	    224 * 224 * 3 };
+	struct rv_enc *e = rv_enc_new(RV_LEVEL_STORED);
+	struct rv_buf out = { 0 };
+	unsigned char *pay = xmalloc(3 * (128u << 10) + 5 + 224 * 224 * 3);
+	size_t i, k;
+
+	for (k = 0; k < 3 * (128u << 10) + 5 + 224 * 224 * 3; k++)
+		pay[k] = (unsigned char)(k * 7 + (k >> 9));
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct rv_rec r, got;
+		struct rv_reader *rd;
+		unsigned char *raw;
+		size_t rawlen, n;
+
+		rv_rec_init(&r, RV_META);
+		r.payload_len = sizes[i];
+		out.len = 0;
+		EXPECT(rv_enc_frame(e, &r, pay, &out) == 0);
+		/* framing overhead: 14 bytes + 3 per 128 KiB block */
+		EXPECT(out.len <= 64 + sizes[i] + 14 + 3 *
+		    ((64 + sizes[i]) / (128u << 10) + 2));
+		rawlen = 64 + sizes[i];
+		raw = xmalloc(rawlen);
+		n = ZSTD_decompress(raw, rawlen, out.data, out.len);
+		EXPECT(!ZSTD_isError(n) && n == rawlen);
+		if (!ZSTD_isError(n) && n == rawlen)
+			EXPECT(memcmp(raw + 64, pay, sizes[i]) == 0);
+		EXPECT_EQ(ZSTD_getFrameContentSize(out.data, out.len),
+		    rawlen);
+		free(raw);
+		rd = rv_reader_mem(out.data, out.len, "stored");
+		EXPECT(rd != NULL);
+		EXPECT_EQ(rv_reader_next(rd, &got), 1);
+		EXPECT_EQ(got.payload_len, sizes[i]);
+		if (got.payload_len == sizes[i])
+			EXPECT(sizes[i] == 0 ||
+			    memcmp(got.payload, pay, sizes[i]) == 0);
+		EXPECT_EQ(rv_reader_next(rd, &got), 0);
+		rv_reader_close(rd);
+		/* a flipped content byte fails the checksum */
+		if (sizes[i] > 0) {
+			out.data[out.len - 5] ^= 0x40;	/* last payload byte */
+			rd = rv_reader_mem(out.data, out.len, "stored");
+			EXPECT_EQ(rv_reader_next(rd, &got), -1);
+			EXPECT(strstr(rv_errmsg(), "checksum") != NULL);
+			rv_reader_close(rd);
+		}
+	}
+	rv_buf_release(&out);
+	rv_enc_free(e);
+	free(pay);
+}
+
+/* Without --level or RV_LEVEL: a pipe gets the stored level, a file -1. */
+static void
+t_level_auto(void)
+{
+	int fds[2];
+	char path[] = "/tmp/t_stream_lvl.XXXXXX";
+	int fd = mkstemp(path);
+
+	EXPECT(pipe(fds) == 0);
+	EXPECT_EQ(rv_stream_level_fd(RV_LEVEL_AUTO, fds[1]), RV_LEVEL_STORED);
+	EXPECT_EQ(rv_stream_level_fd(RV_LEVEL_AUTO, fd), RV_LEVEL_FILE);
+	EXPECT_EQ(rv_stream_level_fd(3, fds[1]), 3);
+	EXPECT_EQ(rv_stream_level_fd(0, fd), 0);
+	close(fds[0]);
+	close(fds[1]);
+	close(fd);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -2010,6 +2093,8 @@ main(void)
 	RUN(t_seek);
 	RUN(t_no_alloc_per_record);
 	RUN(t_out);
+	RUN(t_stored_frames);
+	RUN(t_level_auto);
 	RUN(t_perf);
 	rmdir(tmpdir);
 	return UNIT_DONE();
