@@ -28,15 +28,14 @@ ALL_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -Ilib -MMD -MP $(CPPFLAGS)
 LDLIBS      += -lturbojpeg -lpng -larchive -lzstd -lxxhash -lz -lpthread -lm
 
 PROGS = \
+	rv-augment \
 	rv-batch \
 	rv-decode \
 	rv-inspect
-# TEMPORARY while rv-augment is being written
-PROGS += $(if $(wildcard cmd/rv-augment.c),rv-augment)
 
 MAN1 = $(PROGS:%=man/%.1)
 MAN5 = man/rv-stream.5
-MAN7 = man/rv.7 $(wildcard man/rv-ops.7)
+MAN7 = man/rv.7 man/rv-ops.7
 
 LIBSRC  = $(sort $(wildcard lib/*.c))
 LIBOBJ  = $(LIBSRC:%.c=$(BUILD)/%.o)
@@ -48,7 +47,7 @@ UNITS   = $(UNITSRC:tests/unit/%.c=$(BUILD)/unit/%)
 FIXTURES = tests/fixtures/.done
 
 .PHONY: all check unit units bats asan test bench lint install uninstall \
-	clean fmt deps demo fixtures
+	clean fmt deps demo fixtures fuzz
 
 all: $(BINS)
 
@@ -98,6 +97,10 @@ test: deps
 
 bench: all
 	@RV_BUILD=$(BUILD) bash bench/run
+
+# libFuzzer harnesses (fuzz/README.md): FUZZ_SECONDS per target.
+fuzz:
+	bash fuzz/run.sh
 
 lint:
 	mandoc -T lint -W warning $(MAN1) $(MAN5) $(MAN7)

@@ -5,6 +5,7 @@
  */
 #include "meta.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,10 +50,65 @@ key_ok(const char *k, size_t n)
 	return 1;
 }
 
-static int
-set_n(struct rv_meta *m, const char *k, size_t kn, const char *v, size_t vn)
+/*
+ * An index of m's keys for one bulk update (a META record, a merge):
+ * open addressing over positions in m, so that merging L pairs into n
+ * keys costs O(n + L), not O(n L).  Without it a 60 KB record of 100000
+ * keys took 25 s to read.  Slots hold position + 1; 0 is empty.
+ */
+struct kindex {
+	size_t *slot;
+	size_t mask;
+};
+
+static size_t
+khash(const char *k, size_t n)
 {
-	size_t i;
+	uint64_t h = 0xcbf29ce484222325u;	/* FNV-1a */
+
+	while (n-- > 0)
+		h = (h ^ (unsigned char)*k++) * 0x100000001b3u;
+	return (size_t)h;
+}
+
+/* The slot holding key k, or the empty slot where it would go. */
+static size_t *
+kindex_find(const struct kindex *x, const struct rv_meta *m, const char *k,
+    size_t kn)
+{
+	size_t h = khash(k, kn) & x->mask;
+
+	while (x->slot[h] != 0) {
+		const char *key = m->key[x->slot[h] - 1];
+
+		if (strncmp(key, k, kn) == 0 && key[kn] == '\0')
+			break;
+		h = (h + 1) & x->mask;
+	}
+	return &x->slot[h];
+}
+
+/* Index m's keys; called again when they fill half the slots, so the
+ * index is never more than four times the keys' count. */
+static void
+kindex_init(struct kindex *x, const struct rv_meta *m)
+{
+	size_t cap = 16, i;
+
+	while (cap / 2 <= m->n)
+		cap *= 2;
+	x->slot = xcalloc(cap, sizeof(*x->slot));
+	x->mask = cap - 1;
+	for (i = 0; i < m->n; i++)
+		*kindex_find(x, m, m->key[i], strlen(m->key[i])) = i + 1;
+}
+
+/* Set key k to v; x, if not NULL, indexes m and is kept up to date. */
+static int
+set_n(struct rv_meta *m, struct kindex *x, const char *k, size_t kn,
+    const char *v, size_t vn)
+{
+	size_t i, *slot = NULL;
 
 	if (!key_ok(k, kn))
 		return rv_seterr("bad metadata key '%.*s'", (int)kn, k);
@@ -62,12 +118,19 @@ set_n(struct rv_meta *m, const char *k, size_t kn, const char *v, size_t vn)
 	if (memchr(v, '\0', vn))
 		return rv_seterr("metadata value of '%.*s' holds a NUL byte",
 		    (int)kn, k);
-	for (i = 0; i < m->n; i++) {
-		if (strlen(m->key[i]) == kn && memcmp(m->key[i], k, kn) == 0) {
-			free(m->val[i]);
-			m->val[i] = xstrndup(v, vn);
-			return 0;
-		}
+	if (x) {
+		slot = kindex_find(x, m, k, kn);
+		i = *slot ? *slot - 1 : m->n;
+	} else {
+		for (i = 0; i < m->n; i++)
+			if (strlen(m->key[i]) == kn &&
+			    memcmp(m->key[i], k, kn) == 0)
+				break;
+	}
+	if (i < m->n) {
+		free(m->val[i]);
+		m->val[i] = xstrndup(v, vn);
+		return 0;
 	}
 	if (m->n == m->cap) {
 		m->cap = m->cap ? m->cap * 2 : 16;
@@ -77,13 +140,20 @@ set_n(struct rv_meta *m, const char *k, size_t kn, const char *v, size_t vn)
 	m->key[m->n] = xstrndup(k, kn);
 	m->val[m->n] = xstrndup(v, vn);
 	m->n++;
+	if (slot) {
+		*slot = m->n;
+		if (m->n > x->mask / 2) {
+			free(x->slot);
+			kindex_init(x, m);
+		}
+	}
 	return 0;
 }
 
 int
 rv_meta_set(struct rv_meta *m, const char *key, const char *val)
 {
-	return set_n(m, key, strlen(key), val, strlen(val));
+	return set_n(m, NULL, key, strlen(key), val, strlen(val));
 }
 
 const char *
@@ -102,22 +172,30 @@ rv_meta_parse(struct rv_meta *m, const unsigned char *p, size_t len)
 {
 	const char *s = (const char *)p, *end = s + len;
 	size_t line = 1;
+	struct kindex x;
+	int rc = 0;
 
+	kindex_init(&x, m);
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		const char *eq;
 		if (!nl)
 			nl = end;
 		eq = memchr(s, '=', (size_t)(nl - s));
-		if (!eq)
-			return rv_seterr("metadata line %zu has no '='", line);
-		if (set_n(m, s, (size_t)(eq - s), eq + 1,
-		    (size_t)(nl - eq - 1)) < 0)
-			return rv_preferr("metadata line %zu", line);
+		if (!eq) {
+			rc = rv_seterr("metadata line %zu has no '='", line);
+			break;
+		}
+		if (set_n(m, &x, s, (size_t)(eq - s), eq + 1,
+		    (size_t)(nl - eq - 1)) < 0) {
+			rc = rv_preferr("metadata line %zu", line);
+			break;
+		}
 		s = nl + 1;
 		line++;
 	}
-	return 0;
+	free(x.slot);
+	return rc;
 }
 
 void
@@ -151,10 +229,14 @@ rv_meta_put(struct rv_writer *w, const struct rv_meta *m)
 void
 rv_meta_merge(struct rv_meta *dst, const struct rv_meta *src)
 {
+	struct kindex x;
 	size_t i;
 
+	kindex_init(&x, dst);
 	for (i = 0; i < src->n; i++)
-		(void)rv_meta_set(dst, src->key[i], src->val[i]);
+		(void)set_n(dst, &x, src->key[i], strlen(src->key[i]),
+		    src->val[i], strlen(src->val[i]));
+	free(x.slot);
 }
 
 void

@@ -26,6 +26,8 @@
 /* Sidecars larger than these are not labels (captions, metadata). */
 #define MAX_CLS		64
 #define MAX_JSON	((size_t)64 << 10)
+/* A member's buffer is sized from its header up to this, then grows. */
+#define PREALLOC	((size_t)1 << 20)
 /* Damaged headers in a row before we give up on the archive. */
 #define MAX_RETRY	100
 
@@ -199,8 +201,12 @@ read_member(struct reader *r, struct archive_entry *e, size_t max)
 	r->buf.len = 0;
 	if (size > (int64_t)max)
 		return 1;
+	/* The header's size is a claim: a 512-byte tar header saying 1 GiB
+	 * must not cost 1 GiB.  Beyond PREALLOC the buffer grows with the
+	 * data that actually arrives. */
 	if (size > 0)
-		rv_buf_reserve(&r->buf, (size_t)size);
+		rv_buf_reserve(&r->buf, size < (int64_t)PREALLOC ?
+		    (size_t)size : PREALLOC);
 	for (;;) {
 		la_ssize_t got;
 

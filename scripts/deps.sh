@@ -20,6 +20,8 @@ pkgs=(
 	python3-pil
 	shellcheck
 	dataset-fashion-mnist
+	clang
+	libclang-rt-14-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,155 @@
+/*
+ * libFuzzer harness for archive ingest (lib/src.c, lib/src_archive.c
+ * through libarchive): the input is written to a file, opened as a
+ * dataset, every sample fetched and decoded.  When the lenient open
+ * skipped anything, the archive is opened again under --strict, whose
+ * early failures take the error paths of the reader.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "err.h"
+#include "meta.h"
+#include "record.h"
+#include "src.h"
+#include "src_warn.h"
+#include "stream.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define MAX_PIXELS	((uint64_t)1 << 22)
+#define MAX_FETCH	256
+
+static char tmpdir[] = "/tmp/rv-fuzz-archive-XXXXXX";
+/* Decoded pixels are read into this, so that a short buffer shows. */
+static volatile unsigned sink;
+static char path[64];
+
+static void
+cleanup(void)
+{
+	unlink(path);
+	rmdir(tmpdir);
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	rv_setprogname("fuzz-archive");
+	if (!mkdtemp(tmpdir))
+		abort();
+	/* No extension: the format is found from the bytes alone. */
+	snprintf(path, sizeof(path), "%s/input", tmpdir);
+	atexit(cleanup);
+	return 0;
+}
+
+static void
+write_file(const char *p, const uint8_t *data, size_t size)
+{
+	FILE *f = fopen(p, "wb");
+
+	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f))
+		abort();
+}
+
+/* The dataset's metadata must make a valid META payload. */
+static void
+check_meta(const struct rv_meta *m)
+{
+	struct rv_buf b = { 0 };
+	struct rv_meta m2;
+
+	rv_meta_encode(m, &b);
+	rv_meta_init(&m2);
+	if (rv_meta_parse(&m2, b.data, b.len) < 0 || m2.n != m->n)
+		abort();
+	rv_meta_release(&m2);
+	rv_buf_release(&b);
+}
+
+/* Fetch and decode every sample (the first MAX_FETCH of them). */
+static void
+walk(struct rv_dataset *d)
+{
+	struct rv_decode_opts o = { 3, 32, MAX_PIXELS };
+	struct rv_buf scratch = { 0 };
+	struct rv_img im = { 0 };
+	struct rv_codec *c = rv_codec_new();
+	struct rv_item it;
+	uint64_t n = rv_dataset_count(d), i;
+	size_t k;
+
+	for (k = 0; k < rv_dataset_nwarnings(d); k++)
+		if (strlen(rv_dataset_warning(d, k)) == 0)
+			abort();
+	check_meta(rv_dataset_meta(d));
+	for (i = 0; i < n && i < MAX_FETCH; i++) {
+		if (rv_dataset_fetch(d, i, &scratch, &it) < 0)
+			continue;
+		if (it.id != i || (it.len && !it.data) ||
+		    memchr(it.name, '\0', sizeof(it.name)) == NULL)
+			abort();
+		if (it.dtype == RV_DT_U8) {
+			if (it.len != (size_t)it.h * it.w * it.c)
+				abort();
+			o.channels = it.c == 1 ? 1 : 3;
+			if (rv_img_from_pixels(it.data, it.h, it.w, it.c, &o,
+			    &im) == 0)
+				sink += im.data[0];
+			continue;
+		}
+		if (it.dtype != RV_DT_JPEG && it.dtype != RV_DT_PNG)
+			abort();
+		o.channels = i & 1 ? 1 : 3;
+		if (rv_codec_decode(c, it.data, it.len, &o, &im) == 0)
+			sink += im.data[(size_t)im.h * im.w * im.c - 1];
+	}
+	if (rv_dataset_fetch(d, n, &scratch, &it) != -1)
+		abort();
+	rv_codec_free(c);
+	rv_img_release(&im);
+	rv_buf_release(&scratch);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct rv_src_opts o = { 0, 1 };
+	char *paths[1] = { path };
+	struct rv_dataset *d;
+	uint64_t skipped = 0;
+	int again;
+
+	write_file(path, data, size);
+	d = rv_dataset_open(paths, 1, &o, &skipped);
+	if (!d) {
+		if (rv_errmsg()[0] == '\0')
+			abort();
+		return 0;
+	}
+	walk(d);
+	again = skipped > 0 || rv_dataset_nwarnings(d) > 0;
+	rv_dataset_free(d);
+	if (again) {
+		uint64_t lenient = skipped;
+
+		o.strict = 1;
+		d = rv_dataset_open(paths, 1, &o, &skipped);
+		/* under --strict a lost sample fails the open */
+		if (d && (lenient > 0 || skipped > 0))
+			abort();
+		if (d) {
+			walk(d);
+			rv_dataset_free(d);
+		}
+	}
+	return 0;
+}
