@@ -104,7 +104,8 @@ fuzz:
 
 lint:
 	mandoc -T lint -W warning $(MAN1) $(MAN5) $(MAN7)
-	shellcheck -x pipelines/*.sh tests/*.bash scripts/*.sh bench/*.sh
+	shellcheck -x pipelines/*.sh scripts/*.sh bench/*.sh bench/run \
+	    fuzz/*.sh tests/*.bash tests/*.sh tests/run .ci/run
 
 fmt:
 	clang-format -i lib/*.c lib/*.h cmd/*.c tests/unit/*.c

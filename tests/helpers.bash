@@ -10,7 +10,6 @@ PATH="$BIN:$PATH"
 export PATH
 # Fixtures are made once by tests/make-fixtures.sh (make fixtures).
 FIX="$REPO/tests/fixtures"
-DATA="$REPO/tests/data"
 # Fashion-MNIST from Debian's dataset-fashion-mnist.
 FMNIST=/usr/share/datasets/fashion-mnist
 # Tests run at the default level; an inherited RV_LEVEL must not change it.
