@@ -1,7 +1,7 @@
 /*
  * rv-augment: apply an op spec (rv-ops(7)) to every sample of a stream.
- * Samples are gathered in chunks, augmented (and framed) by a pool of -j
- * threads and written in input order, so the bytes depend on neither -j
+ * Samples are gathered in chunks, augmented (and framed) on -j threads
+ * and written in input order (par.h), so the bytes depend on neither -j
  * nor how a spec is split over processes: each op draws from a generator
  * keyed by its index in the whole chain, carried in augment.ops.
  */
@@ -18,7 +18,7 @@
 #include "io.h"
 #include "meta.h"
 #include "opt.h"
-#include "pool.h"
+#include "par.h"
 #include "rng.h"
 #include "stream.h"
 #include "xmem.h"
@@ -42,13 +42,8 @@ enum {
 	OPT_LIST_OPS = RV_OPT_FIRST_PRIVATE,
 };
 
-/*
- * A chunk: up to 64 samples per worker, fewer when their pixels in and
- * out would pass CHUNK_BYTES (a chunk of 64 x J large photographs would
- * hold gigabytes).  The output side is estimated from the last chunk.
- */
+/* A chunk: up to 64 records per thread, fewer for large images (par.h). */
 #define CHUNK_PER_THREAD	64
-#define CHUNK_BYTES		((size_t)64 << 20)
 
 struct augment_opts {
 	struct rv_common c;
@@ -60,15 +55,12 @@ struct augment_opts {
 };
 
 /* One record of a chunk: a sample to augment or a record to pass on. */
-struct slot {
+struct item {
 	struct rv_rec rec;	/* header; payload in `in` */
 	struct rv_buf in;
-	struct rv_buf frame;	/* the augmented sample, framed */
 	const char *input;
 	uint64_t recno;
 	int pass;		/* write rec and `in` unchanged */
-	int bad;
-	char msg[1024];
 };
 
 struct worker {
@@ -81,10 +73,9 @@ struct worker {
 struct job {
 	const struct augment_opts *o;
 	struct rv_spec spec;
-	struct slot *slots;
-	size_t n, cap;
-	size_t bytes;		/* estimated bytes the chunk holds */
-	size_t out_avg;		/* mean output frame of the last chunk */
+	struct item *items;	/* one per slot of the chunk */
+	struct rv_par *par;
+	struct rv_writer *w;
 	uint64_t decoded;	/* encoded samples decoded (main thread) */
 };
 
@@ -150,25 +141,13 @@ parse_args(int argc, char *argv[], struct augment_opts *o)
 	}
 }
 
-static void *
-worker_start(void *arg)
-{
-	const struct augment_opts *o = arg;
-	struct worker *w = xcalloc(1, sizeof(*w));
-
-	w->codec = rv_codec_new();
-	w->enc = rv_enc_new(o->level);
-	if (!w->codec || !w->enc)
-		rv_die(1, "%s", rv_errmsg());
-	rv_aug_ctx_init(&w->ctx);
-	return w;
-}
-
 static void
 worker_stop(void *state)
 {
 	struct worker *w = state;
 
+	if (!w)
+		return;
 	rv_codec_free(w->codec);
 	rv_enc_free(w->enc);
 	rv_img_release(&w->img);
@@ -176,12 +155,28 @@ worker_stop(void *state)
 	free(w);
 }
 
+static void *
+worker_start(void *arg)
+{
+	const struct augment_opts *o = arg;
+	struct worker *w = xcalloc(1, sizeof(*w));
+
+	rv_aug_ctx_init(&w->ctx);
+	w->codec = rv_codec_new();
+	w->enc = rv_enc_new(o->level);
+	if (!w->codec || !w->enc) {
+		worker_stop(w);
+		return NULL;
+	}
+	return w;
+}
+
 /*
  * Decode an encoded sample into w->img, at the reduced size the spec's
  * decode hint allows for JPEG (rv-augment(1) explains the rule).
  */
 static int
-decode_sample(struct worker *w, const struct job *j, const struct slot *s)
+decode_sample(struct worker *w, const struct job *j, const struct item *s)
 {
 	const struct rv_rec *r = &s->rec;
 	struct rv_decode_opts d = { r->channels, 0, 0 };
@@ -203,18 +198,16 @@ decode_sample(struct worker *w, const struct job *j, const struct slot *s)
 }
 
 /* Augment and frame one sample of the chunk. */
-static void
-augment_one(void *state, size_t i, void *ctx)
+static int
+augment_one(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
 {
 	struct worker *w = state;
-	struct job *j = ctx;
-	struct slot *s = &j->slots[i];
+	const struct job *j = ctx;
+	const struct item *s = &j->items[i];
 	struct rv_rec out;
 
-	s->frame.len = 0;
-	s->bad = 0;
 	if (s->pass)
-		return;
+		return RV_PAR_OK;
 	if (s->rec.channels != 1 && s->rec.channels != 3) {
 		rv_seterr("sample has %u channels; ops take 1 or 3",
 		    s->rec.channels);
@@ -253,23 +246,35 @@ augment_one(void *state, size_t i, void *ctx)
 	out.channels = w->img.c;
 	out.payload_len = (uint64_t)w->img.h * w->img.w * w->img.c;
 	out.payload = NULL;
-	if (rv_enc_frame(w->enc, &out, w->img.data, &s->frame) < 0)
+	if (rv_enc_frame(w->enc, &out, w->img.data, &slot->frame) < 0)
 		goto bad;
-	return;
+	return RV_PAR_OK;
 bad:
-	s->bad = 1;
-	snprintf(s->msg, sizeof(s->msg), "'%s': record %llu (id %llu): %s",
-	    s->input, (unsigned long long)s->recno,
-	    (unsigned long long)s->rec.id, rv_errmsg());
+	return rv_preferr("'%s': record %llu (id %llu)", s->input,
+	    (unsigned long long)s->recno, (unsigned long long)s->rec.id);
 }
 
-/* The next free slot of the chunk, holding a copy of rec. */
-static struct slot *
-add_slot(struct job *j, const struct rv_rec *rec, const char *input,
+/* In order: a record passed on goes out where its slot stands. */
+static int
+augment_done(void *ctx, size_t i, const struct rv_par_slot *slot)
+{
+	const struct job *j = ctx;
+	const struct item *s = &j->items[i];
+
+	return s->pass ? rv_writer_put(j->w, &s->rec, s->in.data) : 0;
+}
+
+/* Add rec to the chunk (a copy: the reader reuses its buffer). */
+static int
+add_item(struct job *j, const struct rv_rec *rec, const char *input,
     uint64_t recno, int pass)
 {
-	struct slot *s = &j->slots[j->n++];
+	struct item *s;
+	size_t i;
 
+	if (rv_par_add(j->par, (size_t)rec->payload_len, &i) < 0)
+		return -1;
+	s = &j->items[i];
 	s->rec = *rec;
 	s->rec.payload = NULL;
 	s->in.len = 0;
@@ -280,44 +285,6 @@ add_slot(struct job *j, const struct rv_rec *rec, const char *input,
 	s->pass = pass;
 	if (!pass && rec->dtype != RV_DT_U8)
 		j->decoded++;
-	j->bytes += s->in.len + (pass ? 0 : j->out_avg);
-	return s;
-}
-
-/* Augment the chunk on the pool and write it in order. */
-static int
-run_chunk(struct job *j, struct rv_pool *pool, struct rv_writer *w,
-    uint64_t *written)
-{
-	size_t i, out = 0, nout = 0;
-
-	rv_pool_run(pool, j->n, augment_one, j);
-	for (i = 0; i < j->n; i++) {
-		struct slot *s = &j->slots[i];
-		int rc;
-		if (s->bad) {
-			rv_warn("%s", s->msg);
-			return -1;
-		}
-		if (s->pass)
-			rc = rv_writer_put(w, &s->rec, s->in.data);
-		else
-			rc = rv_writer_put_frames(w, s->frame.data,
-			    s->frame.len, 1);
-		if (rc < 0) {
-			rv_warn("%s", rv_errmsg());
-			return -1;
-		}
-		if (!s->pass) {
-			(*written)++;
-			out += s->frame.len;
-			nout++;
-		}
-	}
-	if (nout)
-		j->out_avg = out / nout;
-	j->n = 0;
-	j->bytes = 0;
 	return 0;
 }
 
@@ -386,71 +353,68 @@ out:
 	return rc;
 }
 
-/* Read one input, augmenting its samples chunk by chunk. */
+/* Say what ran even without upstream metadata, before the first sample. */
 static int
-run_input(const char *path, struct job *j, struct chain *ch,
-    struct rv_pool *pool, struct rv_writer *w, struct rv_progress *prog,
-    uint64_t *written)
+first_meta(struct job *j, struct chain *ch)
+{
+	struct rv_meta empty;
+	int rc;
+
+	if (rv_par_flush(j->par) < 0)
+		return -1;
+	rv_meta_init(&empty);
+	rc = put_meta(j->w, &empty, ch, &j->spec);
+	rv_meta_release(&empty);
+	ch->seen_meta = 1;
+	return rc;
+}
+
+/*
+ * Read one input, augmenting its samples chunk by chunk.  Returns 0, or
+ * -1 with rv_errmsg() set.
+ */
+static int
+run_input(const char *path, struct job *j, struct chain *ch)
 {
 	struct rv_reader *r;
 	struct rv_rec rec;
-	struct rv_meta empty;
+	const char *name;
 	uint64_t recno;
 	int got, rc = 0;
 
-	if ((r = rv_reader_open(path)) == NULL) {
-		rv_warn("%s", rv_errmsg());
+	if ((r = rv_reader_open(path)) == NULL)
 		return -1;
-	}
+	name = rv_reader_name(r);
 	while (rc == 0 && (got = rv_reader_next(r, &rec)) == 1) {
 		recno = rv_reader_records(r) - 1;
 		switch (rec.kind) {
 		case RV_BATCH:
-			rv_warn("'%s': record %llu is a batch; augment "
-			    "before rv-batch", rv_reader_name(r),
-			    (unsigned long long)recno);
-			rc = -1;
+			rc = rv_seterr("'%s': record %llu is a batch; augment "
+			    "before rv-batch", name, (unsigned long long)recno);
 			break;
 		case RV_META:
-			if ((rc = run_chunk(j, pool, w, written)) < 0)
+			if ((rc = rv_par_flush(j->par)) < 0)
 				break;
-			if ((rc = meta_record(&rec, ch, j, w)) < 0)
-				rv_warn("'%s': record %llu: %s",
-				    rv_reader_name(r),
-				    (unsigned long long)recno, rv_errmsg());
+			if ((rc = meta_record(&rec, ch, j, j->w)) < 0)
+				rv_preferr("'%s': record %llu", name,
+				    (unsigned long long)recno);
 			break;
 		case RV_SAMPLE:
-			if (!ch->seen_meta) {
-				/* say what ran even without upstream meta */
-				if ((rc = run_chunk(j, pool, w, written)) < 0)
-					break;
-				rv_meta_init(&empty);
-				rc = put_meta(w, &empty, ch, &j->spec);
-				rv_meta_release(&empty);
-				ch->seen_meta = 1;
-				if (rc < 0) {
-					rv_warn("%s", rv_errmsg());
-					break;
-				}
-			}
-			add_slot(j, &rec, rv_reader_name(r), recno, 0);
+			if (!ch->seen_meta && (rc = first_meta(j, ch)) < 0)
+				break;
+			rc = add_item(j, &rec, name, recno, 0);
 			break;
 		default:
 			/* epoch ends, and kinds of later versions */
-			add_slot(j, &rec, rv_reader_name(r), recno, 1);
+			rc = add_item(j, &rec, name, recno, 1);
 			break;
 		}
-		if (rc == 0 && (j->n == j->cap || j->bytes >= CHUNK_BYTES))
-			rc = run_chunk(j, pool, w, written);
-		rv_progress_tick(prog, *written);
 	}
-	if (rc == 0 && got < 0) {
-		rv_warn("%s", rv_errmsg());
+	if (rc == 0 && got < 0)
 		rc = -1;
-	}
-	/* slots name this reader: finish them while it is open */
+	/* items name this reader: finish them while it is open */
 	if (rc == 0)
-		rc = run_chunk(j, pool, w, written);
+		rc = rv_par_flush(j->par);
 	rv_reader_close(r);
 	return rc;
 }
@@ -460,13 +424,11 @@ main(int argc, char *argv[])
 {
 	struct augment_opts o;
 	struct rv_out out;
-	struct rv_writer *w = NULL;
-	struct rv_pool *pool = NULL;
 	struct rv_progress prog;
 	struct job job;
 	struct chain ch = { 0, NULL, 0 };
 	uint64_t written = 0;
-	size_t i;
+	size_t i, nitems = 0;
 	int k, nw, status = 1;
 	double t0;
 
@@ -483,24 +445,29 @@ main(int argc, char *argv[])
 	rv_progress_init(&prog, o.c.quiet, "samples");
 	t0 = rv_now();
 	o.level = rv_stream_level_fd(rv_stream_level(o.c.level), out.fd);
-	w = rv_writer_new(out.fd, rv_out_name(&out), o.level);
-	if (!w) {
-		rv_warn("%s", rv_errmsg());
-		goto out;
-	}
+	if ((job.w = rv_writer_new(out.fd, rv_out_name(&out), o.level)) ==
+	    NULL)
+		goto fail;
 	nw = rv_common_jobs(&o.c);
-	pool = rv_pool_new(nw, worker_start, worker_stop, &o);
-	job.cap = (size_t)CHUNK_PER_THREAD * (size_t)nw;
-	job.slots = xcalloc(job.cap, sizeof(*job.slots));
+	job.par = rv_par_new(&(struct rv_par_conf){
+		.nthreads = nw, .max_items = (size_t)CHUNK_PER_THREAD * nw,
+		.start = worker_start, .stop = worker_stop, .arg = &o,
+		.item = augment_one, .each = augment_done, .ctx = &job,
+		.out = job.w, .prog = &prog });
+	if (!job.par)
+		goto fail;
+	nitems = rv_par_max(job.par);
+	job.items = xcalloc(nitems, sizeof(*job.items));
 	for (k = 0; k < o.ninputs; k++)
-		if (run_input(o.inputs[k], &job, &ch, pool, w, &prog,
-		    &written) < 0)
-			goto out;
-	if (rv_writer_flush(w) < 0) {
-		rv_warn("%s", rv_errmsg());
-		goto out;
-	}
+		if (run_input(o.inputs[k], &job, &ch) < 0)
+			goto fail;
+	if (rv_writer_flush(job.w) < 0)
+		goto fail;
+	written = rv_par_stats(job.par)->frames;
 	status = 0;
+	goto out;
+fail:
+	rv_warn("%s", rv_errmsg());
 out:
 	rv_progress_done(&prog);
 	if (status == 0 && o.c.verbose) {
@@ -511,18 +478,14 @@ out:
 		    job.spec.n == 1 ? "" : "s", dt,
 		    dt > 0 ? (double)written / dt : 0.0);
 	}
-	if (rv_writer_close(w) < 0 && status == 0) {
+	if (rv_writer_close(job.w) < 0 && status == 0) {
 		rv_warn("%s", rv_errmsg());
 		status = 1;
 	}
-	if (job.slots) {
-		for (i = 0; i < job.cap; i++) {
-			rv_buf_release(&job.slots[i].in);
-			rv_buf_release(&job.slots[i].frame);
-		}
-	}
-	free(job.slots);
-	rv_pool_free(pool);
+	rv_par_free(job.par);
+	for (i = 0; i < nitems; i++)
+		rv_buf_release(&job.items[i].in);
+	free(job.items);
 	rv_spec_release(&job.spec);
 	free(ch.spec);
 	if (rv_out_finish(&out, status == 0) < 0) {

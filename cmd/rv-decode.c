@@ -1,9 +1,9 @@
 /*
  * rv-decode: turn a dataset (archives, image folders, IDX, CIFAR batches)
- * into an rv sample stream.  Decoding runs on a pool of -j threads over
- * chunks of the epoch's order; each worker also compresses its frames, and
- * the main thread writes the chunk in order, so the bytes do not depend on
- * -j.  Ids are the samples' positions in the sorted listing (src.h).
+ * into an rv sample stream.  Decoding runs on -j threads over chunks of
+ * the epoch's order (par.h); each worker also compresses its frames, and
+ * the main thread writes them in order, so the bytes do not depend on -j.
+ * Ids are the samples' positions in the sorted listing (src.h).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -16,7 +16,7 @@
 #include "io.h"
 #include "meta.h"
 #include "opt.h"
-#include "pool.h"
+#include "par.h"
 #include "rng.h"
 #include "src.h"
 #include "src_warn.h"
@@ -77,14 +77,6 @@ struct decode_opts {
 	int ninputs;
 };
 
-/* One item of a chunk: its encoded frame, or why it was skipped. */
-struct slot {
-	uint64_t id;
-	struct rv_buf frame;
-	int bad;		/* 0 ok, 1 skipped (msg says why), -1 fatal */
-	char msg[1024];
-};
-
 struct worker {
 	struct rv_codec *codec;
 	struct rv_enc *enc;
@@ -96,8 +88,10 @@ struct job {
 	const struct decode_opts *o;
 	struct rv_dataset *ds;
 	struct rv_decode_opts dopts;
-	struct slot *slots;
+	uint64_t *ids;		/* the id of each slot of the chunk */
+	unsigned char *bad;	/* ids skipped once, not tried again */
 	uint32_t epoch;
+	uint64_t skipped;
 };
 
 static void
@@ -185,6 +179,20 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 	o->ninputs = argc - optind;
 }
 
+static void
+worker_stop(void *state)
+{
+	struct worker *w = state;
+
+	if (!w)
+		return;
+	rv_codec_free(w->codec);
+	rv_enc_free(w->enc);
+	rv_img_release(&w->img);
+	rv_buf_release(&w->scratch);
+	free(w);
+}
+
 static void *
 worker_start(void *arg)
 {
@@ -193,41 +201,25 @@ worker_start(void *arg)
 
 	w->codec = rv_codec_new();
 	w->enc = rv_enc_new(o->level);
-	if (!w->codec || !w->enc)
-		rv_die(1, "%s", rv_errmsg());
+	if (!w->codec || !w->enc) {
+		worker_stop(w);
+		return NULL;
+	}
 	return w;
 }
 
-static void
-worker_stop(void *state)
-{
-	struct worker *w = state;
-
-	rv_codec_free(w->codec);
-	rv_enc_free(w->enc);
-	rv_img_release(&w->img);
-	rv_buf_release(&w->scratch);
-	free(w);
-}
-
 /* Fetch, decode and frame one sample into its slot. */
-static void
-decode_one(void *state, size_t i, void *ctx)
+static int
+decode_one(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 {
 	struct worker *w = state;
-	struct job *j = ctx;
-	struct slot *s = &j->slots[i];
+	const struct job *j = ctx;
 	struct rv_item it;
 	struct rv_rec rec;
 	const void *payload;
 
-	s->frame.len = 0;
-	s->bad = 0;
-	if (rv_dataset_fetch(j->ds, s->id, &w->scratch, &it) < 0) {
-		s->bad = -1;
-		snprintf(s->msg, sizeof(s->msg), "%s", rv_errmsg());
-		return;
-	}
+	if (rv_dataset_fetch(j->ds, j->ids[i], &w->scratch, &it) < 0)
+		return RV_PAR_FATAL;
 	rv_rec_init(&rec, RV_SAMPLE);
 	rec.id = it.id;
 	rec.label = it.label;
@@ -271,34 +263,27 @@ decode_one(void *state, size_t i, void *ctx)
 	rec.payload_len = (uint64_t)w->img.h * w->img.w * w->img.c;
 	payload = w->img.data;
 frame:
-	if (rv_enc_frame(w->enc, &rec, payload, &s->frame) < 0) {
-		s->bad = -1;
-		snprintf(s->msg, sizeof(s->msg), "%s", rv_errmsg());
-	}
-	return;
+	return rv_enc_frame(w->enc, &rec, payload, &s->frame) < 0 ?
+	    RV_PAR_FATAL : RV_PAR_OK;
 skip:
-	s->bad = 1;
-	snprintf(s->msg, sizeof(s->msg), "%s: %s", it.name, rv_errmsg());
+	rv_preferr("%s", it.name);
+	return RV_PAR_SKIP;
 }
 
-/*
- * How many samples the next chunk takes: enough to keep every worker busy
- * between two waits, few enough that the chunk's frames stay near
- * CHUNK_BYTES (a chunk of 256 x J decoded photographs would hold gigabytes).
- */
-#define CHUNK_BYTES	((size_t)64 << 20)
-
-static size_t
-chunk_items(size_t bytes, size_t items, int nw, size_t max)
+/* A bad sample, in order: fatal with --strict, else skipped for good. */
+static int
+decode_done(void *ctx, size_t i, const struct rv_par_slot *s)
 {
-	size_t lo = (size_t)4 * (size_t)nw, want;
+	struct job *j = ctx;
 
-	if (items == 0 || bytes == 0)
-		return max;
-	want = CHUNK_BYTES / (bytes / items + 1);
-	if (want < lo)
-		want = lo;
-	return want < max ? want : max;
+	if (s->status != RV_PAR_SKIP)
+		return 0;
+	if (j->o->strict)
+		return rv_seterr("%s", s->msg);
+	rv_warn("%s (skipped)", s->msg);
+	j->bad[j->ids[i]] = 1;
+	j->skipped++;
+	return 0;
 }
 
 /* The positions this shard takes from an epoch's order, as ids. */
@@ -353,154 +338,132 @@ write_meta(struct rv_writer *w, const struct decode_opts *o,
 	return rc;
 }
 
+/* Decode every epoch's share of the samples, in order, on the pool. */
+static int
+run_epochs(struct job *j, struct rv_par *par, struct rv_writer *w,
+    uint64_t n)
+{
+	const struct decode_opts *o = j->o;
+	uint64_t *all = xcalloc((size_t)n, sizeof(*all));
+	uint64_t *mine = xcalloc((size_t)n, sizeof(*mine));
+	size_t k, nmine, slot;
+	uint32_t e;
+	int rc = -1;
+
+	for (e = 0; e < o->epochs; e++) {
+		uint64_t before = rv_par_stats(par)->frames;
+		struct rv_rec end;
+
+		nmine = epoch_order(o, n, e, all, mine);
+		j->epoch = e;
+		for (k = 0; k < nmine; k++) {
+			if (j->bad[mine[k]])
+				continue;
+			if (rv_par_add(par, 0, &slot) < 0)
+				goto out;
+			j->ids[slot] = mine[k];
+		}
+		if (rv_par_flush(par) < 0)
+			goto out;
+		rv_rec_init(&end, RV_EPOCH_END);
+		end.epoch = e;
+		end.count = (uint32_t)(rv_par_stats(par)->frames - before);
+		if (rv_writer_put(w, &end, NULL) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(all);
+	free(mine);
+	return rc;
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct decode_opts o;
 	struct rv_src_opts so = { 0 };
-	struct rv_dataset *ds = NULL;
 	struct rv_out out;
 	struct rv_writer *w = NULL;
-	struct rv_pool *pool = NULL;
+	struct rv_par *par = NULL;
 	struct rv_progress prog;
 	struct job job;
-	uint64_t n, *all = NULL, *mine = NULL, skipped = 0, written = 0;
-	unsigned char *bad = NULL;
-	size_t chunk = 0, cur, k, i, m, nmine;
-	uint32_t e;
+	uint64_t n, written = 0;
+	size_t k, chunk;
 	int status = 1, nw;
 	double t0;
 
 	rv_setprogname(argv[0]);
 	parse_args(argc, argv, &o);
 	memset(&job, 0, sizeof(job));
+	job.o = &o;
 	rv_progress_init(&prog, o.c.quiet, "samples");
 	t0 = rv_now();
 	so.strict = o.strict;
 	so.quiet = o.c.quiet;
 	if (rv_out_open(&out, o.output, 1) < 0)
 		rv_die(1, "%s", rv_errmsg());
-	ds = rv_dataset_open(o.inputs, o.ninputs, &so, &skipped);
-	if (ds) {
-		size_t nwarn = rv_dataset_nwarnings(ds);
-		for (k = 0; k < nwarn; k++)
-			rv_warn("%s", rv_dataset_warning(ds, k));
-	}
-	if (!ds) {
-		rv_warn("%s", rv_errmsg());
-		goto out;
-	}
-	n = rv_dataset_count(ds);
+	job.ds = rv_dataset_open(o.inputs, o.ninputs, &so, &job.skipped);
+	if (!job.ds)
+		goto fail;
+	for (k = 0; k < rv_dataset_nwarnings(job.ds); k++)
+		rv_warn("%s", rv_dataset_warning(job.ds, k));
+	n = rv_dataset_count(job.ds);
 	if (n > o.limit)
 		n = o.limit;
 	if (n == 0) {
-		rv_warn("no usable samples in the input");
-		goto out;
+		rv_seterr("no usable samples in the input");
+		goto fail;
 	}
 	o.level = rv_stream_level_fd(rv_stream_level(o.c.level), out.fd);
-	w = rv_writer_new(out.fd, rv_out_name(&out), o.level);
-	if (!w) {
-		rv_warn("%s", rv_errmsg());
-		goto out;
-	}
-	all = xcalloc((size_t)n, sizeof(*all));
-	mine = xcalloc((size_t)n, sizeof(*mine));
-	bad = xcalloc((size_t)n, 1);
-	nw = rv_common_jobs(&o.c);
-	pool = rv_pool_new(nw, worker_start, worker_stop, &o);
-	chunk = (size_t)256 * (size_t)nw;
-	if (chunk > n)
-		chunk = (size_t)n;
-	job.o = &o;
-	job.ds = ds;
+	if ((w = rv_writer_new(out.fd, rv_out_name(&out), o.level)) == NULL)
+		goto fail;
 	job.dopts.channels = o.channels;
 	job.dopts.max_side = o.max_side;
 	job.dopts.max_pixels = o.max_pixels;
-	job.slots = xcalloc(chunk, sizeof(*job.slots));
-	cur = chunk < (size_t)(4 * nw) ? chunk : (size_t)(4 * nw);
-	if (write_meta(w, &o, ds, (n - o.shard_i + o.shard_n - 1) /
-	    o.shard_n) < 0) {
-		rv_warn("%s", rv_errmsg());
-		goto out;
+	job.bad = xcalloc((size_t)n, 1);
+	nw = rv_common_jobs(&o.c);
+	chunk = (size_t)256 * (size_t)nw;
+	if (chunk > n)
+		chunk = (size_t)n;
+	par = rv_par_new(&(struct rv_par_conf){
+		.nthreads = nw, .max_items = chunk,
+		.start = worker_start, .stop = worker_stop, .arg = &o,
+		.item = decode_one, .each = decode_done, .ctx = &job,
+		.out = w, .prog = &prog });
+	if (!par || write_meta(w, &o, job.ds, (n - o.shard_i + o.shard_n -
+	    1) / o.shard_n) < 0)
+		goto fail;
+	job.ids = xcalloc(rv_par_max(par), sizeof(*job.ids));
+	if (run_epochs(&job, par, w, n) < 0)
+		goto fail;
+	if ((written = rv_par_stats(par)->frames) == 0) {
+		rv_seterr("no usable samples in the input");
+		goto fail;
 	}
-
-	for (e = 0; e < o.epochs; e++) {
-		struct rv_rec end;
-		uint64_t in_epoch = 0;
-
-		nmine = epoch_order(&o, n, e, all, mine);
-		job.epoch = e;
-		for (k = 0; k < nmine; k += m) {
-			size_t got = 0, bytes = 0;
-			m = nmine - k < cur ? nmine - k : cur;
-			for (i = 0; i < m; i++)
-				if (!bad[mine[k + i]])
-					job.slots[got++].id = mine[k + i];
-			rv_pool_run(pool, got, decode_one, &job);
-			for (i = 0; i < got; i++)
-				bytes += job.slots[i].frame.len;
-			cur = chunk_items(bytes, got, nw, chunk);
-			for (i = 0; i < got; i++) {
-				struct slot *s = &job.slots[i];
-				if (s->bad < 0 || (s->bad && o.strict)) {
-					rv_warn("%s", s->msg);
-					goto out;
-				}
-				if (s->bad) {
-					rv_warn("%s (skipped)", s->msg);
-					bad[s->id] = 1;
-					skipped++;
-					continue;
-				}
-				if (rv_writer_put_frames(w, s->frame.data,
-				    s->frame.len, 1) < 0) {
-					rv_warn("%s", rv_errmsg());
-					goto out;
-				}
-				in_epoch++;
-				written++;
-			}
-			rv_progress_tick(&prog, written);
-		}
-		rv_rec_init(&end, RV_EPOCH_END);
-		end.epoch = e;
-		end.count = (uint32_t)in_epoch;
-		if (rv_writer_put(w, &end, NULL) < 0) {
-			rv_warn("%s", rv_errmsg());
-			goto out;
-		}
-	}
-	if (written == 0) {
-		rv_warn("no usable samples in the input");
-		goto out;
-	}
-	if (rv_writer_flush(w) < 0) {
-		rv_warn("%s", rv_errmsg());
-		goto out;
-	}
+	if (rv_writer_flush(w) < 0)
+		goto fail;
 	status = 0;
+	goto out;
+fail:
+	rv_warn("%s", rv_errmsg());
 out:
 	rv_progress_done(&prog);
 	if (status == 0 && o.c.verbose) {
 		double dt = rv_now() - t0;
 		rv_warn("%llu samples in %u epoch%s, %llu skipped, %.2f s, "
 		    "%.0f samples/s", (unsigned long long)written, o.epochs,
-		    o.epochs == 1 ? "" : "s", (unsigned long long)skipped, dt,
-		    dt > 0 ? (double)written / dt : 0.0);
+		    o.epochs == 1 ? "" : "s", (unsigned long long)job.skipped,
+		    dt, dt > 0 ? (double)written / dt : 0.0);
 	}
 	if (rv_writer_close(w) < 0 && status == 0) {
 		rv_warn("%s", rv_errmsg());
 		status = 1;
 	}
-	if (job.slots)
-		for (i = 0; i < chunk; i++)
-			rv_buf_release(&job.slots[i].frame);
-	free(job.slots);
-	rv_pool_free(pool);
-	free(all);
-	free(mine);
-	free(bad);
-	rv_dataset_free(ds);
+	rv_par_free(par);
+	free(job.ids);
+	free(job.bad);
+	rv_dataset_free(job.ds);
 	if (rv_out_finish(&out, status == 0) < 0) {
 		rv_warn("%s", rv_errmsg());
 		status = 1;
