@@ -31,7 +31,8 @@ PROGS = \
 	rv-augment \
 	rv-batch \
 	rv-decode \
-	rv-inspect
+	rv-inspect \
+	rv-refurbish
 
 MAN1 = $(PROGS:%=man/%.1)
 MAN5 = man/rv-stream.5

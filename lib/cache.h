@@ -61,6 +61,9 @@
 
 /* The zstd level to use for entries unless told otherwise. */
 #define RV_CACHE_LEVEL		(-1)
+/* Images of at most this many bytes are cached raw (plus one tag byte):
+ * compressing them costs about as much as the augmentation that made them. */
+#define RV_CACHE_RAW_MAX	4096
 /* Bytes counted per memory entry beyond its buffer: glibc malloc's chunk
  * header, as buffer capacities are multiples of 16. */
 #define RV_CACHE_ENTRY_OVERHEAD	16
@@ -120,6 +123,14 @@ void rv_cache_entry_release(struct rv_cache_entry *e);
  */
 struct rv_cache_scratch;
 struct rv_cache_scratch *rv_cache_scratch_new(int level);
+/*
+ * Keep images of up to bytes (never fewer than RV_CACHE_RAW_MAX) raw
+ * instead of compressed.  rv_cache_raw_share(mem, n) is the largest image
+ * size for which n raw entries fit a budget of mem bytes: a cache whose
+ * budget holds everything raw then spends no time compressing.
+ */
+void rv_cache_scratch_raw_max(struct rv_cache_scratch *s, size_t bytes);
+size_t rv_cache_raw_share(uint64_t mem, uint64_t n);
 /* NULL is a no-op. */
 void rv_cache_scratch_free(struct rv_cache_scratch *s);
 /*

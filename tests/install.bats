@@ -8,7 +8,7 @@ load helpers
 	d="$BATS_TEST_TMPDIR/root"
 	run -0 make -s -C "$REPO" BUILD="${RV_BUILD:-build}" install \
 	    DESTDIR="$d" PREFIX=/opt/rv MANPREFIX=/opt/rv/man
-	for p in rv-decode rv-augment rv-batch rv-inspect; do
+	for p in rv-decode rv-augment rv-batch rv-inspect rv-refurbish; do
 		[ -x "$d/opt/rv/bin/$p" ]
 		[ -f "$d/opt/rv/man/man1/$p.1" ]
 	done

@@ -123,8 +123,10 @@ test_pack_roundtrip(void)
 				EXPECT_EQ(e.h, sz[i][0]);
 				EXPECT_EQ(e.w, sz[i][1]);
 				EXPECT_EQ(e.c, c);
-				if (raw > 1000 && levels[l] >= -1)
+				if (raw > RV_CACHE_RAW_MAX && levels[l] >= -1)
 					EXPECT(e.data.len < raw * 3 / 4);
+				if (raw <= RV_CACHE_RAW_MAX)
+					EXPECT_EQ(e.data.len, raw + 1);
 				EXPECT_EQ(rv_cache_unpack(s, e.h, e.w, e.c,
 				    e.data.data, e.data.len, &back), 0);
 				EXPECT_EQ(back.h, sz[i][0]);
@@ -737,6 +739,53 @@ test_write_error(void)
 	EXPECT_EQ(rmdir(dir), 0);
 }
 
+/*
+ * A budget that holds every entry raw keeps photo-sized entries raw (no
+ * time spent compressing), and those raw entries still respect it.
+ */
+static void
+test_raw_share(void)
+{
+	struct rv_cache_scratch *s = rv_cache_scratch_new(RV_CACHE_LEVEL);
+	struct rv_cache_entry e = { 0 };
+	struct rv_img im = { 0 }, back = { 0 };
+	size_t raw = 224 * 224 * 3, j;
+	struct rv_cache_conf cc = { 0 };
+	struct rv_cache *c;
+	uint64_t pos;
+
+	EXPECT_EQ(rv_cache_raw_share(0, 10), 0);
+	EXPECT_EQ(rv_cache_raw_share(1000, 0), 0);
+	/* each raw entry may take its pixels plus 1/16 slack and overhead */
+	EXPECT(rv_cache_raw_share((uint64_t)10 * (raw + raw / 15 + 200), 10) >=
+	    raw);
+	EXPECT(rv_cache_raw_share((uint64_t)10 * raw, 10) < raw);
+	rv_img_reserve(&im, 224, 224, 3);
+	for (j = 0; j < raw; j++)
+		im.data[j] = (unsigned char)(j / 7);
+	EXPECT_EQ(rv_cache_pack(s, &im, &e), 0);
+	EXPECT(e.data.len < raw / 2);		/* compressed by default */
+	rv_cache_scratch_raw_max(s, rv_cache_raw_share(
+	    (uint64_t)10 * (raw + raw / 15 + 200), 10));
+	EXPECT_EQ(rv_cache_pack(s, &im, &e), 0);
+	EXPECT_EQ(e.data.len, raw + 1);		/* now raw */
+	EXPECT_EQ(rv_cache_unpack(s, 224, 224, 3, e.data.data, e.data.len,
+	    &back), 0);
+	EXPECT(memcmp(back.data, im.data, raw) == 0);
+	cc.n = 10;
+	cc.mem = (uint64_t)10 * (raw + raw / 15 + 200);
+	c = rv_cache_new(&cc);
+	for (pos = 0; pos < 10; pos++)
+		EXPECT_EQ(rv_cache_put(c, pos, &e), 1);
+	EXPECT(rv_cache_stats(c)->mem_used <= cc.mem);
+	EXPECT_EQ(rv_cache_stats(c)->dropped, 0);
+	rv_cache_free(c);
+	rv_cache_entry_release(&e);
+	rv_img_release(&im);
+	rv_img_release(&back);
+	rv_cache_scratch_free(s);
+}
+
 int
 main(void)
 {
@@ -752,5 +801,6 @@ main(void)
 	RUN(test_no_leftover);
 	RUN(test_bad_dir);
 	RUN(test_write_error);
+	RUN(test_raw_share);
 	return UNIT_DONE();
 }

@@ -1,0 +1,422 @@
+/*
+ * rv-refurbish: serve E epochs of a dataset with data refurbishing
+ * (Revamper): each sample's partial augmentation is computed once every r
+ * epochs and cached, its final augmentation runs on every use.  Options,
+ * outputs (one stream, or one file per epoch with --resume) and messages
+ * live here; the input is lib/refsrc.c, the epoch loop lib/refurb.c.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "aug.h"
+#include "err.h"
+#include "io.h"
+#include "opt.h"
+#include "refsrc.h"
+#include "refurb.h"
+#include "stream.h"
+#include "xmem.h"
+
+static const char usage[] =
+    "usage: rv-refurbish [-qv] [-j N] [-o file|pattern] [--batch B]\n"
+    "                    [--cache-dir dir] [--epoch-range a-b] [--epochs E]\n"
+    "                    [--level L] [--mem size] [--resume] [--reuse r]\n"
+    "                    [--seed S] --partial spec --final spec [input]\n"
+    "  -o, --output FILE|PATTERN  write to FILE, or each epoch to PATTERN\n"
+    "                             with its %d replaced by the epoch\n"
+    "  -j, --jobs N               threads (default: all cores)\n"
+    "      --partial SPEC         ops run once per refresh (rv-ops(7))\n"
+    "      --final SPEC           ops run on every use ('' for none)\n"
+    "      --reuse r              serve each partial r times (default 1)\n"
+    "      --epochs E             epochs to serve (default 1)\n"
+    "      --batch B              group of the cache-aware shuffle\n"
+    "                             (default 256)\n"
+    "      --mem SIZE             cache memory, K/M/G/T suffix (default 2G)\n"
+    "      --cache-dir DIR        cache disk tier and pipe spill directory\n"
+    "      --resume               skip the epochs whose -o files exist\n"
+    "      --epoch-range a-b      write epochs a to b only (from 0)\n"
+    "      --level L              zstd level -7..19, 0 stores (default:\n"
+    "                             $RV_LEVEL, else 0 to a pipe, -1 to a file)\n"
+    "      --seed S               seed of the plan and the ops (default 0)\n"
+    "  -q, --quiet                no progress\n"
+    "  -v, --verbose              print a line per epoch and a summary\n"
+    "  -h, --help                 print this help\n"
+    "  -V, --version              print the version\n";
+
+/* As rv-decode's: epoch numbers stay far from the int of a %d pattern. */
+#define MAX_EPOCHS	1000000
+
+enum {
+	OPT_BATCH = RV_OPT_FIRST_PRIVATE,
+	OPT_CACHE_DIR,
+	OPT_EPOCH_RANGE,
+	OPT_EPOCHS,
+	OPT_FINAL,
+	OPT_MEM,
+	OPT_PARTIAL,
+	OPT_RESUME,
+	OPT_REUSE,
+};
+
+struct refurbish_opts {
+	struct rv_common c;
+	const char *partial, *final;
+	const char *output;	/* NULL: stdout */
+	int pattern;		/* output holds one %d */
+	const char *cache_dir;
+	const char *input;
+	uint64_t mem;
+	uint32_t reuse, batch, epochs;
+	uint32_t first, last;	/* --epoch-range, inclusive */
+	int range, resume;
+};
+
+/*
+ * 1 if s holds exactly one printf integer conversion (%d with flags and
+ * width) and otherwise only "%%"; 0 if it holds no '%'; -1 else.  Only
+ * then is s used as a format.
+ */
+static int
+check_pattern(const char *s)
+{
+	int n = 0, any = 0;
+
+	for (; *s; s++) {
+		if (*s != '%')
+			continue;
+		any = 1;
+		if (*++s == '%')
+			continue;
+		s += strspn(s, "-+ #0");
+		s += strspn(s, "0123456789");
+		if (*s != 'd')
+			return -1;
+		n++;
+	}
+	return n == 1 ? 1 : any ? -1 : 0;
+}
+
+static char *
+epoch_path(const struct refurbish_opts *o, uint32_t e)
+{
+	return xasprintf(o->output, (int)e);
+}
+
+static void
+parse_range(struct refurbish_opts *o, const char *s)
+{
+	const char *dash = strchr(s, '-');
+	uint64_t a, b;
+	char *lo;
+
+	if (!dash)
+		rv_usage_die(usage, "--epoch-range: '%s': not a-b", s);
+	lo = xstrndup(s, (size_t)(dash - s));
+	if (rv_parse_u64(lo, 0, MAX_EPOCHS - 1, &a) < 0 ||
+	    rv_parse_u64(dash + 1, 0, MAX_EPOCHS - 1, &b) < 0) {
+		free(lo);
+		rv_usage_die(usage, "--epoch-range: %s", rv_errmsg());
+	}
+	free(lo);
+	if (a > b)
+		rv_usage_die(usage, "--epoch-range: '%s': %llu is after %llu",
+		    s, (unsigned long long)a, (unsigned long long)b);
+	o->first = (uint32_t)a;
+	o->last = (uint32_t)b;
+	o->range = 1;
+}
+
+static void
+parse_args(int argc, char *argv[], struct refurbish_opts *o)
+{
+	static const struct option longopts[] = {
+		RV_COMMON_LONGOPTS,
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
+		{ "epoch-range", required_argument, NULL, OPT_EPOCH_RANGE },
+		{ "epochs", required_argument, NULL, OPT_EPOCHS },
+		{ "final", required_argument, NULL, OPT_FINAL },
+		{ "mem", required_argument, NULL, OPT_MEM },
+		{ "output", required_argument, NULL, 'o' },
+		{ "partial", required_argument, NULL, OPT_PARTIAL },
+		{ "resume", no_argument, NULL, OPT_RESUME },
+		{ "reuse", required_argument, NULL, OPT_REUSE },
+		{ NULL, 0, NULL, 0 }
+	};
+	int ch;
+
+	memset(o, 0, sizeof(*o));
+	rv_common_init(&o->c);
+	o->mem = (uint64_t)2 << 30;
+	o->reuse = 1;
+	o->batch = 256;
+	o->epochs = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "o:",
+	    longopts, NULL)) != -1) {
+		if (rv_common_opt(&o->c, ch, optarg, usage))
+			continue;
+		switch (ch) {
+		case OPT_BATCH:
+			o->batch = (uint32_t)rv_opt_u64("--batch", optarg, 1,
+			    UINT32_MAX, usage);
+			break;
+		case OPT_CACHE_DIR:
+			o->cache_dir = optarg;
+			break;
+		case OPT_EPOCH_RANGE:
+			parse_range(o, optarg);
+			break;
+		case OPT_EPOCHS:
+			o->epochs = (uint32_t)rv_opt_u64("--epochs", optarg, 1,
+			    MAX_EPOCHS, usage);
+			break;
+		case OPT_FINAL:
+			o->final = optarg;
+			break;
+		case OPT_MEM:
+			if (rv_parse_size(optarg, &o->mem) < 0)
+				rv_usage_die(usage, "--mem: %s", rv_errmsg());
+			break;
+		case 'o':
+			o->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
+			break;
+		case OPT_PARTIAL:
+			o->partial = optarg;
+			break;
+		case OPT_RESUME:
+			o->resume = 1;
+			break;
+		case OPT_REUSE:
+			o->reuse = (uint32_t)rv_opt_u64("--reuse", optarg, 1,
+			    UINT32_MAX, usage);
+			break;
+		default:
+			rv_usage_error(argv, usage);
+		}
+	}
+	if (!o->partial)
+		rv_usage_die(usage, "--partial is required");
+	if (!o->final)
+		rv_usage_die(usage, "--final is required");
+	if (argc - optind > 1)
+		rv_usage_die(usage, "one input at most; got %d",
+		    argc - optind);
+	o->input = optind < argc ? argv[optind] : "-";
+	if (o->output && (o->pattern = check_pattern(o->output)) < 0)
+		rv_usage_die(usage, "-o: '%s': a pattern holds one %%d "
+		    "conversion", o->output);
+	if (o->resume && !o->pattern)
+		rv_usage_die(usage, "--resume needs -o with a %%d pattern");
+	if (!o->range) {
+		o->first = 0;
+		o->last = o->epochs - 1;
+	} else if (o->last >= o->epochs) {
+		rv_usage_die(usage, "--epoch-range: epoch %u is past --epochs "
+		    "%u", o->last, o->epochs);
+	}
+}
+
+/* A spec, or exit 2 naming the option. */
+static void
+parse_spec(const char *opt, const char *text, struct rv_spec *spec)
+{
+	if (rv_spec_parse(text, 0, spec) < 0) {
+		rv_warn("%s: %s", opt, rv_errmsg());
+		exit(2);
+	}
+}
+
+/* The epochs to write, in order: the range, less existing files. */
+static uint32_t *
+plan_epochs(const struct refurbish_opts *o, size_t *n)
+{
+	uint32_t *v = xreallocarray(NULL, (size_t)(o->last - o->first) + 1,
+	    sizeof(*v));
+	struct stat st;
+	uint64_t e;
+	char *path;
+
+	*n = 0;
+	for (e = o->first; e <= o->last; e++) {
+		if (o->resume) {
+			path = epoch_path(o, (uint32_t)e);
+			if (stat(path, &st) == 0) {
+				free(path);
+				continue;
+			}
+			free(path);
+		}
+		v[(*n)++] = (uint32_t)e;
+	}
+	return v;
+}
+
+/* The warnings a run owes its user, each once. */
+static void
+cache_warnings(struct rv_refurb *rf, uint64_t n, int *warned)
+{
+	const struct rv_cache_stats *cs = rv_refurb_cache_stats(rf);
+	const char *msg;
+
+	if ((msg = rv_refurb_cache_error(rf)) != NULL)
+		rv_warn("%s; the cache goes on in memory", msg);
+	if (!*warned && cs->dropped > 0) {
+		rv_warn("cache holds %llu of %llu partials; the rest are "
+		    "recomputed: raise --mem or give --cache-dir",
+		    (unsigned long long)(cs->mem_entries + cs->disk_entries),
+		    (unsigned long long)n);
+		*warned = 1;
+	}
+}
+
+/* Write one epoch to an open output. */
+static int
+write_epoch(struct rv_refurb *rf, struct rv_out *out, int level, uint32_t e,
+    uint32_t next, struct rv_refurb_stats *st)
+{
+	struct rv_writer *w = rv_writer_new(out->fd, rv_out_name(out), level);
+	int rc;
+
+	if (!w)
+		return -1;
+	rc = rv_refurb_epoch(rf, e, next, w, st);
+	if (rv_writer_close(w) < 0)
+		rc = -1;
+	return rc;
+}
+
+/*
+ * Write the planned epochs: to out when single, else each to its own
+ * file.  Messages are printed here; returns 0 or -1.
+ */
+static int
+run_epochs(const struct refurbish_opts *o, struct rv_refurb *rf,
+    struct rv_out *out, int single, int level, const uint32_t *epochs,
+    size_t nep, uint64_t n, struct rv_progress *prog)
+{
+	struct rv_refurb_stats st;
+	uint64_t expected = 0, actual = 0;
+	size_t k;
+	int rc, warned = 0;
+	char *path;
+
+	for (k = 0; k < nep; k++) {
+		uint32_t e = epochs[k];
+		uint32_t next = k + 1 < nep ? epochs[k + 1] : RV_REFURB_NONE;
+
+		if (!single) {
+			path = epoch_path(o, e);
+			rc = rv_out_open(out, path, 1);
+			free(path);
+			if (rc < 0) {
+				rv_warn("%s", rv_errmsg());
+				return -1;
+			}
+		}
+		rc = write_epoch(rf, out, level, e, next, &st);
+		if (rc < 0)
+			rv_warn("%s", rv_errmsg());
+		if (!single && rv_out_finish(out, rc == 0) < 0) {
+			rv_warn("%s", rv_errmsg());
+			rc = -1;
+		}
+		if (rc < 0)
+			return -1;
+		cache_warnings(rf, n, &warned);
+		/* the first epoch written computes every partial it serves */
+		expected += k == 0 ? n : st.misses;
+		actual += st.partials;
+		if (o->c.verbose) {
+			rv_progress_done(prog);
+			rv_warn("epoch %u: %llu misses, %llu hits, %llu "
+			    "partials run, %.2f s CPU, %.0f samples/s", e,
+			    (unsigned long long)st.misses,
+			    (unsigned long long)st.hits,
+			    (unsigned long long)st.partials, st.cpu,
+			    st.wall > 0 ? (double)n / st.wall : 0.0);
+		}
+	}
+	if (o->c.verbose)
+		rv_warn("partials: expected %llu + (%zu-1)*%llu/%u = %llu, "
+		    "actual %llu", (unsigned long long)n, nep,
+		    (unsigned long long)n, o->reuse,
+		    (unsigned long long)expected, (unsigned long long)actual);
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct refurbish_opts o;
+	struct rv_spec partial = { 0 }, final = { 0 };
+	struct rv_refurb_conf conf;
+	struct rv_refsrc *src = NULL;
+	struct rv_refurb *rf = NULL;
+	struct rv_progress prog;
+	struct rv_out out = { -1, NULL, NULL };
+	uint32_t *epochs;
+	size_t nep;
+	int level, status = 1, single = 0;
+
+	rv_setprogname(argv[0]);
+	parse_args(argc, argv, &o);
+	parse_spec("--partial", o.partial, &partial);
+	parse_spec("--final", o.final, &final);
+	epochs = plan_epochs(&o, &nep);
+	rv_progress_init(&prog, o.c.quiet, "samples");
+	if (nep == 0) {
+		/* --resume: every file is there already */
+		status = 0;
+		goto out;
+	}
+	level = rv_stream_level(o.c.level);
+	if (!o.pattern) {
+		if (rv_out_open(&out, o.output, 1) < 0) {
+			rv_warn("%s", rv_errmsg());
+			goto out;
+		}
+		single = 1;
+		level = rv_stream_level_fd(level, out.fd);
+	} else if (level == RV_LEVEL_AUTO) {
+		level = RV_LEVEL_FILE;
+	}
+	if ((src = rv_refsrc_open(o.input, o.cache_dir)) == NULL) {
+		rv_warn("%s", rv_errmsg());
+		goto out;
+	}
+	memset(&conf, 0, sizeof(conf));
+	conf.partial = &partial;
+	conf.final = &final;
+	conf.seed = o.c.seed;
+	conf.reuse = o.reuse;
+	conf.batch = o.batch;
+	conf.epochs = o.epochs;
+	conf.mem = o.mem;
+	conf.cache_dir = o.cache_dir;
+	conf.jobs = rv_common_jobs(&o.c);
+	conf.level = level;
+	conf.prog = &prog;
+	if ((rf = rv_refurb_new(&conf, src)) == NULL) {
+		rv_warn("%s", rv_errmsg());
+		goto out;
+	}
+	if (run_epochs(&o, rf, &out, single, level, epochs, nep,
+	    rv_refsrc_count(src), &prog) == 0)
+		status = 0;
+out:
+	rv_progress_done(&prog);
+	if (single && rv_out_finish(&out, status == 0) < 0) {
+		rv_warn("%s", rv_errmsg());
+		status = 1;
+	}
+	rv_refurb_free(rf);
+	rv_refsrc_free(src);
+	rv_spec_release(&partial);
+	rv_spec_release(&final);
+	free(epochs);
+	return status;
+}
