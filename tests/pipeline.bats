@@ -9,7 +9,7 @@ setup() {
 	T="$BATS_TEST_TMPDIR"
 }
 
-@test "main job: decodes Fashion-MNIST, prints its summary, draws a contact sheet" {
+@test "main job: decodes Fashion-MNIST, summarises, refurbishes 3 epochs, draws contact sheets" {
 	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" bash "$REPO/pipelines/main.sh"
 	[ -s "$T/out/fmnist-train.rvs" ]
 	[ -s "$T/out/fmnist-test.rvs" ]
@@ -17,6 +17,10 @@ setup() {
 	[[ "$stderr" == *"rv-decode: 60000 samples in 1 epoch, 0 skipped"* ]]
 	[[ "$stderr" == *"rv-decode: 10000 samples in 1 epoch, 0 skipped"* ]]
 	[[ "$stderr" == *"contact sheet of the first 100 samples: $T/out/fmnist-grid.png"* ]]
+	[[ "$stderr" == *"rv-refurbish: partials: expected 60000 + (3-1)*60000/3 = 100000, actual 100000"* ]]
+	[[ "$stderr" == *"contact sheet of the first 100 refurbished samples: $T/out/fmnist-refurbished.png"* ]]
+	run -0 identify -format '%m %[channels]' "$T/out/fmnist-refurbished.png"
+	[ "$output" = "PNG srgb" ]
 	run -0 identify -format '%m %[channels]' "$T/out/fmnist-grid.png"
 	[ "$output" = "PNG srgb" ]
 }
