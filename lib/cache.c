@@ -16,6 +16,7 @@
 #include <zstd.h>
 
 #include "err.h"
+#include "io.h"
 #include "xmem.h"
 
 /*
@@ -211,22 +212,10 @@ rv_cache_unpack(struct rv_cache_scratch *s, uint32_t h, uint32_t w,
 static int
 make_file(const char *dir)
 {
-	char *path = xasprintf("%s/rv-cache.XXXXXX", dir);
-	int fd;
+	int fd = rv_anon_file(dir, "rv-cache");
 
-	if ((fd = mkstemp(path)) < 0) {
-		rv_seterr("cache: '%s': create file:", dir);
-		free(path);
-		return -1;
-	}
-	if (unlink(path) < 0) {
-		rv_seterr("cache: '%s': remove file:", dir);
-		close(fd);
-		free(path);
-		return -1;
-	}
-	free(path);
-	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if (fd < 0)
+		rv_preferr("cache");
 	return fd;
 }
 

@@ -83,6 +83,28 @@ rv_pipe_grow(int fd)
 }
 
 int
+rv_anon_file(const char *dir, const char *prefix)
+{
+	char *path = xasprintf("%s/%s.XXXXXX", dir, prefix);
+	int fd;
+
+	if ((fd = mkstemp(path)) < 0) {
+		rv_seterr("'%s': create file:", dir);
+		free(path);
+		return -1;
+	}
+	if (unlink(path) < 0) {
+		rv_seterr("'%s': remove file:", path);
+		close(fd);
+		free(path);
+		return -1;
+	}
+	free(path);
+	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
+}
+
+int
 rv_slurp(const char *path, unsigned char **buf, size_t *len)
 {
 	int fd = STDIN_FILENO, own = strcmp(path, "-") != 0;

@@ -18,6 +18,13 @@ int rv_pread_full(int fd, void *buf, size_t n, off_t off);
 /* Grow a pipe's buffer to 1 MiB when fd is a pipe and the system allows. */
 void rv_pipe_grow(int fd);
 
+/*
+ * A temporary file in dir, named prefix.XXXXXX and unlinked at once, so it
+ * cannot outlive the process (not even a kill -9); close-on-exec.  The fd,
+ * or -1 with rv_errmsg() "'dir': create file: reason".
+ */
+int rv_anon_file(const char *dir, const char *prefix);
+
 /* Read a whole file (path, or "-" for stdin) into a fresh buffer. */
 int rv_slurp(const char *path, unsigned char **buf, size_t *len);
 

@@ -108,22 +108,10 @@ check_sample(const struct rv_refsrc *s, const struct rv_rec *rec,
 static int
 spill_open(const char *dir)
 {
-	char *path = xasprintf("%s/rv-refurbish.XXXXXX", dir);
-	int fd;
+	int fd = rv_anon_file(dir, "rv-refurbish");
 
-	if ((fd = mkstemp(path)) < 0) {
-		rv_seterr("spill file in '%s':", dir);
-		free(path);
-		return -1;
-	}
-	if (unlink(path) < 0) {
-		rv_seterr("spill file '%s': remove:", path);
-		close(fd);
-		free(path);
-		return -1;
-	}
-	free(path);
-	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if (fd < 0)
+		rv_preferr("spill file");
 	return fd;
 }
 

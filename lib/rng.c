@@ -116,3 +116,16 @@ rv_rng_shuffle_u64(struct rv_rng *r, uint64_t *v, size_t n)
 		v[j] = t;
 	}
 }
+
+void
+rv_rng_shuffle_u32(struct rv_rng *r, uint32_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = n; i > 1; i--) {
+		size_t j = (size_t)rv_rng_below(r, i);
+		uint32_t t = v[i - 1];
+		v[i - 1] = v[j];
+		v[j] = t;
+	}
+}

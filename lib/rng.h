@@ -40,6 +40,8 @@ double rv_rng_uniform(struct rv_rng *r);
 uint64_t rv_rng_below(struct rv_rng *r, uint64_t n);
 /* Fisher-Yates shuffle of v[0..n). */
 void rv_rng_shuffle_u64(struct rv_rng *r, uint64_t *v, size_t n);
+/* The same shuffle (the same draws) on u32 elements. */
+void rv_rng_shuffle_u32(struct rv_rng *r, uint32_t *v, size_t n);
 
 /* The raw Philox4x32-10 block function (for known-answer tests). */
 void rv_philox4x32(const uint32_t key[2], const uint32_t ctr[4],

@@ -29,19 +29,6 @@ chunk_start(uint64_t n, uint32_t r, uint32_t k)
 	return (uint64_t)k * (n / r) + (uint64_t)k * (n % r) / r;
 }
 
-/* Fisher-Yates as rv_rng_shuffle_u64 does it, on u32. */
-static void
-shuffle_u32(struct rv_rng *g, uint32_t *v, size_t n)
-{
-	size_t i;
-
-	for (i = n; i > 1; i--) {
-		size_t j = (size_t)rv_rng_below(g, i);
-		uint32_t t = v[i - 1];
-		v[i - 1] = v[j];
-		v[j] = t;
-	}
-}
 
 int
 rv_sched_init(struct rv_sched *s, uint64_t seed, uint64_t n,
@@ -84,7 +71,7 @@ rv_sched_init(struct rv_sched *s, uint64_t seed, uint64_t n,
 	}
 	rv_rng_init(&g, seed, RV_STAGE_REFURB_ORDER, SCHED_OP_CHUNKS,
 	    SCHED_PERM_EPOCH, 0);
-	shuffle_u32(&g, s->chunk, (size_t)n);
+	rv_rng_shuffle_u32(&g, s->chunk, (size_t)n);
 	return 0;
 }
 

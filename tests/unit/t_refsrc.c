@@ -325,8 +325,8 @@ test_fifo_bad_dir(void)
 
 	s = rv_refsrc_open(fifo, "/nonexistent/dir");
 	EXPECT(s == NULL);
-	EXPECT(strcmp(rv_errmsg(), "spill file in '/nonexistent/dir': No "
-	    "such file or directory") == 0);
+	EXPECT(strcmp(rv_errmsg(), "spill file: '/nonexistent/dir': create "
+	    "file: No such file or directory") == 0);
 	/* unblock the child if it still waits for a reader */
 	fd = open(fifo, O_RDONLY | O_NONBLOCK);
 	if (fd >= 0)
