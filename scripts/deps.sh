@@ -19,6 +19,7 @@ pkgs=(
 	python3
 	python3-pil
 	shellcheck
+	valgrind
 	dataset-fashion-mnist
 	clang
 	libclang-rt-14-dev
