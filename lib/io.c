@@ -1,13 +1,17 @@
 /*
  * fd-level I/O.  This is the one file that needs _GNU_SOURCE, for
  * F_SETPIPE_SZ: bigger pipes mean fewer context switches between the
- * stages of a pipeline.
+ * stages of a pipeline.  It also holds the table of live output temp
+ * files that a SIGINT, SIGTERM or SIGHUP removes before the process dies.
  */
 #define _GNU_SOURCE
 #include "io.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +146,93 @@ rv_slurp(const char *path, unsigned char **buf, size_t *len)
 	return 0;
 }
 
+/*
+ * Temp files of open outputs, removed by a fatal signal.  This is the
+ * library's only global state, and it has to be: a signal handler can
+ * reach nothing but statics.  The handler may run at any moment, so it
+ * touches only this table (no malloc, no locks): a slot is free (0),
+ * claimed by a thread that is filling in its path (1), or live (2).  The
+ * handler unlinks the live paths, restores the default action and raises
+ * the signal again, so the process still dies of it (status 128 + sig).
+ * The handlers are installed once, at the first temp file, and only for a
+ * signal whose action is the default: an ignored SIGHUP (nohup) stays
+ * ignored and a program's own handler stays in place.  A path longer than
+ * a slot, or a 17th output open at once, is not registered and can be left
+ * behind by a signal, as before; a relative path is resolved against the
+ * current directory when the signal comes.
+ */
+#define OUT_SLOTS	16
+
+static _Atomic int out_slot_state[OUT_SLOTS];
+static char out_slot_path[OUT_SLOTS][PATH_MAX];
+static _Atomic int out_sig_done;
+static const int out_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+static void
+out_on_signal(int sig)
+{
+	int i, saved = errno;
+
+	for (i = 0; i < OUT_SLOTS; i++)
+		if (atomic_load(&out_slot_state[i]) == 2)
+			(void)unlink(out_slot_path[i]);
+	errno = saved;
+	/* SA_RESETHAND restored SIG_DFL; the signal is blocked until this
+	 * handler returns, and then kills the process. */
+	(void)raise(sig);
+}
+
+static void
+out_sig_install(void)
+{
+	struct sigaction sa, old;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = out_on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(out_sigs) / sizeof(out_sigs[0]); i++)
+		(void)sigaddset(&sa.sa_mask, out_sigs[i]);
+	for (i = 0; i < sizeof(out_sigs) / sizeof(out_sigs[0]); i++)
+		if (sigaction(out_sigs[i], NULL, &old) == 0 &&
+		    !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
+			(void)sigaction(out_sigs[i], &sa, NULL);
+}
+
+/* Register tmp with the signal handler (best effort: see above). */
+static void
+out_register(const char *tmp)
+{
+	size_t len = strlen(tmp);
+	int i;
+
+	if (len >= PATH_MAX)
+		return;
+	for (i = 0; i < OUT_SLOTS; i++) {
+		int want = 0;
+		if (atomic_compare_exchange_strong(&out_slot_state[i],
+		    &want, 1)) {
+			memcpy(out_slot_path[i], tmp, len + 1);
+			atomic_store(&out_slot_state[i], 2);
+			return;
+		}
+	}
+}
+
+static void
+out_unregister(const char *tmp)
+{
+	int i;
+
+	for (i = 0; i < OUT_SLOTS; i++)
+		if (atomic_load(&out_slot_state[i]) == 2 &&
+		    strcmp(out_slot_path[i], tmp) == 0) {
+			atomic_store(&out_slot_state[i], 0);
+			return;
+		}
+}
+
 int
 rv_out_open(struct rv_out *o, const char *path, int binary)
 {
@@ -157,7 +248,8 @@ rv_out_open(struct rv_out *o, const char *path, int binary)
 	}
 	{
 		/* A device or FIFO (/dev/null, a named pipe) is written in
-		 * place: renaming a temp file over it would replace the node. */
+		 * place: renaming a temp file over it would replace the
+		 * node. */
 		struct stat st;
 		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
 		    !S_ISDIR(st.st_mode)) {
@@ -180,7 +272,29 @@ rv_out_open(struct rv_out *o, const char *path, int binary)
 		o->tmp = xasprintf("%.*s.%s.tmp.XXXXXX", dirlen, path,
 		    path + dirlen);
 	}
-	o->fd = mkstemp(o->tmp);
+	/* No pthread_once: <pthread.h> would pull in lib/sched.h.  Two
+	 * threads racing to their first output may each get here before the
+	 * handlers are in; the loser's file is covered a moment later. */
+	if (atomic_exchange(&out_sig_done, 1) == 0)
+		out_sig_install();
+	{
+		/* A signal between mkstemp and out_register would leave the
+		 * file: hold the three signals off this thread meanwhile. */
+		sigset_t set, old;
+		size_t i;
+		int e;
+
+		sigemptyset(&set);
+		for (i = 0; i < sizeof(out_sigs) / sizeof(out_sigs[0]); i++)
+			(void)sigaddset(&set, out_sigs[i]);
+		(void)pthread_sigmask(SIG_BLOCK, &set, &old);
+		o->fd = mkstemp(o->tmp);
+		e = errno;
+		if (o->fd >= 0)
+			out_register(o->tmp);
+		(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+		errno = e;
+	}
 	if (o->fd < 0) {
 		rv_seterr("'%s':", path);
 		free(o->tmp);
@@ -226,6 +340,8 @@ rv_out_commit(struct rv_out *o)
 		rc = rv_seterr("'%s': rename:", o->path);
 		unlink(o->tmp);
 	}
+	if (o->tmp)
+		out_unregister(o->tmp);
 	out_free(o);
 	return rc;
 }
@@ -236,8 +352,10 @@ rv_out_abort(struct rv_out *o)
 	if (o->path) {
 		if (o->fd >= 0)
 			close(o->fd);
-		if (o->tmp)
+		if (o->tmp) {
 			unlink(o->tmp);
+			out_unregister(o->tmp);
+		}
 	}
 	out_free(o);
 }

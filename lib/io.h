@@ -33,6 +33,12 @@ int rv_slurp(const char *path, unsigned char **buf, size_t *len);
  * next to its final path and renamed into place by rv_out_commit().  A
  * binary stream is never written to a terminal.  rv_out_abort() removes
  * the temp file, so a failed run leaves nothing that looks complete.
+ * A SIGINT, SIGTERM or SIGHUP removes the temp files of the outputs still
+ * open, then kills the process as the signal would (status 128 + sig):
+ * the first rv_out_open() with a temp file installs handlers for those of
+ * the three whose action is the default (see io.c).  Open, commit and
+ * abort may be called from any thread; up to 16 outputs are covered at
+ * once.  kill -9 leaves the temp file (hidden, named .NAME.tmp.XXXXXX).
  */
 struct rv_out {
 	int fd;
