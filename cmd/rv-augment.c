@@ -410,7 +410,7 @@ run_input(const char *path, struct job *j, struct chain *ch)
 			break;
 		}
 	}
-	if (rc == 0 && got < 0)
+	if (rc == 0 && (got < 0 || rv_reader_check_end(r) < 0))
 		rc = -1;
 	/* items name this reader: finish them while it is open */
 	if (rc == 0)

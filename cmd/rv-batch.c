@@ -163,7 +163,7 @@ run_input(const char *path, struct rv_batcher *b, struct sink *k,
 		}
 		rv_progress_tick(prog, rv_batcher_stats(b)->samples);
 	}
-	if (rc == 0 && got < 0) {
+	if (rc == 0 && (got < 0 || rv_reader_check_end(r) < 0)) {
 		rv_warn("%s", rv_errmsg());
 		rc = -1;
 	}

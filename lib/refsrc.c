@@ -191,6 +191,8 @@ read_epoch(struct rv_refsrc *s, struct rv_reader *r, struct spill *sp)
 			break;	/* kinds of later versions */
 		}
 	}
+	if (got == 0 && rv_reader_check_end(r) < 0)
+		return -1;
 	return got;
 }
 

@@ -129,6 +129,7 @@ struct rv_reader {
 	uint64_t base;		/* input offset of in[0] */
 	uint64_t rec_off;	/* offset of the last record returned */
 	uint64_t nrec;		/* records returned */
+	uint64_t open_epoch;	/* samples and batches since an epoch-end */
 	uint64_t max_payload;
 	ZSTD_DCtx *dctx;
 	struct rv_buf rec;	/* decompressed record */
@@ -470,6 +471,11 @@ rv_reader_next(struct rv_reader *r, struct rv_rec *rec)
 				return -1;
 			r->rec_off = start;
 			r->nrec++;
+			if (rec->kind == RV_EPOCH_END)
+				r->open_epoch = 0;
+			else if (rec->kind == RV_SAMPLE ||
+			    rec->kind == RV_BATCH)
+				r->open_epoch++;
 			return 1;
 		}
 		if (magic < SKIP_MAGIC_LO || magic > SKIP_MAGIC_HI)
@@ -487,6 +493,18 @@ uint64_t
 rv_reader_offset(const struct rv_reader *r)
 {
 	return r->rec_off;
+}
+
+int
+rv_reader_check_end(const struct rv_reader *r)
+{
+	if (r->open_epoch == 0)
+		return 0;
+	return rv_seterr("'%s': record %llu at byte %llu: truncated stream: "
+	    "%llu sample record%s after the last epoch-end", r->name,
+	    (unsigned long long)r->nrec, (unsigned long long)cur_off(r),
+	    (unsigned long long)r->open_epoch,
+	    r->open_epoch == 1 ? "" : "s");
 }
 
 uint64_t

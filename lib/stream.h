@@ -73,6 +73,14 @@ int rv_reader_next(struct rv_reader *r, struct rv_rec *rec);
 uint64_t rv_reader_offset(const struct rv_reader *r);
 /* Records returned so far. */
 uint64_t rv_reader_records(const struct rv_reader *r);
+/*
+ * At the end of input: 0 if the last sample or batch read was followed by
+ * an epoch-end record (or none was read), else -1 with "'name': record N
+ * at byte B: truncated stream: K sample records after the last epoch-end".
+ * Every epoch ends with an epoch-end (rv-stream(5)), so this catches a
+ * stream cut exactly between two records, which frames alone cannot.
+ */
+int rv_reader_check_end(const struct rv_reader *r);
 /* Bytes consumed from the input so far. */
 uint64_t rv_reader_bytes(const struct rv_reader *r);
 /* 1 if the input is a regular file that rv_reader_seek() can use. */

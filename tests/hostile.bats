@@ -93,9 +93,10 @@ check_fail() {
 }
 
 # Run "$@ FILE" for every prefix: a cut inside a frame must fail with
-# the record message; a cut on a frame boundary is a shorter valid stream,
-# whose output must hold MULT samples per input sample.  rv-inspect (OUT
-# = report) must count the records instead.
+# the record message.  A cut on a frame boundary: the filters (OUT =
+# stream) must report samples after the last epoch-end as a truncated
+# stream, and pass a stream cut before any sample; rv-inspect (OUT =
+# report) reads it as a shorter stream and must count its records.
 # trunc_check MULT OUT cmd...
 trunc_check() {
 	local mult=$1 kind=$2 L st n got prog
@@ -116,6 +117,15 @@ trunc_check() {
 			continue
 		fi
 		n=$(samples_before "$L")
+		if [ "$kind" = stream ] && [ "$n" -gt 0 ] &&
+		    [ "$L" -lt "$(stat -c %s "$S")" ]; then
+			# samples after the last epoch-end: a stream cut
+			# between records, reported as truncated
+			{ check_fail "$prog" "$T/p.rvs" "$st" "$T/err" &&
+			    grep -q ': truncated stream: ' "$T/err"; } ||
+			    { echo "(prefix $L, a boundary)" >&2; return 1; }
+			continue
+		fi
 		if [ "$prog" = rv-refurbish ] && [ "$n" -lt 2 ]; then
 			# fewer samples than --reuse 2: refused in one line
 			[ "$st" -eq 1 ] && [ "$(wc -l < "$T/err")" -eq 1 ] &&
@@ -166,15 +176,15 @@ corrupt_check() {
 	trunc_check 1 report rv-inspect
 }
 
-@test "hostile: rv-batch: every truncation is the record message or a shorter stream" {
+@test "hostile: rv-batch: every truncation is reported with its record, cuts between records too" {
 	trunc_check 1 stream rv-batch -b 4
 }
 
-@test "hostile: rv-augment: every truncation is the record message or a shorter stream" {
+@test "hostile: rv-augment: every truncation is reported with its record, cuts between records too" {
 	trunc_check 1 stream rv-augment 'flip; random_crop size=28 padding=2'
 }
 
-@test "hostile: rv-refurbish: every truncation is the record message or a shorter stream" {
+@test "hostile: rv-refurbish: every truncation is reported with its record, cuts between records too" {
 	trunc_check 2 stream rv-refurbish -q -j 2 --partial flip --final flip \
 	    --reuse 2 --epochs 2
 }
