@@ -171,32 +171,6 @@ worker_start(void *arg)
 	return w;
 }
 
-/*
- * Decode an encoded sample into w->img, at the reduced size the spec's
- * decode hint allows for JPEG (rv-augment(1) explains the rule).
- */
-static int
-decode_sample(struct worker *w, const struct job *j, const struct item *s)
-{
-	const struct rv_rec *r = &s->rec;
-	struct rv_decode_opts d = { r->channels, 0, 0 };
-	uint32_t eh = r->height, ew = r->width;
-
-	if (r->dtype == RV_DT_JPEG) {
-		d.max_side = rv_spec_decode_hint(&j->spec, r->height,
-		    r->width);
-		rv_fit_max_side(r->height, r->width, d.max_side, &eh, &ew);
-	}
-	if (rv_codec_decode(w->codec, s->in.data, s->in.len, &d,
-	    &w->img) < 0)
-		return -1;
-	if (w->img.h != eh || w->img.w != ew)
-		return rv_seterr("the %s is %ux%u, the record says %ux%u",
-		    rv_dtype_name(r->dtype), w->img.w, w->img.h, r->width,
-		    r->height);
-	return 0;
-}
-
 /* Augment and frame one sample of the chunk. */
 static int
 augment_one(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
@@ -229,7 +203,8 @@ augment_one(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
 		    s->rec.channels);
 		memcpy(w->img.data, s->in.data, s->in.len);
 	} else if (s->rec.dtype == RV_DT_JPEG || s->rec.dtype == RV_DT_PNG) {
-		if (decode_sample(w, j, s) < 0)
+		if (rv_spec_decode_sample(&j->spec, w->codec, &s->rec,
+		    s->in.data, s->in.len, &w->img) < 0)
 			goto bad;
 	} else {
 		rv_seterr("sample of dtype '%s' has no pixels",

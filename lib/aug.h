@@ -116,6 +116,16 @@ int rv_spec_apply(const struct rv_spec *s, struct rv_img *img,
  */
 uint32_t rv_spec_decode_hint(const struct rv_spec *s, uint32_t h, uint32_t w);
 
+/*
+ * Decode the encoded (JPEG or PNG) payload p, n bytes, of sample record r
+ * into img with the record's channel count, a JPEG at the reduced size
+ * s's decode hint allows; the result must have the size the record and
+ * the hint imply.  Used by every program that decodes before augmenting.
+ * 0, or -1 with rv_errmsg() set.
+ */
+int rv_spec_decode_sample(const struct rv_spec *s, struct rv_codec *codec,
+    const struct rv_rec *r, const void *p, size_t n, struct rv_img *img);
+
 void rv_aug_ctx_init(struct rv_aug_ctx *ctx);
 void rv_aug_ctx_release(struct rv_aug_ctx *ctx);
 /* Make ctx->tmp h x w x c (reusing its buffer). */

@@ -568,6 +568,26 @@ rv_spec_decode_hint(const struct rv_spec *s, uint32_t h, uint32_t w)
 	return 0;
 }
 
+int
+rv_spec_decode_sample(const struct rv_spec *s, struct rv_codec *codec,
+    const struct rv_rec *r, const void *p, size_t n, struct rv_img *img)
+{
+	struct rv_decode_opts d = { r->channels, 0, 0 };
+	uint32_t eh = r->height, ew = r->width;
+
+	if (r->dtype == RV_DT_JPEG) {
+		d.max_side = rv_spec_decode_hint(s, r->height, r->width);
+		rv_fit_max_side(r->height, r->width, d.max_side, &eh, &ew);
+	}
+	if (rv_codec_decode(codec, p, n, &d, img) < 0)
+		return -1;
+	if (img->h != eh || img->w != ew || img->c != r->channels)
+		return rv_seterr("the %s is %ux%ux%u, the record says "
+		    "%ux%ux%u", rv_dtype_name(r->dtype), img->w, img->h,
+		    img->c, ew, eh, r->channels);
+	return 0;
+}
+
 /* ---- the listing ---- */
 
 static const char *

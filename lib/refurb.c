@@ -118,27 +118,13 @@ static int
 load_image(struct worker *w, const struct rv_refurb *rf,
     const struct rv_rec *r)
 {
-	struct rv_decode_opts d = { r->channels, 0, 0 };
-	uint32_t eh = r->height, ew = r->width;
-
 	if (r->dtype == RV_DT_U8) {
 		rv_img_reserve(&w->img, r->height, r->width, r->channels);
 		memcpy(w->img.data, r->payload, (size_t)r->payload_len);
 		return 0;
 	}
-	if (r->dtype == RV_DT_JPEG) {
-		d.max_side = rv_spec_decode_hint(rf->c.partial, r->height,
-		    r->width);
-		rv_fit_max_side(r->height, r->width, d.max_side, &eh, &ew);
-	}
-	if (rv_codec_decode(w->codec, r->payload, (size_t)r->payload_len, &d,
-	    &w->img) < 0)
-		return -1;
-	if (w->img.h != eh || w->img.w != ew || w->img.c != r->channels)
-		return rv_seterr("the %s is %ux%ux%u, the record says "
-		    "%ux%ux%u", rv_dtype_name(r->dtype), w->img.w, w->img.h,
-		    w->img.c, ew, eh, r->channels);
-	return 0;
+	return rv_spec_decode_sample(rf->c.partial, w->codec, r, r->payload,
+	    (size_t)r->payload_len, &w->img);
 }
 
 /* Partial (computed or from the cache), final, frame: one item. */
