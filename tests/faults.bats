@@ -38,7 +38,7 @@ rv-batch -b 4 %s
 rv-augment flip %s
 rv-refurbish -q -j 2 --partial flip --final flip --epochs 3 %s
 rv-inspect %s
-rv-inspect --dump %s
+rv-inspect --dump %s %s %s %s %s %s %s %s %s %s %s %s
 EOF
 }
 
@@ -64,7 +64,10 @@ full_fs() {
 		st=$(bash -c "$cmd 2> '$T/err' | head -c 1000 > /dev/null; echo \${PIPESTATUS[0]}")
 		# 141: killed by SIGPIPE, the default the filters keep.  The
 		# summary of rv-inspect (1.2 kB, written at the end in one
-		# go) fits in the pipe before head exits: status 0.
+		# go) fits in the pipe before head exits: status 0.  Every
+		# other writer must write more than a pipe can hold (1 MiB
+		# at most), or it could finish first: hence --dump of the
+		# stream twelve times over (24000 lines, ~1.5 MB).
 		want=141
 		[ "$cmd" != "rv-inspect $D/m.rvs" ] || want=0
 		[ "$st" -eq "$want" ] || { echo "$cmd: status $st" >&2; false; }
