@@ -23,19 +23,31 @@ CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-ALL_CFLAGS   = -std=c17 $(WARN) $(CFLAGS) -pthread
+# The CPU training backend runs its loops on OpenMP and its GEMMs on
+# OpenBLAS, the OpenMP build of it (so both share one set of threads
+# instead of two pools spinning against each other on few cores), found by
+# rpath whatever the system's libopenblas alternative points to.
+MULTIARCH   ?= $(shell $(CC) -print-multiarch 2>/dev/null)
+OPENBLAS_DIR ?= /usr/lib/$(MULTIARCH)/openblas-openmp
+
+OPENMP      ?= -fopenmp
+ALL_CFLAGS   = -std=c17 $(WARN) $(CFLAGS) -pthread $(OPENMP)
 ALL_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -Ilib -MMD -MP $(CPPFLAGS)
-LDLIBS      += -lturbojpeg -lpng -larchive -lzstd -lxxhash -lz -lpthread -lm
+LDFLAGS     += $(OPENMP)
+LDLIBS      += -lturbojpeg -lpng -larchive -lzstd -lxxhash -lz \
+	       $(BLASLIBS) -lpthread -lm
+BLASLIBS    ?= -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas
 
 PROGS = \
 	rv-augment \
 	rv-batch \
 	rv-decode \
 	rv-inspect \
-	rv-refurbish
+	rv-refurbish \
+	rv-train-gpu
 
 MAN1 = $(PROGS:%=man/%.1)
-MAN5 = man/rv-stream.5
+MAN5 = man/rv-stream.5 man/rv-feedback.5
 MAN7 = man/rv.7 man/rv-ops.7
 
 LIBSRC  = $(sort $(wildcard lib/*.c))

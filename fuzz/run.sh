@@ -7,7 +7,8 @@
 #
 # usage: fuzz/run.sh [--regress] [target ...]
 #   --regress   build and replay fuzz/regress only; no fuzzing
-#   target      stream codec archive idx_cifar batch spec (default: all)
+#   target      stream codec archive idx_cifar batch spec model feedback
+#               ckpt (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +16,7 @@ seconds=${FUZZ_SECONDS:-10}
 B=${FUZZ_BUILD:-build/fuzz}
 corpora=${FUZZ_CORPUS:-$B/corpus}
 cc=${FUZZ_CC:-clang}
-all_targets="stream codec archive idx_cifar batch spec"
+all_targets="stream codec archive idx_cifar batch spec model feedback ckpt"
 regress_only=0
 if [ "${1:-}" = --regress ]; then
 	regress_only=1
@@ -32,7 +33,11 @@ done
 
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 cflags="-O1 -g -fno-omit-frame-pointer $san -fsanitize=fuzzer-no-link"
-libs="-lturbojpeg -lpng -larchive -lzstd -lxxhash -lz -lpthread -lm"
+# OpenMP is left out (clang would want libomp): its pragmas are ignored
+# and the kernels run on one thread, which is all a harness needs.
+blasdir="/usr/lib/$(gcc -print-multiarch)/openblas-openmp"
+libs="-lturbojpeg -lpng -larchive -lzstd -lxxhash -lz -L$blasdir"
+libs="$libs -Wl,-rpath,$blasdir -lopenblas -lpthread -lm"
 
 if ! command -v "$cc" >/dev/null; then
 	echo "fuzz: '$cc' not found: install clang (make deps)" >&2
@@ -42,7 +47,7 @@ mkdir -p "$B/log"
 
 # The library and the programs that make stream seeds, through the
 # project's own Makefile (its dependency tracking, its source list).
-if ! make -s -j2 BUILD="$B" CC="$cc" CFLAGS="$cflags" \
+if ! make -s -j2 BUILD="$B" CC="$cc" CFLAGS="$cflags" OPENMP= \
     LDFLAGS="$san -fsanitize=fuzzer-no-link" \
     "$B/librv.a" "$B/bin/rv-decode" "$B/bin/rv-batch" \
     >"$B/log/build.log" 2>&1; then
@@ -207,11 +212,63 @@ if [ -f tests/golden/cases.tsv ]; then
 fi
 printf '\x00rrc size=224; flip; randaugment n=2 m=9' >"$S/spec/chain"
 printf '\xfaresize size=32 ; ; center_crop size=24' >"$S/spec/top-index"
+# model specs (fuzz/model.c): byte 0 picks the input shape (bits 0-2)
+# and class count (bits 3-4); every preset by name, and specs that use
+# every layer, key, comment and nesting form
+printf '\x00mlp' >"$S/model/mlp"
+printf '\x00cnn-small' >"$S/model/cnn-small"
+printf '\x01resnet20' >"$S/model/resnet20"
+printf '\x1aresnet18' >"$S/model/resnet18"
+printf '\x1aresnet50' >"$S/model/resnet50"
+{ printf '\x01# a basic block\nconv 16 k=3 pad=1; bn; relu;\n'
+  printf 'res; conv 32 k=3 stride=2 pad=1; bn; relu;\n'
+  printf 'conv out=32 pad=1 bias=1; bn; add; relu;\n'
+  printf 'gap; dropout 0.25; linear'; } >"$S/model/block"
+{ printf '\x1a# a bottleneck\n'
+  printf 'conv 64 k=7 stride=2 pad=3; bn; relu; maxpool 3 stride=2 pad=1;\n'
+  printf 'res; conv 64 k=1; bn; relu; conv 64 k=3 stride=2 pad=1; bn;\n'
+  printf 'relu; conv 256 k=1; bn; add; relu; gap; linear'
+} >"$S/model/bottleneck"
+{ printf '\x01res; res; conv 6 k=1; add; maxpool; add;\n'
+  printf 'res; avgpool 3 stride=3 pad=1; add;\n'
+  printf 'linear 5; bn; linear out=10 bias=0'; } >"$S/model/nested"
+{ printf '\x07conv 8 k=2 pad=1 stride=1; maxpool k=2 stride=1 pad=1;\n'
+  printf 'gap; linear 7; dropout p=0.5; linear'; } >"$S/model/even"
+# feedback lines (fuzz/feedback.c): good lines, a bad one, a long one
+printf '\x03%b' '1\t0\t0\t0.5\t1.25\n2\t0\t0\tnan\t1\n' >"$S/feedback/mixed"
+{ printf '\x00'
+  for i in $(seq 1 200); do printf '%d\t1\t%d\t0.25\t3.5\n' "$i" "$i"; done
+  printf '%0300d\n' 7; } >"$S/feedback/long"
+
+# checkpoints (fuzz/ckpt.c): byte 0 bit 0 asks the harness to fix the
+# checksum, so mutations reach the header checks
+python3 - "$S/ckpt" <<'EOF'
+import struct, sys
+out = sys.argv[1]
+def ck(name, spec, c, h, w, classes, nparams, nbufs, pos=(0,) * 9):
+    spec = spec.encode()
+    n = 2 * nparams + nbufs
+    body = struct.pack("<4sIIIIIIQQQQQQIIQQQddd4f4fI", b"RVCK", 1, 168,
+                       c, h, w, classes, nparams, nbufs, *pos,
+                       1.5, -1.0, 0.25, *[0.5] * 4, *[0.25] * 4, len(spec))
+    body += spec + struct.pack("<%df" % n,
+                               *[(i % 7 - 3) / 8 for i in range(n)])
+    for opt in (0, 1):
+        with open("%s/%s-%d" % (out, name, opt), "wb") as f:
+            f.write(bytes([opt]) + body + bytes(8))
+ck("linear", "linear", 1, 2, 2, 2, 10, 0)
+ck("bn", "conv 2 k=1; bn; relu; linear", 3, 2, 1, 3, 23, 4,
+   (7, 7, 28, 28, 1, 1, 0x1234, 4, 24))
+ck("empty", "linear", 4, 1, 1, 10, 0, 0)
+EOF
 
 # ---- fuzzing ----
 max_len() {
 	case $1 in
 	spec) echo 1024 ;;
+	model) echo 4096 ;;
+	feedback) echo 8192 ;;
+	ckpt) echo 4096 ;;
 	idx_cifar) echo 16384 ;;
 	*) echo 65536 ;;
 	esac

@@ -11,6 +11,8 @@ pkgs=(
 	libpng-dev
 	libzstd-dev
 	libxxhash-dev
+	libopenblas-openmp-dev
+	gnuplot-nox
 	zlib1g-dev
 	zstd
 	bats

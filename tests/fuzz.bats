@@ -7,7 +7,7 @@
 
 load helpers
 
-TARGETS="stream codec archive idx_cifar batch spec"
+TARGETS="stream codec archive idx_cifar batch spec model feedback ckpt"
 
 setup() {
 	local first

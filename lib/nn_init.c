@@ -1,0 +1,100 @@
+/*
+ * PyTorch's default initialisation of a parsed model, drawn from rv_rng
+ * keyed by (seed, RV_STAGE_TRAIN, op = layer index), one generator per
+ * layer: the same seed gives the same bytes on every backend and thread
+ * count, and a layer's numbers do not depend on the layers before it.
+ */
+#include "nn.h"
+
+#include <math.h>
+
+#include "rng.h"
+
+/* n draws uniform in [-bound, bound). */
+static void
+fill_uniform(struct rv_rng *r, float *p, size_t n, double bound)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (float)((2 * rv_rng_uniform(r) - 1) * bound);
+}
+
+static void
+fill(float *p, size_t n, float v)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = v;
+}
+
+/* gamma 1, beta 0; running mean 0, var 1. */
+static void
+init_bn(float *p, float *b, size_t c)
+{
+	fill(p, c, 1);
+	fill(p + c, c, 0);
+	fill(b, c, 0);
+	fill(b + c, c, 1);
+}
+
+/*
+ * kaiming_uniform(a = sqrt 5) on the weight is uniform in
+ * +-sqrt(6 / (6 fan_in)) = +-1/sqrt(fan_in), the bias's bound too.
+ */
+static void
+init_affine(struct rv_rng *r, float *p, size_t out, size_t fan_in,
+    int bias)
+{
+	double bound = 1 / sqrt((double)fan_in);
+
+	fill_uniform(r, p, out * fan_in, bound);
+	if (bias)
+		fill_uniform(r, p + out * fan_in, out, bound);
+}
+
+void
+rv_net_init(const struct rv_net *net, uint64_t seed, float *params,
+    float *bufs)
+{
+	int i;
+
+	/* Layers draw from their own generators: any order, any thread. */
+	#pragma omp parallel for schedule(dynamic, 1)
+	for (i = 0; i < net->nlayers; i++) {
+		const struct rv_layer *L = &net->layers[i];
+		struct rv_rng r;
+		size_t fan, c;
+
+		rv_rng_init(&r, seed, RV_STAGE_TRAIN, (uint32_t)i, 0, 0);
+		switch (L->kind) {
+		case RV_LAYER_CONV:
+			fan = (size_t)L->in.c * (size_t)L->k * (size_t)L->k;
+			init_affine(&r, params + L->param_off,
+			    (size_t)L->out, fan, L->bias);
+			break;
+		case RV_LAYER_LINEAR:
+			fan = (size_t)L->in.c * (size_t)L->in.h *
+			    (size_t)L->in.w;
+			init_affine(&r, params + L->param_off,
+			    (size_t)L->out, fan, L->bias);
+			break;
+		case RV_LAYER_BN:
+			init_bn(params + L->param_off, bufs + L->buf_off,
+			    (size_t)L->in.c);
+			break;
+		case RV_LAYER_ADD:
+			if (!L->proj)
+				break;
+			c = (size_t)L->outs.c;
+			fan = (size_t)net->layers[L->res].in.c;
+			init_affine(&r, params + L->param_off, c, fan, 0);
+			init_bn(params + L->param_off + c * fan,
+			    bufs + L->buf_off, c);
+			break;
+		default:
+			break;
+		}
+	}
+}

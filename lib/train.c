@@ -1,0 +1,858 @@
+/*
+ * The training loop (train.h).  One pass over the input: each batch is one
+ * SGD step on the backend, then its per-sample feedback lines, then the
+ * metrics, the evaluation, checkpoint and stopping rules that fall due.
+ * Nothing here depends on the backend beyond struct rv_nn_ops, so the
+ * CUDA backend trains through the same loop.
+ *
+ * Resuming: a checkpoint records how many batches were consumed and a
+ * chained hash of their ids.  Fed the same input again, the loop skips
+ * that many batches, checks the hash (so a different input is an error,
+ * not a silently different run) and continues where the checkpoint
+ * stood: the result equals the uninterrupted run's.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "ckpt.h"
+#include "err.h"
+#include "feedback.h"
+#include "meta.h"
+#include "opt.h"
+#include "stream.h"
+#include "batch.h"
+#include "train.h"
+#include "train_eval.h"
+#include "train_in.h"
+#include "xmem.h"
+
+/* Running sums over a window of steps (a log interval, an epoch). */
+struct window {
+	double loss, t0, wait;
+	uint64_t n, correct, samples0;
+};
+
+struct trainer {
+	const struct rv_train_conf *conf;
+	struct rv_train_result *res;
+	struct rv_net net;
+	int have_net;
+	void *be;
+	int batch_max;
+	struct rv_meta meta;
+	struct rv_ckpt ck;		/* resume state, if any */
+	uint64_t skip_batches;		/* resume: batches still to skip */
+	uint32_t skip_ends;		/* and epoch ends */
+	uint64_t skip_hash;
+	struct rv_ckpt_pos pos;
+	struct rv_eval_set eval;
+	struct rv_fb_writer *fb;
+	FILE *log;
+	struct window logw, epw;
+	double t0, wall0, wait;
+	float mean[4], std[4];
+	/* per-step outputs, batch_max each */
+	float *loss, *gnorm;
+	int32_t *pred;
+	int done;			/* a stopping rule fired */
+	int have_train;			/* train_loss/acc set by an epoch */
+	uint64_t meta_samples;		/* the stream's samples an epoch */
+	uint64_t eval_at;		/* the step of the last evaluation */
+	struct rv_progress prog;
+};
+
+double
+rv_train_lr(const struct rv_train_conf *c, uint64_t step, double epoch_pos)
+{
+	double lr = c->hyper.lr;
+
+	switch (c->sched) {
+	case RV_SCHED_STEP:
+		lr *= pow(c->gamma, floor(epoch_pos / c->step_size));
+		break;
+	case RV_SCHED_COSINE:
+		lr *= 0.5 * (1 + cos(3.14159265358979323846 * fmin(epoch_pos / c->epochs, 1)));
+		break;
+	default:
+		break;
+	}
+	if (c->warmup > 0 && step < c->warmup)
+		lr *= (double)(step + 1) / (double)c->warmup;
+	return lr;
+}
+
+static double
+epoch_pos(const struct trainer *t)
+{
+	double f = 0;
+
+	if (t->pos.prev_epoch_samples > 0)
+		f = fmin(1, (double)t->pos.epoch_samples /
+		    (double)t->pos.prev_epoch_samples);
+	else if (t->meta_samples > 0)
+		f = fmin(1, (double)t->pos.epoch_samples /
+		    (double)t->meta_samples);
+	return t->pos.epochs_done + f;
+}
+
+static double
+wall(const struct trainer *t)
+{
+	return t->wall0 + (rv_now() - t->t0);
+}
+
+static void
+window_reset(struct trainer *t, struct window *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->t0 = rv_now();
+	w->wait = t->wait;
+	w->samples0 = t->pos.samples;
+}
+
+/* JSON: a number, or null when it is not finite. */
+static void
+jnum(FILE *f, const char *key, double v)
+{
+	if (isfinite(v))
+		fprintf(f, ",\"%s\":%.6g", key, v);
+	else
+		fprintf(f, ",\"%s\":null", key);
+}
+
+static void
+log_window(struct trainer *t, const char *event, const struct window *w,
+    double lr)
+{
+	double dt = rv_now() - w->t0;
+
+	if (t->log == NULL)
+		return;
+	fprintf(t->log, "{\"event\":\"%s\",\"step\":%llu,\"epoch\":%u",
+	    event, (unsigned long long)t->pos.step, t->pos.epoch);
+	jnum(t->log, "loss", w->n ? w->loss / (double)w->n : NAN);
+	jnum(t->log, "acc", w->n ? (double)w->correct / (double)w->n : NAN);
+	jnum(t->log, "lr", lr);
+	jnum(t->log, "samples_per_s", dt > 0 ?
+	    (double)(t->pos.samples - w->samples0) / dt : NAN);
+	jnum(t->log, "wait_frac", dt > 0 ? (t->wait - w->wait) / dt : 0);
+	fprintf(t->log, ",\"samples\":%llu,\"grads\":%llu",
+	    (unsigned long long)t->pos.samples,
+	    (unsigned long long)t->pos.grads);
+	jnum(t->log, "wall", wall(t));
+	if (strcmp(event, "epoch") == 0)
+		jnum(t->log, "epoch_s", dt);
+	fputs("}\n", t->log);
+	fflush(t->log);
+}
+
+/* Is net (from a checkpoint, perhaps) the preset called name? */
+static int
+is_preset(const char *name, const struct rv_net *net)
+{
+	struct rv_net p;
+	int same;
+
+	if (rv_net_preset(name) == NULL ||
+	    rv_net_parse(&p, name, net->in, net->classes) < 0)
+		return 0;
+	same = strcmp(p.spec, net->spec) == 0;
+	rv_net_release(&p);
+	return same;
+}
+
+/* Per-channel numbers from metadata ("0.28" or "0.49,0.48,0.45"). */
+static int
+meta_list(const struct rv_meta *m, const char *key, float *v)
+{
+	const char *s = rv_meta_get(m, key);
+	char *end;
+	int n = 0;
+
+	if (s == NULL)
+		return 0;
+	while (n < 4) {
+		double d = strtod(s, &end);
+
+		if (end == s || !isfinite(d))
+			return 0;
+		v[n++] = (float)d;
+		if (*end != ',')
+			break;
+		s = end + 1;
+	}
+	return *end == '\0' ? n : 0;
+}
+
+/* The stream's "samples" key: the epoch length before one has ended. */
+static void
+meta_samples(struct trainer *t)
+{
+	const char *v = rv_meta_get(&t->meta, "samples");
+	char *end;
+	unsigned long long n;
+
+	if (v == NULL)
+		return;
+	n = strtoull(v, &end, 10);
+	if (end != v && *end == '\0')
+		t->meta_samples = n;
+}
+
+/* Classes, mean and std: options first, then the stream, then defaults. */
+static int
+stream_params(struct trainer *t, uint32_t c, int *classes)
+{
+	const struct rv_train_conf *conf = t->conf;
+	const char *v;
+	uint32_t i;
+
+	*classes = conf->classes;
+	if (*classes == 0 && (v = rv_meta_get(&t->meta, "classes")) != NULL)
+		*classes = (int)strtol(v, NULL, 10) > 0 ?
+		    (int)strtol(v, NULL, 10) : 0;
+	if (*classes < 2)
+		return rv_seterr("the stream does not say how many classes "
+		    "there are: give --classes N");
+	float mv[4], sv[4];
+	int nm = conf->nmean, ns = conf->nstd;
+	const char *what = "--mean/--std";
+
+	memcpy(mv, conf->mean, sizeof(mv));
+	memcpy(sv, conf->std, sizeof(sv));
+	if (nm == 0 && ns == 0) {
+		/* the stream's own statistics, both or neither */
+		nm = meta_list(&t->meta, "mean", mv);
+		ns = meta_list(&t->meta, "std", sv);
+		if (nm == 0 || ns == 0)
+			nm = ns = 0;
+		what = "the stream's mean/std metadata";
+	}
+	for (i = 0; i < 4; i++) {
+		t->mean[i] = nm == 0 ? 0.5f : mv[nm == 1 ? 0 : i];
+		t->std[i] = ns == 0 ? 0.5f : sv[ns == 1 ? 0 : i];
+		if (!(t->std[i] > 0))
+			return rv_seterr("%s: a standard deviation must be "
+			    "positive", what);
+	}
+	if ((nm > 1 && (uint32_t)nm != c) || (ns > 1 && (uint32_t)ns != c))
+		return rv_seterr("%s: %d values for %u channels", what,
+		    nm > 1 ? nm : ns, c);
+	return 0;
+}
+
+static int
+alloc_outputs(struct trainer *t, int n)
+{
+	free(t->loss);
+	free(t->gnorm);
+	free(t->pred);
+	t->loss = xmalloc((size_t)n * sizeof(*t->loss));
+	t->gnorm = xmalloc((size_t)n * sizeof(*t->gnorm));
+	t->pred = xmalloc((size_t)n * sizeof(*t->pred));
+	return 0;
+}
+
+static void *
+make_backend(struct trainer *t, int batch_max)
+{
+	struct rv_nn_config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.net = &t->net;
+	cfg.batch_max = batch_max;
+	cfg.threads = t->conf->threads;
+	cfg.seed = t->conf->seed;
+	memcpy(cfg.mean, t->mean, sizeof(cfg.mean));
+	memcpy(cfg.std, t->std, sizeof(cfg.std));
+	return t->conf->backend->create(&cfg);
+}
+
+/* A batch larger than any before: a new backend holding the same state. */
+static int
+grow_backend(struct trainer *t, int n)
+{
+	const struct rv_nn_ops *ops = t->conf->backend;
+	size_t np = t->net.nparams, nb = t->net.nbufs;
+	float *p = xmalloc(4 * (np + np + nb + 1));
+	void *be;
+	int rc = -1;
+
+	if (ops->get_state(t->be, p, p + np, p + 2 * np) < 0)
+		goto end;
+	if ((be = make_backend(t, n)) == NULL)
+		goto end;
+	if (ops->set_state(be, p, p + np, p + 2 * np) < 0) {
+		ops->destroy(be);
+		goto end;
+	}
+	ops->destroy(t->be);
+	t->be = be;
+	t->batch_max = n;
+	alloc_outputs(t, n);
+	rc = 0;
+end:
+	free(p);
+	return rc;
+}
+
+/* The first batch fixes the input shape: build the model. */
+static int
+setup_model(struct trainer *t, const struct rv_tin_item *b)
+{
+	const struct rv_train_conf *conf = t->conf;
+	const struct rv_nn_ops *ops = conf->backend;
+	struct rv_shape in = { (int)b->c, (int)b->h, (int)b->w };
+	const char *spec = conf->model;
+	int classes, bmax;
+
+	if (b->c < 1 || b->c > 4)
+		return rv_seterr("batches of %u channels: the trainer takes "
+		    "1 to 4", b->c);
+	if (t->ck.spec != NULL) {
+		if (t->ck.in_c != b->c || t->ck.in_h != b->h ||
+		    t->ck.in_w != b->w)
+			return rv_seterr("resume: the checkpoint's model "
+			    "takes %ux%ux%u input, the stream has %ux%ux%u",
+			    t->ck.in_h, t->ck.in_w, t->ck.in_c, b->h, b->w,
+			    b->c);
+		spec = t->ck.spec;
+		classes = (int)t->ck.classes;
+		memcpy(t->mean, t->ck.mean, sizeof(t->mean));
+		memcpy(t->std, t->ck.std, sizeof(t->std));
+	} else if (stream_params(t, b->c, &classes) < 0)
+		return -1;
+	if (rv_net_parse(&t->net, spec, in, classes) < 0)
+		return -1;
+	t->have_net = 1;
+	if (t->ck.spec != NULL && (t->net.nparams != t->ck.nparams ||
+	    t->net.nbufs != t->ck.nbufs))
+		return rv_seterr("resume: the checkpoint does not fit its "
+		    "own model spec");
+	snprintf(t->res->model, sizeof(t->res->model), "%s",
+	    is_preset(conf->model, &t->net) ? conf->model : "custom");
+	t->res->params = t->net.nparams;
+	bmax = (int)b->n > (int)conf->batch ? (int)b->n : (int)conf->batch;
+	if ((t->be = make_backend(t, bmax)) == NULL)
+		return -1;
+	t->batch_max = bmax;
+	alloc_outputs(t, bmax);
+	if (t->ck.spec != NULL && ops->set_state(t->be, t->ck.params,
+	    t->ck.momentum, t->ck.bufs) < 0)
+		return -1;
+	if (t->eval.n > 0 && (t->eval.h != b->h || t->eval.w != b->w ||
+	    t->eval.c != b->c))
+		return rv_seterr("--eval '%s' holds %ux%ux%u samples, the "
+		    "training stream %ux%ux%u", conf->eval_path, t->eval.h,
+		    t->eval.w, t->eval.c, b->h, b->w, b->c);
+	for (size_t i = 0; i < t->eval.n; i++)
+		if (t->eval.labels[i] >= classes)
+			return rv_seterr("--eval '%s': sample %llu has label "
+			    "%d, the model %d classes", conf->eval_path,
+			    (unsigned long long)t->eval.ids[i],
+			    t->eval.labels[i], classes);
+	if (conf->verbose) {
+		size_t len = 128 * (size_t)(t->net.nlayers + 2);
+		char *desc = xmalloc(len);
+
+		rv_net_describe(&t->net, desc, len);
+		fprintf(stderr, "%s: model %s, %zu parameters, %.3g MMAC a "
+		    "sample:\n%s", rv_progname(), t->res->model,
+		    t->net.nparams, (double)rv_net_macs(&t->net) / 1e6, desc);
+		free(desc);
+	}
+	return 0;
+}
+
+/* Time spent off training: keep it out of the windows' rates. */
+static void
+off_clock(struct trainer *t, double since)
+{
+	double d = rv_now() - since;
+
+	t->logw.t0 += d;
+	t->epw.t0 += d;
+}
+
+static int
+save(struct trainer *t)
+{
+	const struct rv_nn_ops *ops = t->conf->backend;
+	struct rv_ckpt c;
+	size_t np = t->net.nparams, nb = t->net.nbufs;
+	double t0 = rv_now();
+	int rc = -1;
+
+	if (t->conf->save_path == NULL || !t->have_net)
+		return 0;
+	memset(&c, 0, sizeof(c));
+	c.in_c = (uint32_t)t->net.in.c;
+	c.in_h = (uint32_t)t->net.in.h;
+	c.in_w = (uint32_t)t->net.in.w;
+	c.classes = (uint32_t)t->net.classes;
+	memcpy(c.mean, t->mean, sizeof(c.mean));
+	memcpy(c.std, t->std, sizeof(c.std));
+	c.spec = t->net.spec;
+	c.nparams = np;
+	c.nbufs = nb;
+	c.params = xmalloc(4 * (2 * np + nb + 1));
+	c.momentum = c.params + np;
+	c.bufs = c.params + 2 * np;
+	c.pos = t->pos;
+	c.pos.wall = wall(t);
+	c.pos.wait = t->wait;
+	c.pos.last_acc = t->res->evaluated ? t->res->eval_acc : -1;
+	if (ops->get_state(t->be, c.params, c.momentum, c.bufs) == 0 &&
+	    rv_ckpt_save(t->conf->save_path, &c) == 0)
+		rc = 0;
+	free(c.params);
+	off_clock(t, t0);
+	return rc;
+}
+
+static int
+evaluate(struct trainer *t)
+{
+	struct rv_train_result *r = t->res;
+	double loss, acc, t0 = rv_now();
+
+	if (t->eval.n == 0 || !t->have_net ||
+	    (r->evaluated && t->eval_at == t->pos.step))
+		return 0;
+	if (rv_eval_run(&t->eval, t->conf->backend, t->be, t->batch_max,
+	    t->loss, t->pred, &loss, &acc) < 0)
+		return -1;
+	off_clock(t, t0);
+	t->eval_at = t->pos.step;
+	r->evaluated = 1;
+	r->eval_loss = loss;
+	r->eval_acc = acc;
+	r->eval_epoch = t->pos.epoch;
+	r->eval_step = t->pos.step;
+	if (t->log != NULL) {
+		fprintf(t->log, "{\"event\":\"eval\",\"step\":%llu,"
+		    "\"epoch\":%u", (unsigned long long)t->pos.step,
+		    t->pos.epoch);
+		jnum(t->log, "eval_loss", loss);
+		jnum(t->log, "eval_acc", acc);
+		fprintf(t->log, ",\"samples\":%llu,\"grads\":%llu",
+		    (unsigned long long)t->pos.samples,
+		    (unsigned long long)t->pos.grads);
+		jnum(t->log, "wall", wall(t));
+		fputs("}\n", t->log);
+		fflush(t->log);
+	}
+	if (t->conf->verbose)
+		fprintf(stderr, "%s: step %llu epoch %u: eval loss %.4f "
+		    "acc %.4f\n", rv_progname(),
+		    (unsigned long long)t->pos.step, t->pos.epoch, loss, acc);
+	if (t->conf->target_acc >= 0 && acc >= t->conf->target_acc &&
+	    !r->reached) {
+		r->reached = 1;
+		r->reached_wall = wall(t);
+		r->reached_step = t->pos.step;
+		r->reached_grads = t->pos.grads;
+		r->reached_samples = t->pos.samples;
+		r->reached_epoch = t->pos.epoch;
+		t->done = 1;
+	}
+	return 0;
+}
+
+static void
+feedback(struct trainer *t, const struct rv_tin_item *b)
+{
+	struct rv_fb_line l;
+	uint32_t i;
+
+	if (t->fb == NULL)
+		return;
+	for (i = 0; i < b->n; i++) {
+		l.id = b->ids[i];
+		l.epoch = b->epoch;
+		l.step = t->pos.step;
+		l.loss = t->loss[i];
+		l.gradnorm = t->gnorm[i];
+		rv_fb_put(t->fb, &l);
+	}
+}
+
+static int
+train_batch(struct trainer *t, const struct rv_tin_item *b)
+{
+	const struct rv_train_conf *conf = t->conf;
+	struct rv_nn_hyper h = conf->hyper;
+	struct rv_nn_batch nb;
+	struct rv_nn_out out = { t->loss, t->gnorm, t->pred };
+	double lsum = 0;
+	uint64_t correct = 0;
+	uint32_t i;
+
+	if (b->h != (uint32_t)t->net.in.h || b->w != (uint32_t)t->net.in.w ||
+	    b->c != (uint32_t)t->net.in.c)
+		return rv_seterr("batch of %ux%ux%u samples: the model takes "
+		    "%dx%dx%d", b->h, b->w, b->c, t->net.in.h, t->net.in.w,
+		    t->net.in.c);
+	for (i = 0; i < b->n; i++)
+		if (b->labels[i] < 0 || b->labels[i] >= t->net.classes)
+			return rv_seterr("sample %llu: label %d is not a "
+			    "class of the model (0 to %d)",
+			    (unsigned long long)b->ids[i], b->labels[i],
+			    t->net.classes - 1);
+	if ((int)b->n > t->batch_max && grow_backend(t, (int)b->n) < 0)
+		return -1;
+	h.lr = (float)rv_train_lr(conf, t->pos.step, epoch_pos(t));
+	nb.n = (int)b->n;
+	nb.pixels = b->pixels;
+	nb.ids = b->ids;
+	nb.labels = b->labels;
+	nb.weights = b->weights;
+	nb.step = t->pos.step;
+	if (conf->backend->train(t->be, &nb, &h, &out) < 0)
+		return -1;
+	for (i = 0; i < b->n; i++) {
+		lsum += t->loss[i];
+		correct += t->pred[i] == b->labels[i];
+	}
+	if (!isfinite(lsum))
+		return rv_seterr("training diverged at step %llu (loss %s): "
+		    "try a lower --lr", (unsigned long long)t->pos.step + 1,
+		    isnan(lsum) ? "nan" : "inf");
+	t->pos.step++;
+	t->pos.batches++;
+	t->pos.samples += b->n;
+	t->pos.grads += b->n;
+	t->pos.epoch = b->epoch;
+	t->pos.epoch_samples += b->n;
+	t->pos.ids_hash = XXH64(b->ids, 8 * (size_t)b->n, t->pos.ids_hash);
+	t->logw.loss += lsum;
+	t->logw.correct += correct;
+	t->logw.n += b->n;
+	t->epw.loss += lsum;
+	t->epw.correct += correct;
+	t->epw.n += b->n;
+	feedback(t, b);
+	rv_progress_tick(&t->prog, t->pos.samples);
+	if (conf->log_every > 0 && t->pos.step % conf->log_every == 0) {
+		log_window(t, "step", &t->logw, h.lr);
+		window_reset(t, &t->logw);
+	}
+	if (conf->eval_every > 0 && t->pos.step % conf->eval_every == 0 &&
+	    evaluate(t) < 0)
+		return -1;
+	if (conf->save_every > 0 && t->pos.step % conf->save_every == 0 &&
+	    save(t) < 0)
+		return -1;
+	if (conf->max_steps > 0 && t->pos.step >= conf->max_steps)
+		t->done = 1;
+	return 0;
+}
+
+static int
+epoch_end(struct trainer *t, uint32_t epoch)
+{
+	struct rv_train_result *r = t->res;
+	/* the rate at the epoch's end, the last the epoch trained with */
+	double lr = rv_train_lr(t->conf, t->pos.step ? t->pos.step - 1 : 0,
+	    epoch_pos(t));
+
+	t->pos.epochs_done++;
+	t->pos.epoch = epoch;
+	if (t->epw.n > 0) {
+		r->train_loss = t->epw.loss / (double)t->epw.n;
+		r->train_acc = (double)t->epw.correct / (double)t->epw.n;
+		t->have_train = 1;
+	}
+	log_window(t, "epoch", &t->epw, lr);
+	if (t->conf->verbose && t->epw.n > 0)
+		fprintf(stderr, "%s: epoch %u: %llu samples, train loss %.4f "
+		    "acc %.4f, %.1f s\n", rv_progname(), epoch,
+		    (unsigned long long)t->epw.n, r->train_loss, r->train_acc,
+		    rv_now() - t->epw.t0);
+	t->pos.prev_epoch_samples = t->pos.epoch_samples;
+	t->pos.epoch_samples = 0;
+	if (evaluate(t) < 0 || save(t) < 0)
+		return -1;
+	window_reset(t, &t->epw);
+	return 0;
+}
+
+/*
+ * Resuming: is this item one the checkpointed run had consumed?  Batches
+ * are counted and hashed; the epoch ends it had seen are skipped too
+ * (the one right after its last batch included, when it saved there).
+ */
+static int
+skipping(struct trainer *t, const struct rv_tin_item *it, int *skip)
+{
+	*skip = 0;
+	if (it->kind == RV_TIN_BATCH && t->skip_batches > 0) {
+		*skip = 1;
+		t->skip_hash = XXH64(it->ids, 8 * (size_t)it->n,
+		    t->skip_hash);
+		if (--t->skip_batches == 0 &&
+		    t->skip_hash != t->ck.pos.ids_hash)
+			return rv_seterr("resume: the input is not the one "
+			    "the checkpoint was trained on (its first %llu "
+			    "batches differ)",
+			    (unsigned long long)t->ck.pos.batches);
+	} else if (it->kind == RV_TIN_EPOCH_END && t->skip_ends > 0) {
+		*skip = 1;
+		t->skip_ends--;
+	}
+	return 0;
+}
+
+/* A checkpoint path whose directory cannot take it fails now, not after
+ * the first epoch's training. */
+static int
+check_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int rc = 0;
+
+	if (slash == NULL)
+		dir = xstrdup(".");
+	else if (slash == path)
+		dir = xstrdup("/");
+	else
+		dir = xstrndup(path, (size_t)(slash - path));
+	if (access(dir, W_OK | X_OK) < 0)
+		rc = rv_seterr("--save '%s': directory '%s':", path, dir);
+	free(dir);
+	return rc;
+}
+
+static int
+open_outputs(struct trainer *t)
+{
+	const struct rv_train_conf *conf = t->conf;
+
+	if (conf->eval_path != NULL &&
+	    rv_eval_load(&t->eval, conf->eval_path, conf->batch) < 0)
+		return -1;
+	if (conf->feedback_path != NULL && (t->fb = rv_fb_writer_openf(
+	    conf->feedback_path, conf->feedback_queue,
+	    conf->resume_path != NULL ? RV_FB_APPEND : 0)) == NULL)
+		return -1;
+	if (conf->save_path != NULL && check_dir(conf->save_path) < 0)
+		return -1;
+	if (conf->log_path != NULL && (t->log = fopen(conf->log_path,
+	    conf->resume_path != NULL ? "a" : "w")) == NULL)
+		return rv_seterr("'%s':", conf->log_path);
+	return 0;
+}
+
+static int
+loop(struct trainer *t, struct rv_tin *in)
+{
+	const struct rv_train_conf *conf = t->conf;
+	struct rv_tin_item *it;
+	int rc = 0, skip;
+
+	while (rc == 0 && !t->done) {
+		if ((conf->stop != NULL && *conf->stop) ||
+		    (it = rv_tin_next(in, &t->wait, conf->stop)) == NULL) {
+			t->res->interrupted = 1;
+			break;
+		}
+		if (it->kind == RV_TIN_BATCH && !t->have_net)
+			rc = setup_model(t, it);
+		if (rc == 0)
+			rc = skipping(t, it, &skip);
+		if (rc == 0 && !skip) {
+			switch (it->kind) {
+			case RV_TIN_META:
+				rv_meta_merge(&t->meta, &it->meta);
+				meta_samples(t);
+				break;
+			case RV_TIN_BATCH:
+				rc = train_batch(t, it);
+				break;
+			case RV_TIN_EPOCH_END:
+				rc = epoch_end(t, it->epoch);
+				break;
+			case RV_TIN_END:
+				t->done = 1;
+				break;
+			case RV_TIN_ERROR:
+				rc = rv_seterr("%s", it->msg);
+				break;
+			}
+		}
+		rv_tin_done(in, it);
+	}
+	if (rc == 0 && t->skip_batches > 0 && !t->res->interrupted)
+		rc = rv_seterr("resume: the input ended after %llu of the "
+		    "%llu batches the checkpoint had trained on",
+		    (unsigned long long)(t->ck.pos.batches - t->skip_batches),
+		    (unsigned long long)t->ck.pos.batches);
+	return rc;
+}
+
+static void
+fill_result(struct trainer *t)
+{
+	struct rv_train_result *r = t->res;
+
+	r->steps = t->pos.step;
+	r->samples = t->pos.samples;
+	r->grads = t->pos.grads;
+	r->batches = t->pos.batches;
+	r->epochs = t->pos.epochs_done;
+	r->wall = wall(t);
+	r->wait = t->wait;
+	if (t->epw.n > 0 && !t->have_train) {
+		r->train_loss = t->epw.loss / (double)t->epw.n;
+		r->train_acc = (double)t->epw.correct / (double)t->epw.n;
+	}
+}
+
+static void
+log_summary(struct trainer *t)
+{
+	const struct rv_train_result *r = t->res;
+	FILE *f = t->log;
+
+	if (f == NULL)
+		return;
+	fprintf(f, "{\"event\":\"summary\",\"reached\":%s",
+	    r->reached ? "true" : "false");
+	jnum(f, "target_acc", t->conf->target_acc >= 0 ?
+	    t->conf->target_acc : NAN);
+	jnum(f, "wall", r->wall);
+	fprintf(f, ",\"epochs\":%u,\"steps\":%llu,\"samples\":%llu,"
+	    "\"grads\":%llu", r->epochs, (unsigned long long)r->steps,
+	    (unsigned long long)r->samples, (unsigned long long)r->grads);
+	jnum(f, "eval_acc", r->evaluated ? r->eval_acc : NAN);
+	jnum(f, "eval_loss", r->evaluated ? r->eval_loss : NAN);
+	jnum(f, "wait_frac", r->wall > 0 ? r->wait / r->wall : 0);
+	fprintf(f, ",\"feedback_written\":%llu,\"feedback_dropped\":%llu}\n",
+	    (unsigned long long)r->fb_written,
+	    (unsigned long long)r->fb_dropped);
+	fflush(f);
+}
+
+int
+rv_train_run(const struct rv_train_conf *conf, struct rv_train_result *res)
+{
+	struct trainer t;
+	struct rv_tin *in = NULL;
+	int rc = -1;
+
+	memset(&t, 0, sizeof(t));
+	memset(res, 0, sizeof(*res));
+	t.conf = conf;
+	t.res = res;
+	t.t0 = rv_now();
+	rv_meta_init(&t.meta);
+	snprintf(res->device, sizeof(res->device), "%s (%d thread%s)",
+	    conf->backend->name, conf->threads, conf->threads == 1 ? "" : "s");
+	if (conf->resume_path != NULL) {
+		if (rv_ckpt_load(conf->resume_path, &t.ck) < 0)
+			goto end;
+		t.pos = t.ck.pos;
+		t.wall0 = t.ck.pos.wall;
+		t.wait = t.ck.pos.wait;
+		t.skip_batches = t.ck.pos.batches;
+		t.skip_ends = t.ck.pos.epochs_done;
+		res->resumed_from = t.ck.pos.step;
+	}
+	if (open_outputs(&t) < 0)
+		goto end;
+	window_reset(&t, &t.logw);
+	window_reset(&t, &t.epw);
+	rv_progress_init(&t.prog, conf->quiet, "samples");
+	if ((in = rv_tin_start(conf->inputs, conf->ninputs, conf->batch,
+	    3)) == NULL)
+		goto end;
+	if (loop(&t, in) < 0)
+		goto end;
+	rv_tin_stop(in);
+	in = NULL;
+	if (!t.have_net && !res->interrupted) {
+		rv_seterr("the input holds no batch to train on");
+		goto end;
+	}
+	/* The end: a last evaluation if the last epoch's has not run. */
+	if (t.pos.epoch_samples > 0 && !res->interrupted && evaluate(&t) < 0)
+		goto end;
+	if (save(&t) < 0)
+		goto end;
+	rc = 0;
+end:
+	if (in != NULL)
+		rv_tin_stop(in);
+	rv_progress_done(&t.prog);
+	if (t.fb != NULL) {
+		if (rv_fb_writer_close(t.fb, 200, &res->fb_written,
+		    &res->fb_dropped) < 0 && rc == 0)
+			rc = -1;
+	}
+	fill_result(&t);
+	if (rc == 0)
+		log_summary(&t);
+	if (t.log != NULL && fclose(t.log) != 0 && rc == 0)
+		rc = rv_seterr("'%s': write:", conf->log_path);
+	if (t.be != NULL)
+		conf->backend->destroy(t.be);
+	if (t.have_net)
+		rv_net_release(&t.net);
+	rv_eval_release(&t.eval);
+	rv_ckpt_release(&t.ck);
+	rv_meta_release(&t.meta);
+	free(t.loss);
+	free(t.gnorm);
+	free(t.pred);
+	return rc;
+}
+
+void
+rv_train_summary(FILE *f, const struct rv_train_conf *conf,
+    const struct rv_train_result *r)
+{
+	fprintf(f, "model     %s, %llu parameters\n", r->model,
+	    (unsigned long long)r->params);
+	fprintf(f, "device    %s\n", r->device);
+	fprintf(f, "steps     %llu", (unsigned long long)r->steps);
+	if (r->resumed_from > 0)
+		fprintf(f, " (resumed at step %llu)",
+		    (unsigned long long)r->resumed_from);
+	fprintf(f, "\nepochs    %u\n", r->epochs);
+	fprintf(f, "samples   %llu\n", (unsigned long long)r->samples);
+	fprintf(f, "grads     %llu\n", (unsigned long long)r->grads);
+	fprintf(f, "wall      %.2f s\n", r->wall);
+	fprintf(f, "wait      %.2f s (%.1f%% of wall time waiting for "
+	    "input)\n", r->wait, r->wall > 0 ? 100 * r->wait / r->wall : 0);
+	fprintf(f, "train     loss %.4f acc %.4f\n", r->train_loss,
+	    r->train_acc);
+	if (r->evaluated)
+		fprintf(f, "eval      loss %.4f acc %.4f (epoch %u, step "
+		    "%llu)\n", r->eval_loss, r->eval_acc, r->eval_epoch,
+		    (unsigned long long)r->eval_step);
+	if (conf->target_acc >= 0) {
+		if (r->reached)
+			fprintf(f, "target    %.4f reached at %.2f s, epoch "
+			    "%u, step %llu, %llu samples, %llu grads\n",
+			    conf->target_acc, r->reached_wall,
+			    r->reached_epoch,
+			    (unsigned long long)r->reached_step,
+			    (unsigned long long)r->reached_samples,
+			    (unsigned long long)r->reached_grads);
+		else
+			fprintf(f, "target    %.4f not reached\n",
+			    conf->target_acc);
+	}
+	if (conf->feedback_path != NULL)
+		fprintf(f, "feedback  %llu lines written, %llu dropped\n",
+		    (unsigned long long)r->fb_written,
+		    (unsigned long long)r->fb_dropped);
+	if (r->interrupted)
+		fprintf(f, "stopped   by a signal%s\n", conf->save_path ?
+		    ", checkpoint saved" : "");
+}
