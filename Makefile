@@ -117,7 +117,7 @@ fuzz:
 
 lint:
 	mandoc -T lint -W warning $(MAN1) $(MAN5) $(MAN7)
-	shellcheck -x pipelines/*.sh scripts/*.sh bench/*.sh bench/run \
+	shellcheck -x pipelines/*.sh scripts/*.sh scripts/rv-plot bench/*.sh bench/run \
 	    fuzz/*.sh tests/*.bash tests/*.sh tests/run .ci/run
 
 fmt:
@@ -141,12 +141,13 @@ install: all
 	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1 \
 	    $(DESTDIR)$(MANPREFIX)/man5 $(DESTDIR)$(MANPREFIX)/man7
 	cp -f $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	cp -f scripts/rv-plot $(DESTDIR)$(PREFIX)/bin/
 	cp -f $(MAN1) $(DESTDIR)$(MANPREFIX)/man1/
 	cp -f $(MAN5) $(DESTDIR)$(MANPREFIX)/man5/
 	cp -f $(MAN7) $(DESTDIR)$(MANPREFIX)/man7/
 
 uninstall:
-	rm -f $(PROGS:%=$(DESTDIR)$(PREFIX)/bin/%) \
+	rm -f $(PROGS:%=$(DESTDIR)$(PREFIX)/bin/%) $(DESTDIR)$(PREFIX)/bin/rv-plot \
 	    $(MAN1:man/%=$(DESTDIR)$(MANPREFIX)/man1/%) \
 	    $(MAN5:man/%=$(DESTDIR)$(MANPREFIX)/man5/%) \
 	    $(MAN7:man/%=$(DESTDIR)$(MANPREFIX)/man7/%)

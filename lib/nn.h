@@ -118,6 +118,8 @@ struct rv_nn_config {
 	uint64_t seed;		/* keys dropout */
 	float mean[4];		/* per channel, in [0, 1] units: the input */
 	float std[4];		/* is (pixel / 255 - mean) / std */
+	float label_smoothing;	/* of the loss eval() reports; train()
+				 * takes its own from struct rv_nn_hyper */
 	int device;		/* CUDA: device ordinal */
 	int bf16;		/* CUDA: bf16 compute, fp32 master weights */
 };
@@ -171,7 +173,8 @@ struct rv_nn_ops {
 	int (*eval)(void *be, const struct rv_nn_batch *b,
 	    struct rv_nn_out *out);
 	/* Copy the state out or in, in canonical order: net->nparams
-	 * parameters, as many momentum values, net->nbufs buffers. */
+	 * parameters, as many momentum values, net->nbufs buffers; a NULL
+	 * part is skipped. */
 	int (*get_state)(void *be, float *params, float *momentum,
 	    float *bufs);
 	int (*set_state)(void *be, const float *params,

@@ -42,6 +42,7 @@ struct cpu {
 	int batch_max;
 	uint64_t seed;
 	float mean[4], std[4];
+	float ls;		/* label smoothing of eval()'s loss */
 	int has_dropout;
 	struct cpu_layer *l;
 	void *arena;
@@ -441,6 +442,7 @@ cpu_create(const struct rv_nn_config *cfg)
 	c->net.nbufs = net->nbufs;
 	c->batch_max = cfg->batch_max;
 	c->seed = cfg->seed;
+	c->ls = cfg->label_smoothing;
 	memcpy(c->mean, cfg->mean, sizeof(c->mean));
 	memcpy(c->std, cfg->std, sizeof(c->std));
 	mark_layers(c);
@@ -764,10 +766,7 @@ cpu_train(void *be, const struct rv_nn_batch *b, const struct rv_nn_hyper *h,
 	return 0;
 }
 
-/*
- * Evaluation reports plain cross-entropy (no smoothing): eval() has no
- * hyperparameters, and its result must depend on the state alone.
- */
+/* The loss is computed as in training, smoothed as the config says. */
 static int
 cpu_eval(void *be, const struct rv_nn_batch *b, struct rv_nn_out *out)
 {
@@ -778,7 +777,7 @@ cpu_eval(void *be, const struct rv_nn_batch *b, struct rv_nn_out *out)
 		return -1;
 	forward(c, b, FWD_EVAL);
 	rv_k_softmax_ce(net->classes, b->n, c->l[net->nlayers - 1].y,
-	    b->labels, b->weights, 0.0f, out ? out->loss : NULL, NULL, NULL,
+	    b->labels, b->weights, c->ls, out ? out->loss : NULL, NULL, NULL,
 	    out ? out->pred : NULL);
 	return 0;
 }

@@ -54,29 +54,33 @@ rv_k_sum(const float *restrict x, size_t m)
 	return rv_k_fold(a0, a1, a2, a3, a4, a5, a6, a7, t, l);
 }
 
+static inline double
+rv_k_sq(double d)
+{
+	return d * d;
+}
+
 /* sum_j (x[j] - c)^2 */
 static inline double
 rv_k_sumsq_dev(const float *restrict x, size_t m, double c)
 {
 	double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
-	double t[RV_K_LANES], d;
+	double t[RV_K_LANES];
 	size_t j;
 	int l;
 
-#define SQ(i) (d = x[j + (i)] - c, d * d)
 	for (j = 0; j + RV_K_LANES <= m; j += RV_K_LANES) {
-		a0 += SQ(0);
-		a1 += SQ(1);
-		a2 += SQ(2);
-		a3 += SQ(3);
-		a4 += SQ(4);
-		a5 += SQ(5);
-		a6 += SQ(6);
-		a7 += SQ(7);
+		a0 += rv_k_sq(x[j] - c);
+		a1 += rv_k_sq(x[j + 1] - c);
+		a2 += rv_k_sq(x[j + 2] - c);
+		a3 += rv_k_sq(x[j + 3] - c);
+		a4 += rv_k_sq(x[j + 4] - c);
+		a5 += rv_k_sq(x[j + 5] - c);
+		a6 += rv_k_sq(x[j + 6] - c);
+		a7 += rv_k_sq(x[j + 7] - c);
 	}
 	for (l = 0; j < m; j++, l++)
-		t[l] = SQ(0);
-#undef SQ
+		t[l] = rv_k_sq(x[j] - c);
 	return rv_k_fold(a0, a1, a2, a3, a4, a5, a6, a7, t, l);
 }
 
@@ -91,7 +95,6 @@ rv_k_sum_dot_dev(const float *restrict y, const float *restrict x,
 	size_t j;
 	int l;
 
-#define YX(i) ((double)y[j + (i)] * (x[j + (i)] - c))
 	for (j = 0; j + RV_K_LANES <= m; j += RV_K_LANES) {
 		a0 += y[j];
 		a1 += y[j + 1];
@@ -101,20 +104,19 @@ rv_k_sum_dot_dev(const float *restrict y, const float *restrict x,
 		a5 += y[j + 5];
 		a6 += y[j + 6];
 		a7 += y[j + 7];
-		b0 += YX(0);
-		b1 += YX(1);
-		b2 += YX(2);
-		b3 += YX(3);
-		b4 += YX(4);
-		b5 += YX(5);
-		b6 += YX(6);
-		b7 += YX(7);
+		b0 += y[j] * (x[j] - c);
+		b1 += y[j + 1] * (x[j + 1] - c);
+		b2 += y[j + 2] * (x[j + 2] - c);
+		b3 += y[j + 3] * (x[j + 3] - c);
+		b4 += y[j + 4] * (x[j + 4] - c);
+		b5 += y[j + 5] * (x[j + 5] - c);
+		b6 += y[j + 6] * (x[j + 6] - c);
+		b7 += y[j + 7] * (x[j + 7] - c);
 	}
 	for (l = 0; j < m; j++, l++) {
 		t[l] = y[j];
-		u[l] = YX(0);
+		u[l] = y[j] * (x[j] - c);
 	}
-#undef YX
 	*s = rv_k_fold(a0, a1, a2, a3, a4, a5, a6, a7, t, l);
 	*sd = rv_k_fold(b0, b1, b2, b3, b4, b5, b6, b7, u, l);
 }

@@ -267,6 +267,7 @@ make_backend(struct trainer *t, int batch_max)
 	cfg.batch_max = batch_max;
 	cfg.threads = t->conf->threads;
 	cfg.seed = t->conf->seed;
+	cfg.label_smoothing = t->conf->hyper.label_smoothing;
 	memcpy(cfg.mean, t->mean, sizeof(cfg.mean));
 	memcpy(cfg.std, t->std, sizeof(cfg.std));
 	return t->conf->backend->create(&cfg);

@@ -8,11 +8,14 @@ load helpers
 	d="$BATS_TEST_TMPDIR/root"
 	run -0 make -s -C "$REPO" BUILD="${RV_BUILD:-build}" install \
 	    DESTDIR="$d" PREFIX=/opt/rv MANPREFIX=/opt/rv/man
-	for p in rv-decode rv-augment rv-batch rv-inspect rv-refurbish; do
+	for p in rv-decode rv-augment rv-batch rv-inspect rv-refurbish \
+	    rv-train-gpu; do
 		[ -x "$d/opt/rv/bin/$p" ]
 		[ -f "$d/opt/rv/man/man1/$p.1" ]
 	done
 	[ -f "$d/opt/rv/man/man5/rv-stream.5" ]
+	[ -f "$d/opt/rv/man/man5/rv-feedback.5" ]
+	[ -x "$d/opt/rv/bin/rv-plot" ]
 	[ -f "$d/opt/rv/man/man7/rv.7" ]
 	[ -f "$d/opt/rv/man/man7/rv-ops.7" ]
 	run -0 "$d/opt/rv/bin/rv-decode" --version

@@ -370,7 +370,10 @@ out:
 	rv_net_release(&net);
 }
 
-/* A second backend given the first's state takes the same next step. */
+/*
+ * A second backend given the first's state takes the same next step.
+ * Evaluation smooths as the last train() did (none before the first).
+ */
 static void
 t_state(void)
 {
@@ -404,6 +407,10 @@ t_state(void)
 	free(sb);
 	sb = state(b, &net);
 	EXPECT(memcmp(sa, sb, state_bytes(&net)) == 0);
+	EXPECT(rv_nn_cpu.eval(a, &b2.b, &oa) == 0);
+	EXPECT(rv_nn_cpu.eval(b, &b2.b, &ob) == 0);
+	EXPECT(memcmp(pa, pb, sizeof(pa)) == 0);
+	EXPECT(la[0] != lb[0]);
 	EXPECT(rv_nn_cpu.train(a, &b1.b, &hy, &oa) == 0);
 	EXPECT(rv_nn_cpu.train(b, &b1.b, &hy, &ob) == 0);
 	EXPECT(memcmp(la, lb, sizeof(la)) == 0);
@@ -414,6 +421,9 @@ t_state(void)
 	sa = state(a, &net);
 	sb = state(b, &net);
 	EXPECT(memcmp(sa, sb, state_bytes(&net)) == 0);
+	EXPECT(rv_nn_cpu.eval(a, &b2.b, &oa) == 0);
+	EXPECT(rv_nn_cpu.eval(b, &b2.b, &ob) == 0);
+	EXPECT(memcmp(la, lb, sizeof(la)) == 0);
 	free(sa);
 	free(sb);
 out:
