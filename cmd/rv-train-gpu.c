@@ -381,14 +381,15 @@ main(int argc, char *argv[])
 
 	rv_setprogname(argv[0]);
 	/*
-	 * OpenMP threads spin ~0.3 ms after each parallel region by default:
-	 * on a small model that starves the input thread and the rest of the
-	 * pipeline on few cores.  Spin briefly, then sleep, unless the user
-	 * said otherwise.  Before any OpenMP call, which reads it once.
+	 * libgomp threads spin 300000 turns at every barrier by default: when
+	 * another process holds a core (the rest of a pipeline), -j 2 fell to
+	 * 1021 samples/s on cnn-small, below -j 1's 1767.  1000 turns gave
+	 * 1676 there and 3047 on an idle machine (passive: 1729 and 2962).
+	 * Unless the user chose, before any OpenMP call (read once).
 	 */
 	if (getenv("OMP_WAIT_POLICY") == NULL && getenv("GOMP_SPINCOUNT") ==
 	    NULL)
-		setenv("GOMP_SPINCOUNT", "10000", 0);
+		setenv("GOMP_SPINCOUNT", "1000", 0);
 	parse_args(argc, argv, &o);
 	o.t.backend = pick_device(o.device, o.c.quiet);
 	memset(&sa, 0, sizeof(sa));
