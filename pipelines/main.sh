@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
 # The main job, as it stands today: decode Fashion-MNIST (Debian's
-# dataset-fashion-mnist) into an rv stream, print its summary, draw a
-# contact sheet of the first samples, then refurbish three epochs
-# (RandAugment as the partial, reused 3 times; crop and flip as the final)
-# and draw what the trainer would see.  Later stages (score, train) extend
-# this pipeline.  Run it from `make demo`, or after `make`:
-# OUT=dir pipelines/main.sh
+# dataset-fashion-mnist) into rv streams, print the training set's
+# summary and draw a contact sheet, then train cnn-small on the CPU from a
+# refurbished stream (RandAugment as the partial, computed once and reused
+# 3 times; crop and flip as the final, fresh at every use), evaluating on
+# the test set after every epoch, with every sample's loss and gradient
+# norm written as feedback and the learning curves drawn.  rv-score, the
+# shrinking stage, will read that feedback (through a FIFO) once it lands.
+# Run it from `make demo`, or after `make`:
+#   OUT=dir [EPOCHS=5] [LIMIT=N] pipelines/main.sh
+# LIMIT decodes only the first N training samples (a quick run).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 bin="${RV_BIN:-$here/build/bin}"
 data="${FMNIST:-/usr/share/datasets/fashion-mnist}"
 out="${OUT:-$here/out}"
+epochs="${EPOCHS:-5}"
+limit=()
+[ -n "${LIMIT:-}" ] && limit=(--limit "$LIMIT")
 mkdir -p "$out"
-PATH="$bin:$PATH"
+PATH="$bin:$here/scripts:$PATH"
+partial='randaugment n=1 m=5'
+final='random_crop size=28 padding=2; flip'
 
 echo "== decoding Fashion-MNIST (train and test) into $out" >&2
-rv-decode -v "$data/train-images-idx3-ubyte.gz" \
+rv-decode -v "${limit[@]}" "$data/train-images-idx3-ubyte.gz" \
     "$data/train-labels-idx1-ubyte.gz" -o "$out/fmnist-train.rvs"
 rv-decode -v "$data/t10k-images-idx3-ubyte.gz" \
     "$data/t10k-labels-idx1-ubyte.gz" -o "$out/fmnist-test.rvs"
@@ -27,11 +36,24 @@ rv-inspect -q --grid "$out/fmnist-grid.png" -k 100 "$out/fmnist-train.rvs" \
     > /dev/null
 echo "== contact sheet of the first 100 samples: $out/fmnist-grid.png" >&2
 
-echo "== refurbishing 3 epochs: partial 'randaugment n=2 m=9' once per 3 epochs, final 'random_crop size=28 padding=4; flip' every epoch" >&2
-rv-refurbish -v --partial 'randaugment n=2 m=9' \
-    --final 'random_crop size=28 padding=4; flip' --reuse 3 --epochs 3 \
-    --batch 256 "$out/fmnist-train.rvs" -o "$out/fmnist-refurbished.rvs"
-rv-inspect -q --grid "$out/fmnist-refurbished.png" -k 100 \
-    "$out/fmnist-refurbished.rvs" > /dev/null
+# What the trainer sees: the first epoch's first 100 refurbished samples.
+rv-refurbish -q --partial "$partial" --final "$final" --reuse 3 \
+    --epochs 1 --batch 128 "$out/fmnist-train.rvs" |
+    rv-inspect -q --grid "$out/fmnist-refurbished.png" -k 100 > /dev/null
 echo "== contact sheet of the first 100 refurbished samples: $out/fmnist-refurbished.png" >&2
-echo "== streams: $out/fmnist-train.rvs ($(du -h "$out/fmnist-train.rvs" | cut -f1)), $out/fmnist-test.rvs" >&2
+
+# Refurbishing 28x28 images costs little: one thread for it, every core for
+# the trainer (rv-train-gpu(1), THREADS); the trainer's summary says
+# whether it waited for input.
+echo "== training cnn-small for $epochs epochs on a refurbished stream: partial '$partial' once per 3 epochs, final '$final' every epoch" >&2
+rv-refurbish -v -j 1 --partial "$partial" --final "$final" --reuse 3 \
+    --epochs "$epochs" --batch 128 "$out/fmnist-train.rvs" |
+    rv-batch -q -b 128 |
+    rv-train-gpu -v -m cnn-small --schedule cosine --epochs "$epochs" \
+	--eval "$out/fmnist-test.rvs" --feedback "$out/feedback.tsv" \
+	--log "$out/train.log" --save "$out/cnn-small.ck" \
+	-o "$out/summary.txt"
+cat "$out/summary.txt"
+rv-plot -o "$out/curves.png" --x epoch --title "cnn-small, Fashion-MNIST, refurbished" \
+    "refurbished=$out/train.log"
+echo "== summary: $out/summary.txt; learning curves: $out/curves.png; feedback: $out/feedback.tsv; checkpoint: $out/cnn-small.ck" >&2

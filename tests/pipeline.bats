@@ -9,20 +9,29 @@ setup() {
 	T="$BATS_TEST_TMPDIR"
 }
 
-@test "main job: decodes Fashion-MNIST, summarises, refurbishes 3 epochs, draws contact sheets" {
-	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" bash "$REPO/pipelines/main.sh"
+@test "main job: decodes, summarises, draws, trains on a refurbished stream with feedback and curves" {
+	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=3000 \
+	    EPOCHS=2 bash "$REPO/pipelines/main.sh"
 	[ -s "$T/out/fmnist-train.rvs" ]
 	[ -s "$T/out/fmnist-test.rvs" ]
-	[[ "$output" == *60000* ]]
-	[[ "$stderr" == *"rv-decode: 60000 samples in 1 epoch, 0 skipped"* ]]
+	[[ "$output" == *"samples      3000 (ids 0 to 2999)"* ]]
+	[[ "$stderr" == *"rv-decode: 3000 samples in 1 epoch, 0 skipped"* ]]
 	[[ "$stderr" == *"rv-decode: 10000 samples in 1 epoch, 0 skipped"* ]]
 	[[ "$stderr" == *"contact sheet of the first 100 samples: $T/out/fmnist-grid.png"* ]]
-	[[ "$stderr" == *"rv-refurbish: partials: expected 60000 + (3-1)*60000/3 = 100000, actual 100000"* ]]
+	[[ "$stderr" == *"rv-refurbish: partials: expected 3000 + (2-1)*3000/3 = 4000, actual 4000"* ]]
 	[[ "$stderr" == *"contact sheet of the first 100 refurbished samples: $T/out/fmnist-refurbished.png"* ]]
-	run -0 identify -format '%m %[channels]' "$T/out/fmnist-refurbished.png"
-	[ "$output" = "PNG srgb" ]
-	run -0 identify -format '%m %[channels]' "$T/out/fmnist-grid.png"
-	[ "$output" = "PNG srgb" ]
+	# the trainer's summary: 2 epochs of 3000, evaluated, feedback for all
+	[[ "$output" == *"epochs    2"* ]]
+	[[ "$output" == *"samples   6000"* ]]
+	[[ "$output" =~ "eval      loss "[0-9.]+" acc 0."([0-9]+) ]]
+	[ "${BASH_REMATCH[1]:0:2}" -ge 50 ]	# well above chance (10%)
+	[[ "$output" == *"feedback  6000 lines written, 0 dropped"* ]]
+	[ "$(wc -l < "$T/out/feedback.tsv")" -eq 6000 ]
+	[ -s "$T/out/cnn-small.ck" ]
+	for png in fmnist-refurbished fmnist-grid curves; do
+		run -0 identify -format '%m' "$T/out/$png.png"
+		[ "$output" = "PNG" ]
+	done
 }
 
 @test "pipeline: decode | batch | inspect keeps every sample, in order" {
