@@ -23,9 +23,10 @@ CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-# The CPU training backend runs its loops on OpenMP and its GEMMs on
-# OpenBLAS, the OpenMP build of it (so both share one set of threads
-# instead of two pools spinning against each other on few cores), found by
+# The CPU training backend runs its convolutions on oneDNN, its other
+# GEMMs on OpenBLAS and its loops on OpenMP: Debian's oneDNN and the
+# OpenMP build of OpenBLAS share libgomp's one team of threads instead of
+# pools spinning against each other on few cores.  OpenBLAS is found by
 # rpath whatever the system's libopenblas alternative points to.
 MULTIARCH   ?= $(shell $(CC) -print-multiarch 2>/dev/null)
 OPENBLAS_DIR ?= /usr/lib/$(MULTIARCH)/openblas-openmp
@@ -34,7 +35,7 @@ OPENMP      ?= -fopenmp
 ALL_CFLAGS   = -std=c17 $(WARN) $(CFLAGS) -pthread $(OPENMP)
 ALL_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -Ilib -MMD -MP $(CPPFLAGS)
 LDFLAGS     += $(OPENMP)
-LDLIBS      += -lturbojpeg -lpng -larchive -lzstd -lxxhash -lz \
+LDLIBS      += -ldnnl -lturbojpeg -lpng -larchive -lzstd -lxxhash -lz \
 	       $(BLASLIBS) -lpthread -lm
 BLASLIBS    ?= -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Training benchmark: rv-train-gpu on the CPU against PyTorch, the same
 # model (cnn-small), data (Fashion-MNIST), optimiser (SGD, momentum 0.9,
-# weight decay 5e-4, constant lr), batch (128), normalisation ((x/255 -
+# weight decay 5e-4, cosine lr from 0.05), batch (128), normalisation ((x/255 -
 # 0.5)/0.5, no augmentation), epochs and threads.  rv runs as a whole
 # pipeline, rv-decode --shuffle | rv-batch | rv-train-gpu, and its epoch
 # time (the log's epoch_s) includes decoding, batching and the pipes;
@@ -16,7 +16,8 @@
 #
 # Builds nothing: expects `make` to have built the programs.  Environment:
 # RV_BUILD (build dir, default build), BENCH_EPOCHS (E, default 3),
-# BENCH_THREADS (T, default nproc), BENCH_LR (default 0.02), BENCH_SEED
+# BENCH_THREADS (T, default nproc), BENCH_LR (default 0.05),
+# BENCH_SCHEDULE (cosine or const, default cosine), BENCH_SEED
 # (default 0), BENCH_REPORT (1: run nothing, print the table of the last
 # run's logs again).  Logs and a plot (scripts/rv-plot) go to
 # bench/out/train/: rv.log, rv.summary, rv.time, torch.jsonl, torch.log
@@ -34,7 +35,13 @@ case $build in
 esac
 epochs=${BENCH_EPOCHS:-3}
 threads=${BENCH_THREADS:-$(nproc)}
-lr=${BENCH_LR:-0.02}
+lr=${BENCH_LR:-0.05}
+schedule=${BENCH_SCHEDULE:-cosine}
+case $schedule in
+const | cosine) ;;
+*) echo "train.sh: BENCH_SCHEDULE: '$schedule': const or cosine" >&2
+   exit 2 ;;
+esac
 seed=${BENCH_SEED:-0}
 report=${BENCH_REPORT:-0}
 batch=128
@@ -126,14 +133,15 @@ decode=(rv-decode -q -j 1 --epochs "$epochs" --shuffle --seed "$seed"
     "$fmnist/train-images-idx3-ubyte.gz" "$fmnist/train-labels-idx1-ubyte.gz")
 batcher=(rv-batch -q -b "$batch")
 train=(rv-train-gpu -q -m cnn-small -j "$threads" --device cpu
-    --lr "$lr" --momentum 0.9 --wd 5e-4 --schedule const
+    --lr "$lr" --momentum 0.9 --wd 5e-4 --schedule "$schedule"
+    --epochs "$epochs"
     --mean 0.5 --std 0.5 --seed "$seed" --eval "$tmp/test.rvs"
     --log "$rvlog")
 echo "# rv:    ${decode[*]/#$fmnist\//} | ${batcher[*]} |"
 shown=("${train[@]/#$tmp\//}")
 echo "#        ${shown[*]/#$root\//}"
 echo "# torch: $python bench/train_torch.py --epochs $epochs --threads" \
-    "$threads --lr $lr --seed $seed --batch $batch"
+    "$threads --lr $lr --seed $seed --batch $batch --schedule $schedule"
 if [ "$report" != 1 ]; then
 	# The test set, decoded once, for --eval.
 	"$bin/rv-decode" -q -j 1 "$fmnist/t10k-images-idx3-ubyte.gz" \
@@ -158,6 +166,7 @@ if [ "$report" != 1 ]; then
 	# --- PyTorch --------------------------------------------------------
 	if ! "$python" "$here/train_torch.py" --epochs "$epochs" \
 	    --threads "$threads" --lr "$lr" --seed "$seed" --batch "$batch" \
+	    --schedule "$schedule" \
 	    >"$out/torch.jsonl" 2>"$tmp/torch.err"; then
 		sed 's/^/    /' "$tmp/torch.err" >&2
 		die "the PyTorch baseline failed"

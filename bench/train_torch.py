@@ -15,6 +15,7 @@
 import argparse
 import gzip
 import json
+import math
 import os
 import sys
 import time
@@ -102,6 +103,11 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--lr", type=float, default=0.02)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--schedule", choices=("const", "cosine"),
+                    default="const",
+                    help="cosine: lr * (1 + cos(pi * pos / epochs)) / 2 "
+                    "at every step, pos = epoch + samples before the "
+                    "batch / samples an epoch (rv-train-gpu's formula)")
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--data", default=FMNIST,
                     help="directory of the Fashion-MNIST IDX .gz files")
@@ -130,6 +136,10 @@ def main():
         t0 = time.perf_counter()
         perm = torch.randperm(n, generator=gen)
         for i in range(0, n, a.batch):
+            if a.schedule == "cosine":
+                pos = min((epoch + i / n) / a.epochs, 1.0)
+                for g in opt.param_groups:
+                    g["lr"] = a.lr * 0.5 * (1 + math.cos(math.pi * pos))
             idx = perm[i:i + a.batch]
             x = xtr[idx]
             t = ytr[idx]
@@ -157,6 +167,7 @@ def main():
             "cpu_s": round(time.process_time(), 3),
             "threads": a.threads,
             "lr": a.lr,
+            "schedule": a.schedule,
             "batch": a.batch,
         }), flush=True)
     return 0

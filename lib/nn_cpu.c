@@ -1,10 +1,12 @@
 /*
  * The CPU backend: trains a whole struct rv_net with the kernels of
- * nn_kern.h over CNHW tensors.  Everything a step touches is sized for
- * batch_max and carved out of one arena in create(), so a step allocates
- * nothing and a smaller batch simply uses the first n samples' worth of
- * each tensor (CNHW for n is compact).  Parameters, their gradients and
- * momentum are flat arrays in nn.h's canonical order.
+ * nn_kern.h over CNHW tensors, convolutions through one plan a layer
+ * (nn_conv.h: oneDNN).  Everything a step touches is sized for batch_max
+ * and carved out of one arena in create(), so a step allocates nothing
+ * (the plans only on the first batch of a new size) and a smaller batch
+ * simply uses the first n samples' worth of each tensor (CNHW for n is
+ * compact).  Parameters, their gradients and momentum are flat arrays in
+ * nn.h's canonical order.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "err.h"
 #include "nn.h"
+#include "nn_conv.h"
 #include "nn_cpu.h"
 #include "nn_kern.h"
 
@@ -31,6 +34,7 @@ struct cpu_layer {
 	float *sc_mean;		/* ADD proj: its bn's batch statistics */
 	float *sc_invstd;
 	float *dsc;		/* RES: gradient come through the shortcut */
+	struct rv_conv_plan *conv;	/* CONV, ADD proj: the convolution */
 	int inplace;		/* y is the input tensor */
 	int needg;		/* output depends on parameters */
 	int skip;		/* RELU run by the MAXPOOL after it */
@@ -49,7 +53,6 @@ struct cpu {
 	float *params, *grads, *mom, *bufs;
 	float *x;		/* the input, CNHW */
 	float *g[2];		/* gradient ping-pong (and forward scratch) */
-	float *ws;		/* im2col workspace shared by every conv */
 	float *pq;		/* ||p - q|| per sample */
 	double *hh;		/* ||h||^2 per sample */
 	float *dummy;		/* running statistics nobody keeps */
@@ -313,7 +316,7 @@ static void
 plan(struct cpu *c, struct arena *a)
 {
 	const struct rv_net *net = &c->net;
-	size_t bm = (size_t)c->batch_max, gmax = 0, wsmax = 0, maxc = 0;
+	size_t bm = (size_t)c->batch_max, gmax = 0, maxc = 0;
 	size_t t;
 	int i;
 
@@ -326,7 +329,6 @@ plan(struct cpu *c, struct arena *a)
 		const struct rv_layer *ly = &net->layers[i];
 		struct cpu_layer *cl = &c->l[i];
 		size_t out = prod(a, tlen(ly->outs), bm);
-		struct rv_conv_geom cg;
 
 		if (out > gmax)
 			gmax = out;
@@ -335,13 +337,9 @@ plan(struct cpu *c, struct arena *a)
 			cl->y = take(a, out, sizeof(float));
 		switch (ly->kind) {
 		case RV_LAYER_CONV:
-			/* Bound the im2col size before the kernel's sum. */
-			if (prod(a, prod(a, (size_t)ly->in.c * ly->k * ly->k,
-			    hwof(ly->outs)), bm) == 0)
-				break;
-			cg = conv_geom(ly, c->batch_max);
-			if ((t = rv_k_conv_ws(&cg)) > wsmax)
-				wsmax = t;
+			/* Bound the im2col size a plan may need. */
+			(void)prod(a, prod(a, (size_t)ly->in.c * ly->k * ly->k,
+			    hwof(ly->outs)), bm);
 			break;
 		case RV_LAYER_BN:
 			cl->save_mean = take(a, ly->in.c, sizeof(float));
@@ -371,9 +369,6 @@ plan(struct cpu *c, struct arena *a)
 			if (!ly->proj ||
 			    prod(a, prod(a, t, hwof(ly->outs)), bm) == 0)
 				break;
-			cg = proj_geom(net, ly, c->batch_max);
-			if ((t = rv_k_conv_ws(&cg)) > wsmax)
-				wsmax = t;
 			cl->sc_x = take(a, out, sizeof(float));
 			cl->sc_mean = take(a, ly->outs.c, sizeof(float));
 			cl->sc_invstd = take(a, ly->outs.c, sizeof(float));
@@ -386,7 +381,6 @@ plan(struct cpu *c, struct arena *a)
 	}
 	c->g[0] = take(a, gmax, sizeof(float));
 	c->g[1] = take(a, gmax, sizeof(float));
-	c->ws = take(a, wsmax, sizeof(float));
 	c->pq = take(a, bm, sizeof(float));
 	c->hh = take(a, bm, sizeof(double));
 	c->dummy = take(a, 2 * maxc, sizeof(float));
@@ -396,9 +390,13 @@ static void
 cpu_destroy(void *be)
 {
 	struct cpu *c = be;
+	int i;
 
 	if (c == NULL)
 		return;
+	if (c->l != NULL)
+		for (i = 0; i < c->net.nlayers; i++)
+			rv_conv_plan_free(c->l[i].conv);
 	free(c->arena);
 	free(c->l);
 	free(c->net.layers);
@@ -466,6 +464,22 @@ cpu_create(const struct rv_nn_config *cfg)
 	for (i = 0; i < net->nlayers; i++)
 		if (c->l[i].y == NULL)
 			c->l[i].y = i > 0 ? c->l[i - 1].y : c->x;
+	for (i = 0; i < net->nlayers; i++) {
+		const struct rv_layer *ly = &net->layers[i];
+		struct rv_conv_geom cg;
+
+		if (ly->kind == RV_LAYER_CONV)
+			cg = conv_geom(ly, c->batch_max);
+		else if (ly->kind == RV_LAYER_ADD && ly->proj)
+			cg = proj_geom(net, ly, c->batch_max);
+		else
+			continue;
+		if ((c->l[i].conv = rv_conv_plan_new(&cg)) == NULL) {
+			rv_preferr("cpu: layer %d", i + 1);
+			cpu_destroy(c);
+			return NULL;
+		}
+	}
 	rv_net_init(net, cfg->seed, c->params, c->bufs);
 	memset(c->mom, 0, net->nparams * sizeof(float));
 	rv_k_threads(cfg->threads);
@@ -528,7 +542,7 @@ vadd(size_t len, const float *a, const float *b, float *y)
 }
 
 /* ADD: y = body + shortcut, the shortcut projected when shapes differ. */
-static void
+static int
 add_fwd(struct cpu *c, int i, int n, enum fwd_mode mode, const float *x)
 {
 	const struct rv_layer *ly = &c->net.layers[i];
@@ -540,7 +554,8 @@ add_fwd(struct cpu *c, int i, int n, enum fwd_mode mode, const float *x)
 		const float *w = c->params + ly->param_off;
 		size_t wl = (size_t)ly->outs.c * g.ci;
 
-		rv_k_conv_fwd(&g, s, w, NULL, cl->sc_x, c->ws);
+		if (rv_conv_fwd(cl->conv, n, s, w, NULL, cl->sc_x) == -1)
+			return -1;
 		/* The gradient buffers are free during forward. */
 		bn_fwd(c, mode, ly->outs.c, (size_t)n * hwof(ly->outs),
 		    cl->sc_x, w + wl, c->bufs + ly->buf_off, c->g[0],
@@ -548,9 +563,10 @@ add_fwd(struct cpu *c, int i, int n, enum fwd_mode mode, const float *x)
 		s = c->g[0];
 	}
 	vadd(tlen(ly->outs) * n, x, s, cl->y);
+	return 0;
 }
 
-static void
+static int
 forward(struct cpu *c, const struct rv_nn_batch *b, enum fwd_mode mode)
 {
 	const struct rv_net *net = &c->net;
@@ -565,14 +581,13 @@ forward(struct cpu *c, const struct rv_nn_batch *b, enum fwd_mode mode)
 		const float *p = c->params + ly->param_off;
 		int hw = (int)hwof(ly->in);
 		size_t olen = tlen(ly->outs) * n;
-		struct rv_conv_geom cg;
 		struct rv_pool_geom pg;
 
 		switch (ly->kind) {
 		case RV_LAYER_CONV:
-			cg = conv_geom(ly, n);
-			rv_k_conv_fwd(&cg, x, p, ly->bias ? p + wlen(ly) :
-			    NULL, cl->y, c->ws);
+			if (rv_conv_fwd(cl->conv, n, x, p, ly->bias ?
+			    p + wlen(ly) : NULL, cl->y) == -1)
+				return -1;
 			break;
 		case RV_LAYER_BN:
 			bn_fwd(c, mode, ly->in.c, (size_t)n * hw, x, p,
@@ -611,14 +626,16 @@ forward(struct cpu *c, const struct rv_nn_batch *b, enum fwd_mode mode)
 		case RV_LAYER_RES:
 			break;
 		case RV_LAYER_ADD:
-			add_fwd(c, i, n, mode, x);
+			if (add_fwd(c, i, n, mode, x) == -1)
+				return -1;
 			break;
 		}
 	}
+	return 0;
 }
 
 /* ADD backward, shortcut side: into the RES layer's accumulator. */
-static void
+static int
 add_bwd(struct cpu *c, int i, int n, const float *gy, float *tmp)
 {
 	const struct rv_layer *ly = &c->net.layers[i];
@@ -636,9 +653,12 @@ add_bwd(struct cpu *c, int i, int n, const float *gy, float *tmp)
 		rv_k_bn_bwd(co, (size_t)n * hwof(ly->outs), cl->sc_x, gy,
 		    w + wl, cl->sc_mean, cl->sc_invstd, tmp, gw + wl,
 		    gw + wl + co);
-		rv_k_conv_bwd(&g, c->l[r].y, w, tmp, dsc, gw, NULL, c->ws);
-	} else if (dsc != NULL)
+		return rv_conv_bwd(cl->conv, n, c->l[r].y, w, tmp, dsc, gw,
+		    NULL);
+	}
+	if (dsc != NULL)
 		memcpy(dsc, gy, tlen(ly->outs) * n * sizeof(float));
+	return 0;
 }
 
 /*
@@ -646,7 +666,7 @@ add_bwd(struct cpu *c, int i, int n, const float *gy, float *tmp)
  * gradient of layer i's output; a layer writes its input's gradient into
  * gx and the two swap, except where it works in place.
  */
-static void
+static int
 backward(struct cpu *c, int n)
 {
 	const struct rv_net *net = &c->net;
@@ -663,14 +683,13 @@ backward(struct cpu *c, int n)
 		float *dx = din ? gx : NULL;
 		int hw = (int)hwof(ly->in);
 		size_t olen = tlen(ly->outs) * n;
-		struct rv_conv_geom cg;
 		struct rv_pool_geom pg;
 
 		switch (ly->kind) {
 		case RV_LAYER_CONV:
-			cg = conv_geom(ly, n);
-			rv_k_conv_bwd(&cg, x, p, gy, dx, gp, ly->bias ?
-			    gp + wlen(ly) : NULL, c->ws);
+			if (rv_conv_bwd(cl->conv, n, x, p, gy, dx, gp,
+			    ly->bias ? gp + wlen(ly) : NULL) == -1)
+				return -1;
 			break;
 		case RV_LAYER_BN:
 			rv_k_bn_bwd(ly->in.c, (size_t)n * hw, x, gy, p,
@@ -708,7 +727,8 @@ backward(struct cpu *c, int n)
 			din = 0;
 			break;
 		case RV_LAYER_ADD:
-			add_bwd(c, i, n, gy, gx);
+			if (add_bwd(c, i, n, gy, gx) == -1)
+				return -1;
 			din = 0;
 			break;
 		}
@@ -718,6 +738,7 @@ backward(struct cpu *c, int n)
 			gx = t;
 		}
 	}
+	return 0;
 }
 
 /* gradnorm_i = ||p_i - q_i|| sqrt(||h_i||^2 + 1), h = the last input. */
@@ -754,13 +775,15 @@ cpu_train(void *be, const struct rv_nn_batch *b, const struct rv_nn_hyper *h,
 	if (!(h->label_smoothing >= 0 && h->label_smoothing < 1))
 		return rv_seterr("cpu: label smoothing %g: not in [0, 1)",
 		    h->label_smoothing);
-	forward(c, b, FWD_TRAIN);
+	if (forward(c, b, FWD_TRAIN) == -1)
+		return -1;
 	rv_k_softmax_ce(net->classes, b->n, c->l[last].y, b->labels,
 	    b->weights, h->label_smoothing, out ? out->loss : NULL, c->g[0],
 	    c->pq, out ? out->pred : NULL);
 	if (out != NULL && out->gradnorm != NULL)
 		gradnorm(c, b->n, out->gradnorm);
-	backward(c, b->n);
+	if (backward(c, b->n) == -1)
+		return -1;
 	rv_k_sgd(net->nparams, c->params, c->grads, c->mom, h->lr,
 	    h->momentum, h->weight_decay, h->nesterov);
 	return 0;
@@ -775,7 +798,8 @@ cpu_eval(void *be, const struct rv_nn_batch *b, struct rv_nn_out *out)
 
 	if (check_batch(c, b, 0) == -1)
 		return -1;
-	forward(c, b, FWD_EVAL);
+	if (forward(c, b, FWD_EVAL) == -1)
+		return -1;
 	rv_k_softmax_ce(net->classes, b->n, c->l[net->nlayers - 1].y,
 	    b->labels, b->weights, c->ls, out ? out->loss : NULL, NULL, NULL,
 	    out ? out->pred : NULL);
@@ -790,7 +814,8 @@ rv_nn_cpu_objective(void *be, const struct rv_nn_batch *b, float ls)
 
 	if (check_batch(c, b, 1) == -1)
 		return NAN;
-	forward(c, b, FWD_PROBE);
+	if (forward(c, b, FWD_PROBE) == -1)
+		return NAN;
 	return rv_k_softmax_ce(net->classes, b->n, c->l[net->nlayers - 1].y,
 	    b->labels, b->weights, ls, NULL, NULL, NULL, NULL);
 }

@@ -12,6 +12,7 @@ pkgs=(
 	libzstd-dev
 	libxxhash-dev
 	libopenblas-openmp-dev
+	libdnnl-dev
 	gnuplot-nox
 	zlib1g-dev
 	zstd
