@@ -151,8 +151,8 @@ rv_slurp(const char *path, unsigned char **buf, size_t *len)
  * library's only global state, and it has to be: a signal handler can
  * reach nothing but statics.  The handler may run at any moment, so it
  * touches only this table (no malloc, no locks): a slot is free (0),
- * claimed by a thread that is filling in its path (1), or live (2).  The
- * handler unlinks the live paths, restores the default action and raises
+ * claimed by a thread that is creating its temp file (1: the handler
+ * waits for it), or live (2).  The handler unlinks the live paths, restores the default action and raises
  * the signal again, so the process still dies of it (status 128 + sig).
  * The handlers are installed once, at the first temp file, and only for a
  * signal whose action is the default: an ignored SIGHUP (nohup) stays
@@ -172,7 +172,18 @@ static void
 out_on_signal(int sig)
 {
 	int i, saved = errno;
+	long spin;
 
+	/*
+	 * Another thread may be between mkstemp() and making its slot live
+	 * (it blocks these signals meanwhile, so the signal came here): its
+	 * file exists or is about to.  Wait for it, boundedly: it has a
+	 * few instructions left and runs on, since only this thread is held.
+	 */
+	for (i = 0; i < OUT_SLOTS; i++)
+		for (spin = 0; spin < 100000000L &&
+		    atomic_load(&out_slot_state[i]) == 1; spin++)
+			;
 	for (i = 0; i < OUT_SLOTS; i++)
 		if (atomic_load(&out_slot_state[i]) == 2)
 			(void)unlink(out_slot_path[i]);
@@ -200,24 +211,35 @@ out_sig_install(void)
 			(void)sigaction(out_sigs[i], &sa, NULL);
 }
 
-/* Register tmp with the signal handler (best effort: see above). */
-static void
-out_register(const char *tmp)
+/* Claim a slot before the temp file exists: -1 if none is free. */
+static int
+out_claim(void)
 {
-	size_t len = strlen(tmp);
 	int i;
 
-	if (len >= PATH_MAX)
-		return;
 	for (i = 0; i < OUT_SLOTS; i++) {
 		int want = 0;
 		if (atomic_compare_exchange_strong(&out_slot_state[i],
-		    &want, 1)) {
-			memcpy(out_slot_path[i], tmp, len + 1);
-			atomic_store(&out_slot_state[i], 2);
-			return;
-		}
+		    &want, 1))
+			return i;
 	}
+	return -1;
+}
+
+/* Make a claimed slot live with tmp, or free it (tmp NULL or too long). */
+static void
+out_publish(int i, const char *tmp)
+{
+	size_t len;
+
+	if (i < 0)
+		return;
+	if (tmp == NULL || (len = strlen(tmp)) >= PATH_MAX) {
+		atomic_store(&out_slot_state[i], 0);
+		return;
+	}
+	memcpy(out_slot_path[i], tmp, len + 1);
+	atomic_store(&out_slot_state[i], 2);
 }
 
 static void
@@ -278,20 +300,22 @@ rv_out_open(struct rv_out *o, const char *path, int binary)
 	if (atomic_exchange(&out_sig_done, 1) == 0)
 		out_sig_install();
 	{
-		/* A signal between mkstemp and out_register would leave the
-		 * file: hold the three signals off this thread meanwhile. */
+		/* A signal between mkstemp and publishing the slot would
+		 * leave the file: hold the three signals off this thread
+		 * meanwhile, and claim the slot first, so that a handler
+		 * running on another thread waits for it. */
 		sigset_t set, old;
 		size_t i;
-		int e;
+		int e, slot;
 
 		sigemptyset(&set);
 		for (i = 0; i < sizeof(out_sigs) / sizeof(out_sigs[0]); i++)
 			(void)sigaddset(&set, out_sigs[i]);
 		(void)pthread_sigmask(SIG_BLOCK, &set, &old);
+		slot = out_claim();
 		o->fd = mkstemp(o->tmp);
 		e = errno;
-		if (o->fd >= 0)
-			out_register(o->tmp);
+		out_publish(slot, o->fd >= 0 ? o->tmp : NULL);
 		(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
 		errno = e;
 	}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Hostile input: every stream reader (rv-batch, rv-inspect, rv-augment,
-# rv-refurbish) fed truncated and corrupted streams, and rv-decode fed bad
+# rv-refurbish, rv-train-gpu) fed truncated and corrupted streams, and rv-decode fed bad
 # images, odd names and links.  The promise: the right output, or one line
 # `prog: 'file': record N at byte B: reason` and exit 1; never a crash.
 # The stream is 20 Fashion-MNIST samples (11 kB), so the file runs fast.
@@ -117,7 +117,13 @@ trunc_check() {
 			continue
 		fi
 		n=$(samples_before "$L")
-		if [ "$kind" = stream ] && [ "$n" -gt 0 ] &&
+		if [ "$kind" = train ] && [ "$n" -eq 0 ]; then
+			# nothing to train on: refused in one line
+			[ "$st" -eq 1 ] && [ "$(cat "$T/err")" = "rv-train-gpu: the input holds no batch to train on" ] ||
+			    { echo "prefix $L: status $st" >&2; cat "$T/err" >&2; return 1; }
+			continue
+		fi
+		if [ "$kind" != report ] && [ "$n" -gt 0 ] &&
 		    [ "$L" -lt "$(stat -c %s "$S")" ]; then
 			# samples after the last epoch-end: a stream cut
 			# between records, reported as truncated
@@ -138,7 +144,11 @@ trunc_check() {
 			cat "$T/err" >&2
 			return 1
 		fi
-		if [ "$kind" = report ]; then
+		if [ "$kind" = train ]; then
+			got=$(awk '$1 == "samples" { print $2 }' "$T/out")
+			[ "$got" -eq "$n" ] ||
+			    { echo "prefix $L: trained on $got samples" >&2; return 1; }
+		elif [ "$kind" = report ]; then
 			got=$(awk '$1 == "records" { print $2 }' "$T/out")
 			[ "$got" -eq "$(awk -v L="$L" '$1 < L' "$D/frames" | wc -l)" ] ||
 			    { echo "prefix $L: records $got" >&2; return 1; }
@@ -189,10 +199,16 @@ corrupt_check() {
 	    --reuse 2 --epochs 2
 }
 
+@test "hostile: rv-train-gpu: every truncation is reported with its record, cuts between records too" {
+	trunc_check 1 train rv-train-gpu -q -j 1 -b 4 \
+	    -m 'conv 2 k=3 pad=1; relu; maxpool 4; linear'
+}
+
 @test "hostile: a truncation read from a pipe names <stdin>" {
 	head -c 3000 "$S" > "$T/cut.rvs"
 	for p in "rv-inspect" "rv-batch -b 4" "rv-augment flip" \
-	    "rv-refurbish -q --partial flip --final flip"; do
+	    "rv-refurbish -q --partial flip --final flip" \
+	    "rv-train-gpu -q -j 1 -b 4 -m linear"; do
 		run -1 --separate-stderr bash -c "$p < '$T/cut.rvs' > /dev/null"
 		[ "$stderr" = "${p%% *}: '<stdin>': record 5 at byte 2569: truncated frame" ]
 	done
@@ -204,6 +220,7 @@ corrupt_check() {
 	corrupt_check rv-batch -b 4
 	corrupt_check rv-augment flip
 	corrupt_check rv-refurbish -q -j 2 --partial flip --final flip --reuse 2
+	corrupt_check rv-train-gpu -q -j 1 -b 4 -m linear
 }
 
 @test "hostile: most corrupt copies are caught, by the checksum and by the parser" {
