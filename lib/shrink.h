@@ -1,0 +1,96 @@
+/*
+ * Instance shrinking for rv-score: decide, sample by sample, whether a
+ * sample goes on to the trainer, from one of three policies, and learn
+ * from the trainer's feedback lines as they come.
+ *
+ *   assistant  keep with probability b + (1 - b) p, p from the AutoAssist
+ *              assistant (assist.h) on the sample's features
+ *   history    keep with probability max(b, q^beta), q the percentile of
+ *              the sample's last known gradient norm among recent ones
+ *              (Selective-Backprop, Jiang et al. 2019); unknown ids keep
+ *   uniform    keep with probability `keep` (the control)
+ *
+ * Everything is kept during the first epoch seen (warm-up) and, for the
+ * assistant, until it has learned from `min_feedback` lines.  A kept
+ * sample's weight becomes 1/P(keep) with `reweight` (so the trainer's
+ * (1/n) sum w loss stays an unbiased estimate of the full data's).  The
+ * keep draw is rv_rng(seed, RV_STAGE_SCORE, op 0, epoch, id): the same
+ * state and the same sample give the same decision.
+ *
+ * Per-id state is bounded: the features of at most `max_inflight`
+ * samples that were kept and whose feedback has not come (the oldest are
+ * forgotten first: their feedback, when it comes, is counted unmatched),
+ * and for the history policy the last gradient norm of at most `max_ids`
+ * ids (the least recently updated forgotten first).  Memory: about
+ * max_inflight * (4 * rv_feat_len + 32) + max_ids * 32 bytes, touched
+ * only as ids arrive.  A floor of 0 can give p_keep 0: such a sample is
+ * never kept (its weight would be 1/p_keep, capped at FLT_MAX).
+ */
+#ifndef RV_SHRINK_H
+#define RV_SHRINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "assist.h"
+#include "feedback.h"
+
+enum rv_policy {
+	RV_POLICY_ASSISTANT = 0,
+	RV_POLICY_HISTORY,
+	RV_POLICY_UNIFORM,
+};
+
+struct rv_shrink_conf {
+	enum rv_policy policy;
+	double floor;		/* b, 0..1 (default 0.3) */
+	double beta;		/* history exponent (default 1) */
+	double keep;		/* uniform: the fraction kept (default 0.5) */
+	int reweight;		/* weight kept samples by 1/P(keep) */
+	uint64_t seed;
+	uint64_t min_feedback;	/* assistant warm-up lines (default 1000) */
+	size_t max_inflight;	/* default 1 << 16 */
+	size_t max_ids;		/* default 1 << 20 */
+	struct rv_assist_conf assist;	/* lr, l2, mean_decay, target */
+};
+
+/* The defaults above; policy assistant, seed 0, reweight off. */
+void rv_shrink_conf_init(struct rv_shrink_conf *c);
+
+struct rv_shrink_stats {
+	uint64_t seen, kept, dropped;	/* this epoch */
+	uint64_t total_seen, total_kept;
+	uint64_t feedback;		/* lines used: matched ones for the
+					 * assistant, every line otherwise */
+	uint64_t unmatched;		/* lines whose id was not in flight */
+	int warm;			/* 0 while everything passes */
+	struct rv_assist_stats assist;
+};
+
+struct rv_shrink;
+
+/* For samples of `channels` channels and `classes` classes (0: no class
+ * term).  NULL with rv_errmsg() for a bad configuration. */
+struct rv_shrink *rv_shrink_new(const struct rv_shrink_conf *c,
+    uint32_t channels, uint32_t classes);
+void rv_shrink_free(struct rv_shrink *s);
+
+/* The decision for one sample (u8 HWC pixels of the channels given). */
+struct rv_keep {
+	int keep;		/* 1: pass it on */
+	double p_keep;		/* the probability it was kept with */
+	float weight;		/* its weight if kept (1, or 1/p_keep) */
+	float score;		/* assistant p, or NaN when not computed */
+};
+/* Returns 0, or -1 with rv_errmsg() (a shape the features don't fit;
+ * checked, and px read, only under the assistant policy). */
+int rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
+    int32_t label, const uint8_t *px, uint32_t h, uint32_t w, uint32_t c,
+    struct rv_keep *out);
+/* One feedback line from the trainer. */
+void rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l);
+/* An epoch ended: the per-epoch counters start again after this call. */
+void rv_shrink_epoch_end(struct rv_shrink *s);
+void rv_shrink_stats(const struct rv_shrink *s, struct rv_shrink_stats *st);
+
+#endif
