@@ -45,6 +45,7 @@ PROGS = \
 	rv-decode \
 	rv-inspect \
 	rv-refurbish \
+	rv-score \
 	rv-train-gpu
 
 MAN1 = $(PROGS:%=man/%.1)

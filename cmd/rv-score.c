@@ -1,0 +1,442 @@
+/*
+ * rv-score: instance shrinking between the epoch driver and rv-batch.
+ * Each sample is kept or dropped by the assistant, history or uniform
+ * policy (lib/shrink.c), learning from the trainer's feedback lines,
+ * polled between records without ever blocking.  Options and wiring only.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "feedback.h"
+#include "io.h"
+#include "meta.h"
+#include "opt.h"
+#include "score_io.h"
+#include "shrink.h"
+#include "stream.h"
+#include "xmem.h"
+
+static const char usage[] =
+    "usage: rv-score [-qv] [-j N] [-o FILE] [--feedback PATH] [--policy P]\n"
+    "                [--floor B] [--beta X] [--keep F] [--reweight]\n"
+    "                [--target gradnorm|loss] [--lr LR] [--l2 L]\n"
+    "                [--min-feedback N] [--max-inflight N] [--max-ids N]\n"
+    "                [--seed S] [--level L] [file ...]\n"
+    "  -o, --output FILE      write the stream to FILE (default stdout)\n"
+    "      --feedback PATH    the trainer's feedback, a FIFO or file\n"
+    "                         (without it nothing is learned)\n"
+    "      --policy P         assistant (default), history or uniform\n"
+    "      --floor B          keep probability floor, 0..1 (default 0.3)\n"
+    "      --beta X           history: exponent on the percentile (default 1)\n"
+    "      --keep F           uniform: fraction kept, (0, 1] (default 0.5)\n"
+    "      --reweight         write weight 1/P(keep) into kept samples\n"
+    "      --target T         assistant: learn gradnorm (default) or loss\n"
+    "      --lr LR            assistant SGD step (default 0.05)\n"
+    "      --l2 L             assistant L2 (default 1e-4)\n"
+    "      --min-feedback N   assistant warm-up: lines learned before any\n"
+    "                         drop (default 1000)\n"
+    "      --max-inflight N   kept samples awaiting feedback (default 65536)\n"
+    "      --max-ids N        history: ids remembered (default 1048576)\n"
+    "      --seed S           seed of the keep draws (default 0)\n"
+    "      --level L          zstd level -7..19, 0 stores (default: $RV_LEVEL,\n"
+    "                         else 0 to a pipe, -1 to a file)\n"
+    "  -j, --jobs N           accepted; rv-score uses one thread\n"
+    "  -q, --quiet            no progress\n"
+    "  -v, --verbose          a line per epoch and a summary at the end\n"
+    "  -h, --help             print this help\n"
+    "  -V, --version          print the version\n";
+
+enum {
+	OPT_BETA = RV_OPT_FIRST_PRIVATE,
+	OPT_FEEDBACK,
+	OPT_FLOOR,
+	OPT_KEEP,
+	OPT_L2,
+	OPT_LR,
+	OPT_MAX_IDS,
+	OPT_MAX_INFLIGHT,
+	OPT_MIN_FEEDBACK,
+	OPT_POLICY,
+	OPT_REWEIGHT,
+	OPT_TARGET,
+};
+
+#define FB_LINES	256	/* feedback lines taken per poll */
+#define FB_WARN_MAX	10	/* malformed lines reported */
+#define FB_ERR_ROUND	256	/* errors a round: a read error repeats */
+
+struct score_opts {
+	struct rv_common c;
+	struct rv_shrink_conf conf;
+	const char *output, *feedback;
+	char **inputs;
+	int ninputs;
+	int argc;
+	char **argv;
+};
+
+struct score {
+	const struct score_opts *o;
+	struct rv_writer *w;
+	struct rv_shrink *s;	/* made at the first sample */
+	struct rv_fb_reader *fb;
+	uint64_t bad_lines, epochs;
+	uint32_t classes;	/* from the metadata, for the assistant */
+	int meta_out;		/* our metadata record is out */
+	struct rv_fb_line lines[FB_LINES];
+};
+
+#define F64(name, min, max)	rv_opt_f64(name, optarg, min, max, usage)
+#define U64(name, min, max)	rv_opt_u64(name, optarg, min, max, usage)
+
+/* A value in (0, max]. */
+static double
+positive(const char *name, const char *arg, double max)
+{
+	double v = rv_opt_f64(name, arg, 0, max, usage);
+
+	if (v <= 0)
+		rv_usage_die(usage, "%s: '%s': out of range (0, %g]", name,
+		    arg, max);
+	return v;
+}
+
+static void
+parse_args(int argc, char *argv[], struct score_opts *o)
+{
+	static const struct option longopts[] = {
+		RV_COMMON_LONGOPTS,
+		{ "beta", required_argument, NULL, OPT_BETA },
+		{ "feedback", required_argument, NULL, OPT_FEEDBACK },
+		{ "floor", required_argument, NULL, OPT_FLOOR },
+		{ "keep", required_argument, NULL, OPT_KEEP },
+		{ "l2", required_argument, NULL, OPT_L2 },
+		{ "lr", required_argument, NULL, OPT_LR },
+		{ "max-ids", required_argument, NULL, OPT_MAX_IDS },
+		{ "max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT },
+		{ "min-feedback", required_argument, NULL, OPT_MIN_FEEDBACK },
+		{ "output", required_argument, NULL, 'o' },
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "reweight", no_argument, NULL, OPT_REWEIGHT },
+		{ "target", required_argument, NULL, OPT_TARGET },
+		{ NULL, 0, NULL, 0 }
+	};
+	static char *stdin_only[] = { "-" };
+	struct rv_shrink_conf *cf = &o->conf;
+	int ch;
+
+	memset(o, 0, sizeof(*o));
+	rv_common_init(&o->c);
+	rv_shrink_conf_init(cf);
+	o->argc = argc;
+	o->argv = argv;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "o:",
+	    longopts, NULL)) != -1) {
+		if (rv_common_opt(&o->c, ch, optarg, usage))
+			continue;
+		switch (ch) {
+		case 'o':
+			o->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
+			break;
+		case OPT_BETA:
+			cf->beta = F64("--beta", 1e-6, 1e6);
+			break;
+		case OPT_FEEDBACK:
+			o->feedback = optarg;
+			break;
+		case OPT_FLOOR:
+			cf->floor = F64("--floor", 0, 1);
+			break;
+		case OPT_KEEP:
+			cf->keep = positive("--keep", optarg, 1);
+			break;
+		case OPT_L2:
+			cf->assist.l2 = F64("--l2", 0, 1);
+			break;
+		case OPT_LR:
+			cf->assist.lr = positive("--lr", optarg, 100);
+			break;
+		case OPT_MAX_IDS:
+			cf->max_ids = (size_t)U64("--max-ids", 1, 1 << 30);
+			break;
+		case OPT_MAX_INFLIGHT:
+			cf->max_inflight = (size_t)U64("--max-inflight", 1,
+			    1 << 30);
+			break;
+		case OPT_MIN_FEEDBACK:
+			cf->min_feedback = U64("--min-feedback", 0, UINT64_MAX);
+			break;
+		case OPT_POLICY:
+			if (rv_score_policy(optarg, &cf->policy) < 0)
+				rv_usage_die(usage, "--policy: '%s': want "
+				    "assistant, history or uniform", optarg);
+			break;
+		case OPT_REWEIGHT:
+			cf->reweight = 1;
+			break;
+		case OPT_TARGET:
+			if (rv_score_target(optarg, &cf->assist.target) < 0)
+				rv_usage_die(usage, "--target: '%s': want "
+				    "gradnorm or loss", optarg);
+			break;
+		default:
+			rv_usage_error(argv, usage);
+		}
+	}
+	cf->seed = o->c.seed;
+	if (optind < argc) {
+		o->inputs = argv + optind;
+		o->ninputs = argc - optind;
+	} else {
+		o->inputs = stdin_only;
+		o->ninputs = 1;
+	}
+}
+
+/*
+ * Learn from every feedback line there is now.  A malformed line is
+ * reported (the first FB_WARN_MAX of them) and skipped: the trainer's
+ * feedback helps, it is never a reason to stop.
+ */
+static void
+poll_feedback(struct score *sc)
+{
+	int n, i, errs = 0;
+
+	if (sc->fb == NULL || sc->s == NULL)
+		return;
+	while ((n = rv_fb_poll(sc->fb, sc->lines, FB_LINES)) != 0) {
+		if (n < 0) {
+			if (++sc->bad_lines <= FB_WARN_MAX)
+				rv_warn("%s", rv_errmsg());
+			else if (sc->bad_lines == FB_WARN_MAX + 1)
+				rv_warn("'%s': further bad lines not shown",
+				    sc->o->feedback);
+			if (++errs >= FB_ERR_ROUND)
+				break;
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			rv_shrink_feedback(sc->s, &sc->lines[i]);
+	}
+}
+
+/*
+ * Our metadata: rec's pairs (NULL: none) with what rv-score does added.
+ * Returns 0, -1 for bad metadata or 1 for a failure of the output.
+ */
+static int
+put_meta(struct score *sc, const struct rv_rec *rec)
+{
+	struct rv_meta m;
+	int rc = -1;
+
+	rv_meta_init(&m);
+	if (rec != NULL && rv_meta_parse(&m, rec->payload,
+	    (size_t)rec->payload_len) < 0)
+		goto out;
+	if (rv_score_classes(&m, &sc->classes) < 0)
+		goto out;
+	rv_meta_producer(&m, sc->o->argc, sc->o->argv);
+	if (rv_score_meta_conf(&m, &sc->o->conf) < 0)
+		goto out;
+	rc = rv_meta_put(sc->w, &m) < 0 ? 1 : 0;
+	sc->meta_out = 1;
+out:
+	rv_meta_release(&m);
+	return rc;
+}
+
+static int
+sample(struct score *sc, const struct rv_rec *rec)
+{
+	const struct rv_shrink_conf *cf = &sc->o->conf;
+	struct rv_keep k;
+	struct rv_rec out;
+	uint32_t ch = 1;
+
+	if (rec->dtype != RV_DT_U8 && cf->policy == RV_POLICY_ASSISTANT)
+		return rv_seterr("sample %llu is an encoded %s; decode it "
+		    "first (rv-decode without --encoded)",
+		    (unsigned long long)rec->id, rv_dtype_name(rec->dtype));
+	if (sc->s == NULL) {
+		/* the assistant's features are per channel */
+		if (cf->policy == RV_POLICY_ASSISTANT)
+			ch = rec->channels;
+		if ((sc->s = rv_shrink_new(cf, ch, sc->classes)) == NULL)
+			return -1;
+	}
+	poll_feedback(sc);
+	if (rv_shrink_decide(sc->s, rec->id, rec->epoch, rec->label,
+	    rec->payload, rec->height, rec->width, rec->channels, &k) < 0)
+		return -1;
+	if (!k.keep)
+		return 0;
+	out = *rec;
+	out.flags |= RV_F_SCORED;
+	out.score = k.score;
+	if (cf->reweight) {
+		out.flags |= RV_F_REWEIGHTED;
+		out.weight *= k.weight;
+	}
+	return rv_writer_put(sc->w, &out, rec->payload) < 0 ? 1 : 0;
+}
+
+/* The epoch's report, as metadata and with -v on stderr, then its end. */
+static int
+epoch_end(struct score *sc, const struct rv_rec *rec)
+{
+	struct rv_shrink_stats st;
+	struct rv_meta m;
+	struct rv_rec out;
+	char line[256];
+	int rc;
+
+	rv_score_stats(sc->s, &st);
+	rv_meta_init(&m);
+	rc = rv_score_meta_epoch(&m, rec->epoch, &st);
+	if (rc == 0)
+		rc = rv_meta_put(sc->w, &m);
+	rv_meta_release(&m);
+	out = *rec;
+	out.count = (uint32_t)st.kept;
+	if (rc < 0 || rv_writer_put(sc->w, &out, NULL) < 0)
+		return 1;
+	if (sc->o->c.verbose) {
+		rv_score_epoch_line(line, sizeof(line), rec->epoch, &st,
+		    sc->o->conf.policy);
+		rv_warn("%s", line);
+	}
+	if (sc->s != NULL)
+		rv_shrink_epoch_end(sc->s);
+	sc->epochs++;
+	return 0;
+}
+
+/*
+ * Score one input.  Returns 0, -1 for a failure of the input (reported
+ * here, with the record), or 1 for one of the output (left in
+ * rv_errmsg()).
+ */
+static int
+run_input(const char *path, struct score *sc, struct rv_progress *prog)
+{
+	struct rv_reader *r;
+	struct rv_rec rec;
+	struct rv_shrink_stats st;
+	int got = 0, rc = 0;
+
+	if ((r = rv_reader_open(path)) == NULL) {
+		rv_warn("%s", rv_errmsg());
+		return -1;
+	}
+	while (rc == 0 && (got = rv_reader_next(r, &rec)) == 1) {
+		if (!sc->meta_out && rec.kind != RV_META &&
+		    put_meta(sc, NULL) != 0) {
+			rc = 1;
+			break;
+		}
+		switch (rec.kind) {
+		case RV_SAMPLE:
+			rc = sample(sc, &rec);
+			break;
+		case RV_BATCH:
+			rc = rv_seterr("rv-score works on samples: put it "
+			    "before rv-batch");
+			break;
+		case RV_EPOCH_END:
+			rc = epoch_end(sc, &rec);
+			break;
+		case RV_META:
+			rc = put_meta(sc, &rec);
+			break;
+		default:
+			/* kinds of later versions */
+			if (rv_writer_put(sc->w, &rec, rec.payload) < 0)
+				rc = 1;
+			break;
+		}
+		if (rc < 0)
+			rv_preferr("'%s': record %llu at byte %llu",
+			    rv_reader_name(r),
+			    (unsigned long long)rv_reader_records(r) - 1,
+			    (unsigned long long)rv_reader_offset(r));
+		rv_score_stats(sc->s, &st);
+		rv_progress_tick(prog, st.total_seen);
+	}
+	if (rc == 0 && (got < 0 || rv_reader_check_end(r) < 0))
+		rc = -1;
+	if (rc < 0)
+		rv_warn("%s", rv_errmsg());
+	rv_reader_close(r);
+	return rc;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct score_opts o;
+	struct score *sc;
+	struct rv_out out;
+	struct rv_progress prog;
+	struct rv_shrink_stats st;
+	struct rv_fb_reader *fb = NULL;
+	char line[256];
+	int i, rc, status = 1;
+
+	rv_setprogname(argv[0]);
+	parse_args(argc, argv, &o);
+	if (o.feedback != NULL && (fb = rv_fb_reader_open(o.feedback)) == NULL)
+		rv_die(1, "%s", rv_errmsg());
+	if (rv_out_open(&out, o.output, 1) < 0) {
+		rv_warn("%s", rv_errmsg());
+		rv_fb_reader_close(fb);
+		return 1;
+	}
+	sc = xcalloc(1, sizeof(*sc));
+	sc->o = &o;
+	sc->fb = fb;
+	rv_progress_init(&prog, o.c.quiet, "samples");
+	sc->w = rv_writer_new(out.fd, rv_out_name(&out),
+	    rv_stream_level(o.c.level));
+	if (sc->w == NULL) {
+		rv_warn("%s", rv_errmsg());
+		goto out;
+	}
+	for (i = 0; i < o.ninputs; i++)
+		if ((rc = run_input(o.inputs[i], sc, &prog)) != 0) {
+			if (rc > 0)
+				rv_warn("%s", rv_errmsg());
+			goto out;
+		}
+	if ((!sc->meta_out && put_meta(sc, NULL) != 0) ||
+	    rv_writer_flush(sc->w) < 0) {
+		rv_warn("%s", rv_errmsg());
+		goto out;
+	}
+	status = 0;
+out:
+	rv_progress_done(&prog);
+	if (status == 0 && o.c.verbose) {
+		rv_score_stats(sc->s, &st);
+		rv_score_summary_line(line, sizeof(line), sc->epochs, &st);
+		rv_warn("%s", line);
+	}
+	rv_shrink_free(sc->s);
+	rv_fb_reader_close(sc->fb);
+	if (rv_writer_close(sc->w) < 0 && status == 0) {
+		rv_warn("%s", rv_errmsg());
+		status = 1;
+	}
+	free(sc);
+	if (rv_out_finish(&out, status == 0) < 0) {
+		rv_warn("%s", rv_errmsg());
+		status = 1;
+	}
+	return status;
+}

@@ -1,0 +1,308 @@
+# rv-score: usage, the three policies' keep decisions and what kept
+# samples carry, the per-epoch reports, determinism, bad input and bad
+# feedback, and the score -> batch -> train -> FIFO loop run for real
+# (it must end, whichever stage starts first or stops early).  Records
+# are read by the small python below (header layout: tests/rvparse.py).
+# shellcheck shell=bash disable=SC2154
+
+load helpers
+
+# records FILE: one line per record, "sample EPOCH ID FLAGS WEIGHT SCORE
+# DTYPE", "end EPOCH COUNT", "meta" followed by "#KEY=VALUE" lines.
+PY_RECORDS='
+import struct, sys
+b = sys.stdin.buffer.read()
+out = sys.stdout
+off = 0
+while off < len(b):
+    (magic, ver, hl, kind, dt, flags, ep, rid, label, h, w, c, n, uses,
+     wt, sc, pl) = struct.unpack_from("<IHHBBHIQiIIIIIffQ", b, off)
+    assert magic == 0x31525652
+    p = b[off + hl:off + hl + pl]
+    off += hl + pl
+    if kind == 1:
+        out.write("sample %d %d %d %g %s %d\n" % (ep, rid, flags, wt,
+                  "nan" if sc != sc else repr(sc), dt))
+    elif kind == 3:
+        out.write("end %d %d\n" % (ep, n))
+    elif kind == 4:
+        out.write("meta\n")
+        for line in p.decode().splitlines():
+            out.write("#" + line + "\n")
+'
+
+records() {
+	zstd -qdc "$1" | python3 -c "$PY_RECORDS"
+}
+
+# fbline ID GRADNORM: one feedback line (rv-feedback(5)).
+FB_AWK='{ printf "%d\t0\t%d\t1.5\t%s\n", $1, NR, $2 }'
+
+setup_file() {
+	need_fmnist
+	local t="$BATS_FILE_TMPDIR" img lab
+	img="$FMNIST/train-images-idx3-ubyte.gz"
+	lab="$FMNIST/train-labels-idx1-ubyte.gz"
+	rv-decode -q --epochs 3 --shuffle --limit 2000 "$img" "$lab" \
+	    > "$t/s3.rvs"
+	rv-decode -q --epochs 4 --shuffle --limit 3000 "$img" "$lab" \
+	    > "$t/s4.rvs"
+	rv-decode -q --limit 40 "$img" "$lab" | rv-batch -q -b 8 > "$t/b.rvs"
+	# the history test's feedback: ids < 1000 informative, the rest not
+	seq 0 1999 | awk '{ print $1, ($1 < 1000 ? 10 : 0.5 + $1 / 10000) }' |
+	    awk "$FB_AWK" > "$t/hist.fb"
+}
+
+setup() {
+	T="$BATS_FILE_TMPDIR"
+	W="$BATS_TEST_TMPDIR"
+	MODEL='conv 8 k=3 pad=1; bn; relu; maxpool 2; linear'
+}
+
+@test "rv-score: --help, --version and usage errors" {
+	run -0 --separate-stderr rv-score --help
+	[[ "${lines[0]}" == "usage: rv-score [-qv] "* ]]
+	[ -z "$stderr" ]
+	local opt
+	for opt in output feedback policy floor beta keep reweight target \
+	    lr l2 min-feedback max-inflight max-ids seed level jobs quiet \
+	    verbose help version; do
+		[[ "$output" == *"--$opt"* ]] || { echo "no --$opt"; return 1; }
+	done
+	run -0 --separate-stderr rv-score --version
+	[[ "$output" == *"0.1.0"* ]]
+	local args want
+	# shellcheck disable=SC2086
+	while IFS='|' read -r args want; do
+		run -2 --separate-stderr rv-score $args "$T/s3.rvs"
+		[ -z "$output" ]
+		[ "${stderr_lines[0]}" = "rv-score: $want" ] ||
+		    { echo "$args: got '${stderr_lines[0]}'"; return 1; }
+		[[ "${stderr_lines[1]}" == "usage: rv-score "* ]]
+	done <<'EOF'
+--policy best|--policy: 'best': want assistant, history or uniform
+--floor 2|--floor: '2': out of range [0, 1]
+--keep 0|--keep: '0': out of range (0, 1]
+--keep 1.5|--keep: '1.5': out of range [0, 1]
+--target acc|--target: 'acc': want gradnorm or loss
+--max-inflight 0|--max-inflight: '0': out of range [1, 1073741824]
+--bogus|unknown option '--bogus'
+EOF
+}
+
+@test "rv-score: uniform keeps about F of each epoch after the first, flagged, reweighted" {
+	run -0 --separate-stderr rv-score -v --policy uniform --keep 0.5 \
+	    --reweight -o "$W/u.rvs" "$T/s3.rvs"
+	[ "${#stderr_lines[@]}" -eq 4 ]
+	[[ "${stderr_lines[3]}" == "rv-score: 6000 seen, "*" in 3 epochs; feedback 0 lines (0 unmatched)" ]]
+	records "$W/u.rvs" > "$W/r"
+	# per epoch: kept samples, the epoch end's count, weights, flags, scores
+	run -0 awk '
+	    $1 == "sample" { n[$2]++; w[$2 " " $5]++
+		if (int($4 / 8) % 2 != 1 || int($4 / 16) % 2 != 1) bad++
+		if ($6 != "nan") bad++ }
+	    $1 == "end" { printf "%d %d %d %d %d\n", $2, n[$2], $3,
+		w[$2 " 1"], w[$2 " 2"] }
+	    END { print "bad", bad + 0 }' "$W/r"
+	[ "${lines[3]}" = "bad 0" ]
+	# the first epoch is warm-up: all pass, weight 1
+	[ "${lines[0]}" = "0 2000 2000 2000 0" ]
+	local e k c w1 w2
+	for i in 1 2; do
+		read -r e k c w1 w2 <<<"${lines[$i]}"
+		[ "$e" -eq "$i" ] && [ "$k" -eq "$c" ] && [ "$w1" -eq 0 ] &&
+		    [ "$w2" -eq "$k" ]
+		# binomial(2000, 0.5): 4 standard errors are 89
+		[ "$k" -ge 911 ] && [ "$k" -le 1089 ] ||
+		    { echo "epoch $i kept $k"; return 1; }
+		[[ "${stderr_lines[$i]}" == "rv-score: epoch $i: 2000 seen, $k kept ("*"%), $((2000 - k)) dropped; feedback 0 lines (0 unmatched)" ]]
+	done
+	# metadata: upstream's and ours at the head, a report before each end
+	run -0 grep -c '^#score.epoch=' "$W/r"
+	[ "$output" = 3 ]
+	grep -qx '#classes=10' "$W/r"
+	grep -qx '#producer=rv-score 0.1.0' "$W/r"
+	grep -qx '#score.policy=uniform' "$W/r"
+	grep -qx '#score.keep=0.5' "$W/r"
+	grep -qx '#score.reweight=1' "$W/r"
+	grep -qx '#score.seed=0' "$W/r"
+	head -1 "$W/r" | grep -qx meta
+	local key
+	for key in epoch seen kept dropped feedback unmatched assist.seen \
+	    warm; do
+		run -0 grep -c "^#score\.$key=" "$W/r"
+		[ "$output" = 3 ] || { echo "score.$key: $output"; return 1; }
+	done
+	grep -A9 -x '#score.epoch=2' "$W/r" | grep -qx "#score.kept=$k"
+	grep -A9 -x '#score.epoch=2' "$W/r" | grep -qx '#score.warm=1'
+	grep -A9 -x '#score.epoch=0' "$W/r" | grep -qx '#score.warm=0'
+	# without --reweight the weights stay 1
+	rv-score --policy uniform "$T/s3.rvs" > "$W/n.rvs"
+	run -0 awk '$1 == "sample" && ($5 != 1 || $4 != 8) { bad++ }
+	    END { print bad + 0 }' <(records "$W/n.rvs")
+	[ "$output" = 0 ]
+}
+
+@test "rv-score: the same seed and feedback give the same bytes, another seed others" {
+	rv-score --policy history --feedback "$T/hist.fb" "$T/s3.rvs" \
+	    > "$W/a.rvs"
+	rv-score --policy history --feedback "$T/hist.fb" < "$T/s3.rvs" \
+	    > "$W/b.rvs"
+	# the argv key differs; every other record must be equal
+	cmp <(records "$W/a.rvs" | grep -v '^#argv=') \
+	    <(records "$W/b.rvs" | grep -v '^#argv=')
+	rv-score --policy history --feedback "$T/hist.fb" "$T/s3.rvs" \
+	    > "$W/c.rvs"
+	cmp "$W/a.rvs" "$W/c.rvs"
+	rv-score --policy uniform --seed 7 "$T/s3.rvs" > "$W/u1.rvs"
+	rv-score --policy uniform --seed 7 "$T/s3.rvs" > "$W/u2.rvs"
+	cmp "$W/u1.rvs" "$W/u2.rvs"
+	rv-score --policy history --feedback "$T/hist.fb" --seed 1 \
+	    "$T/s3.rvs" > "$W/d.rvs"
+	! cmp -s <(records "$W/a.rvs" | grep '^sample') \
+	    <(records "$W/d.rvs" | grep '^sample')
+}
+
+@test "rv-score: the assistant without feedback stays in warm-up: all pass, p = 0.5" {
+	run -0 --separate-stderr rv-score -v "$T/s3.rvs" -o "$W/a.rvs"
+	records "$W/a.rvs" > "$W/r"
+	run -0 awk '$1 == "sample" { n++; if ($6 != "0.5" || $4 != 8) bad++ }
+	    $1 == "end" { ends = ends " " $3 }
+	    END { print n, bad + 0, ends }' "$W/r"
+	[ "$output" = "6000 0  2000 2000 2000" ]
+	grep -qx '#score.policy=assistant' "$W/r"
+	grep -qx '#score.min_feedback=1000' "$W/r"
+	run -0 grep -c -x '#score.warm=0' "$W/r"
+	[ "$output" = 3 ]
+	[ "${stderr_lines[2]}" = "rv-score: epoch 2: 2000 seen, 2000 kept (100.0%), 0 dropped; feedback 0 lines (0 unmatched); assistant acc nan auc nan" ]
+}
+
+@test "rv-score: history keeps high-gradnorm ids and the rest at about the floor" {
+	run -0 --separate-stderr rv-score -v --policy history --floor 0.2 \
+	    --beta 8 --feedback "$T/hist.fb" -o "$W/h.rvs" "$T/s3.rvs"
+	[[ "${stderr_lines[0]}" == "rv-score: epoch 0: 2000 seen, 2000 kept (100.0%), 0 dropped; feedback 2000 lines (0 unmatched)" ]]
+	records "$W/h.rvs" > "$W/r"
+	run -0 awk '$1 == "sample" && $2 > 0 { if ($3 < 1000) hi[$2]++
+		else lo[$2]++ }
+	    END { print hi[1] + 0, lo[1] + 0, hi[2] + 0, lo[2] + 0 }' "$W/r"
+	local h1 l1 h2 l2
+	read -r h1 l1 h2 l2 <<<"$output"
+	[ "$h1" -eq 1000 ] && [ "$h2" -eq 1000 ]
+	# the low half ranks below 0.5: 0.5^8 < 0.2, so binomial(1000, 0.2)
+	# (4 standard errors are 51)
+	[ "$l1" -ge 149 ] && [ "$l1" -le 251 ] && [ "$l2" -ge 149 ] &&
+	    [ "$l2" -le 251 ] || { echo "kept $l1 and $l2 of 1000"; return 1; }
+	grep -qx '#score.beta=8' "$W/r"
+}
+
+@test "rv-score: the loop with the real trainer learns and drops" {
+	mkfifo "$W/fb"
+	run -0 --separate-stderr timeout 120 bash -c "set -o pipefail
+	    rv-score --feedback '$W/fb' -v --min-feedback 500 '$T/s4.rvs' \
+		2> '$W/score.err' |
+	    rv-batch -q -b 32 |
+	    rv-train-gpu -q -j 1 -b 32 --lr 0.01 -m '$MODEL' \
+		--feedback '$W/fb'"
+	cat "$W/score.err"
+	mapfile -t err < "$W/score.err"
+	[ "${#err[@]}" -eq 5 ]
+	local re='^rv-score: epoch 3: 3000 seen, ([0-9]+) kept \([0-9.]+%\), ([0-9]+) dropped; feedback ([0-9]+) lines \(([0-9]+) unmatched\); assistant acc (0\.[0-9]+|1\.000) auc (0\.[0-9]+|1\.000)$'
+	[[ "${err[3]}" =~ $re ]]
+	[ "${BASH_REMATCH[1]}" -lt 3000 ] && [ "${BASH_REMATCH[2]}" -gt 0 ]
+	[ "${BASH_REMATCH[3]}" -gt 500 ]
+	[[ "${err[0]}" == "rv-score: epoch 0: 3000 seen, 3000 kept (100.0%), "* ]]
+	[[ "$output" == *"feedback "*" lines written"* ]]
+}
+
+@test "rv-score: the loop ends whichever stage starts first or stops early" {
+	local img="$FMNIST/train-images-idx3-ubyte.gz"
+	local lab="$FMNIST/train-labels-idx1-ubyte.gz"
+	local dec="rv-decode -q --epochs 2 --limit 1000 $img $lab"
+	local train="rv-train-gpu -q -j 1 -b 32 --lr 0.01 -m '$MODEL'"
+	mkfifo "$W/fb"
+	# the trainer first: its feedback writer waits for a reader
+	run -0 --separate-stderr timeout 60 bash -c "set -o pipefail
+	    $dec | (sleep 1; exec rv-score -q --feedback '$W/fb' \
+		--min-feedback 100) | rv-batch -q -b 32 |
+	    $train --feedback '$W/fb' > /dev/null"
+	# rv-score first: it reads a FIFO with no writer yet
+	run -0 --separate-stderr timeout 60 bash -c "set -o pipefail
+	    $dec | rv-score -q --feedback '$W/fb' --min-feedback 100 |
+	    rv-batch -q -b 32 | (sleep 1; exec $train --feedback '$W/fb') \
+		> /dev/null"
+	# the trainer stops early: the stages before it end by SIGPIPE
+	run -0 --separate-stderr timeout 60 bash -c "
+	    rv-decode -q --epochs 8 --limit 3000 $img $lab |
+	    rv-score -q --feedback '$W/fb' --min-feedback 100 |
+	    rv-batch -q -b 32 | $train --max-steps 5 --feedback '$W/fb' \
+		> /dev/null
+	    echo \${PIPESTATUS[*]}"
+	[ "$output" = "141 141 141 0" ]
+}
+
+@test "rv-score: bad input stops with the record; encoded passes only without the assistant" {
+	local size
+	size=$(stat -c %s "$T/s3.rvs")
+	head -c $((size / 2)) "$T/s3.rvs" > "$W/cut.rvs"
+	run -1 --separate-stderr rv-score -o "$W/o.rvs" "$W/cut.rvs"
+	[[ "$stderr" =~ ^rv-score:\ \'$W/cut.rvs\':\ record\ [0-9]+\ at\ byte\ [0-9]+:\ truncated\ frame$ ]]
+	[ ! -e "$W/o.rvs" ]
+	run -1 --separate-stderr rv-score < "$T/b.rvs"
+	[[ "$stderr" =~ ^rv-score:\ \'\<stdin\>\':\ record\ 1\ at\ byte\ [0-9]+:\ rv-score\ works\ on\ samples:\ put\ it\ before\ rv-batch$ ]]
+	need_fixtures
+	rv-decode -q --encoded "$FIX/ds/folder" > "$W/enc.rvs"
+	run -1 --separate-stderr rv-score -o "$W/o.rvs" "$W/enc.rvs"
+	[[ "$stderr" =~ ^rv-score:\ \'$W/enc.rvs\':\ record\ 1\ at\ byte\ [0-9]+:\ sample\ 0\ is\ an\ encoded\ (jpeg|png)\;\ decode\ it\ first\ \(rv-decode\ without\ --encoded\)$ ]]
+	run -0 --separate-stderr rv-score --policy uniform -o "$W/o.rvs" \
+	    "$W/enc.rvs"
+	[ -z "$stderr" ]
+	run -0 awk '$1 == "sample" { n++; d[$7]++ } END { print n, d[2], d[3] }' \
+	    <(records "$W/o.rvs")
+	[ "$output" = "$(awk '$1 == "sample" { n++; d[$7]++ }
+	    END { print n, d[2], d[3] }' <(records "$W/enc.rvs"))" ]
+	# a malformed feedback file: ten warnings, one more line, no failure
+	{
+		for i in $(seq 1 30); do
+			printf '%d\t0\t1\tx\t1\n' "$i"
+		done
+		printf '5\t0\t1\t1\t1\n'
+	} > "$W/bad.fb"
+	run -0 --separate-stderr rv-score --policy history \
+	    --feedback "$W/bad.fb" -o "$W/o.rvs" "$T/s3.rvs"
+	[ "${#stderr_lines[@]}" -eq 11 ]
+	[[ "${stderr_lines[0]}" == "rv-score: '$W/bad.fb': line 1: "* ]]
+	[[ "${stderr_lines[9]}" == "rv-score: '$W/bad.fb': line 10: "* ]]
+	[ "${stderr_lines[10]}" = "rv-score: '$W/bad.fb': further bad lines not shown" ]
+	run -1 --separate-stderr rv-score --feedback "$W/nope" "$T/s3.rvs"
+	[ "$stderr" = "rv-score: '$W/nope': No such file or directory" ]
+}
+
+@test "rv-score: feedback writers may come, go and come back" {
+	local ends o1 o2
+	# cut the stream after each epoch end, to feed it epoch by epoch
+	mapfile -t ends < <(rv-inspect --dump "$T/s3.rvs" |
+	    awk '$3 == "epoch-end" { if (getline) print $2 }')
+	o1=${ends[0]} o2=${ends[1]}
+	mkfifo "$W/fb"
+	# writer 1 before epoch 1 comes, writer 2 between epochs 1 and 2; each
+	# open waits for rv-score's (timeout: never outlive the test)
+	timeout 20 bash -c "sleep 0.5
+	    seq 0 499 | awk '{ print \$1, 3 }' | awk '$FB_AWK' > '$W/fb'
+	    sleep 2.5
+	    seq 500 999 | awk '{ print \$1, 3 }' | awk '$FB_AWK' > '$W/fb'" \
+	    > /dev/null 2>&1 3>&- &
+	run -0 --separate-stderr timeout 30 bash -c "{
+	    head -c $o1 '$T/s3.rvs'; sleep 2
+	    tail -c +$((o1 + 1)) '$T/s3.rvs' | head -c $((o2 - o1)); sleep 2
+	    tail -c +$((o2 + 1)) '$T/s3.rvs'; } |
+	    rv-score -v --policy history --feedback '$W/fb' > '$W/o.rvs'"
+	wait
+	printf '%s\n' "${stderr_lines[@]}"
+	[ "${#stderr_lines[@]}" -eq 4 ]
+	[[ "${stderr_lines[0]}" == "rv-score: epoch 0: 2000 seen, 2000 kept (100.0%), 0 dropped; feedback 0 lines (0 unmatched)" ]]
+	[[ "${stderr_lines[1]}" == "rv-score: epoch 1: 2000 seen, "*"; feedback 500 lines (0 unmatched)" ]]
+	[[ "${stderr_lines[2]}" == "rv-score: epoch 2: 2000 seen, "*"; feedback 1000 lines (0 unmatched)" ]]
+	run -0 awk '$1 == "end" { print $3 }' <(records "$W/o.rvs")
+	[ "${lines[0]}" = 2000 ]
+	[ "${#lines[@]}" -eq 3 ]
+}
