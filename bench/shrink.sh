@@ -1,0 +1,430 @@
+#!/usr/bin/env bash
+# Shrinking experiment (issue 6): does rv-score's assistant reach a target
+# test accuracy with fewer gradient computations than training on every
+# sample?  cnn-small on Fashion-MNIST, on the CPU, three closed-loop runs
+# (rv-decode | rv-score | rv-batch | rv-train-gpu, the trainer's feedback
+# back to rv-score through a FIFO) that differ only in rv-score's policy:
+# uniform --keep 1 (every sample: the baseline), assistant (floor 0.3) and
+# history (floor 0.3, beta 1).  Each run stops at the first evaluation at
+# or above the target (--target-acc), or after E epochs.  Per policy:
+# reached, grads and wall seconds at the target, epochs, final test
+# accuracy, the ratios against uniform, and rv-score's own numbers (kept
+# share, last assistant accuracy and AUC from its -v epoch lines).
+# Targets, printed PASS or MISS (a miss does not fail the run): the
+# assistant reaches the target with <= 0.7x uniform's grads, and ends
+# within 0.3 points of uniform's test accuracy.
+#
+# Builds nothing: expects `make` to have built the programs.  Environment:
+# RV_BUILD (build dir, default build), SHRINK_EPOCHS (E, the most epochs
+# and the cosine schedule's length, default 10), SHRINK_TARGET (test
+# accuracy, a fraction, default 0.90), SHRINK_THREADS (the trainer's -j,
+# default nproc), SHRINK_SEED (default 0), SHRINK_LIMIT (train on the first
+# N training images only, for a quick check; default all 60000),
+# SHRINK_POLICIES (default "uniform assistant history"), SHRINK_EVAL_EVERY
+# (also evaluate every N steps; default 0, epoch ends only), SHRINK_REPORT
+# (1: run nothing, print the table of the last run's logs again).  Output
+# in bench/out/shrink/: per policy P, P.log (the trainer's --log),
+# P.summary, P.score (rv-score -v), P.wall (pipeline seconds); grads.png
+# and wall.png (scripts/rv-plot --x grads, --x wall).
+set -euo pipefail
+export LC_ALL=C
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+out=$here/out/shrink
+build=${RV_BUILD:-build}
+case $build in
+/*) bin=$build/bin ;;
+*) bin=$root/$build/bin ;;
+esac
+epochs=${SHRINK_EPOCHS:-10}
+target=${SHRINK_TARGET:-0.90}
+threads=${SHRINK_THREADS:-$(nproc)}
+seed=${SHRINK_SEED:-0}
+limit=${SHRINK_LIMIT:-}
+read -r -a policies <<<"${SHRINK_POLICIES:-uniform assistant history}"
+eval_every=${SHRINK_EVAL_EVERY:-0}
+report=${SHRINK_REPORT:-0}
+lr=0.05
+batch=128
+floor=0.3
+beta=1
+fmnist=/usr/share/datasets/fashion-mnist
+unset RV_LEVEL
+
+die() {
+	echo "shrink.sh: $*" >&2
+	exit 1
+}
+
+# --- set-up -----------------------------------------------------------------
+for v in epochs threads seed eval_every; do
+	[[ ${!v} =~ ^[0-9]+$ ]] ||
+	    die "SHRINK_${v^^}: '${!v}': not an integer"
+done
+if [ "$epochs" -lt 1 ] || [ "$threads" -lt 1 ]; then
+	die "SHRINK_EPOCHS and SHRINK_THREADS must be at least 1"
+fi
+if [ -n "$limit" ]; then
+	[[ $limit =~ ^0*[1-9][0-9]*$ ]] ||
+	    die "SHRINK_LIMIT: '$limit': not a positive integer"
+fi
+[[ $target =~ ^(0?\.[0-9]+|0|1|1\.0*)$ ]] ||
+    die "SHRINK_TARGET: '$target': not a fraction from 0 to 1"
+[ "${#policies[@]}" -ge 1 ] || die "SHRINK_POLICIES: no policy"
+declare -A seen_policy=()
+for p in "${policies[@]}"; do
+	case $p in
+	uniform | assistant | history) ;;
+	*) die "SHRINK_POLICIES: '$p': uniform, assistant or history" ;;
+	esac
+	[ -z "${seen_policy[$p]:-}" ] || die "SHRINK_POLICIES: '$p' twice"
+	seen_policy[$p]=1
+done
+if [ "$report" != 1 ]; then
+	for p in rv-decode rv-score rv-batch rv-train-gpu; do
+		[ -x "$bin/$p" ] || die "'$bin/$p' is missing: run 'make' first"
+	done
+	[ -f "$fmnist/train-images-idx3-ubyte.gz" ] ||
+	    die "'$fmnist' is missing: apt-get install dataset-fashion-mnist"
+fi
+mkdir -p "$out"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# jfield EVENT KEY... < LOG: for each line of event EVENT (any event if
+# EVENT is "-"), the values of KEY... separated by tabs.  The logs are flat
+# JSON objects, so awk reads them.
+jfield() {
+	awk -v ev="$1" -v keys="${*:2}" '
+	function val(k,    s) {
+		if (!match($0, "\"" k "\"[ \t]*:[ \t]*"))
+			return "-"
+		s = substr($0, RSTART + RLENGTH)
+		if (s ~ /^"/) {
+			s = substr(s, 2)
+			return substr(s, 1, index(s, "\"") - 1)
+		}
+		match(s, /^[^,} \t]*/)
+		return substr(s, 1, RLENGTH)
+	}
+	BEGIN { n = split(keys, k, " ") }
+	ev == "-" || val("event") == ev {
+		line = val(k[1])
+		for (i = 2; i <= n; i++)
+			line = line "\t" val(k[i])
+		print line
+	}'
+}
+
+# calc EXPR [awk -v VAR=VALUE...]: awk arithmetic, printed with %.6g.
+calc() {
+	local e=$1
+	shift
+	awk "$@" "BEGIN { printf \"%.6g\", ($e) }" </dev/null
+}
+
+# ge A B: true if A >= B (reals).
+ge() {
+	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }' </dev/null
+}
+
+# policy_args P: rv-score's options for policy P, one a line.
+policy_args() {
+	case $1 in
+	uniform) printf '%s\n' --policy uniform --keep 1 ;;
+	assistant) printf '%s\n' --policy assistant --floor "$floor" ;;
+	history) printf '%s\n' --policy history --floor "$floor" \
+	    --beta "$beta" ;;
+	esac
+}
+
+n_train=60000
+[ -z "$limit" ] || [ "$limit" -ge "$n_train" ] || n_train=$limit
+echo "# shrinking experiment: cnn-small on Fashion-MNIST ($n_train" \
+    "training images), to $target test accuracy, at most $epochs" \
+    "epochs, threads $threads, lr $lr (cosine), batch $batch, seed $seed"
+if [ "$report" = 1 ]; then
+	echo "# SHRINK_REPORT=1: no run; the table of the logs in '$out'"
+else
+	echo "# machine: $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' \
+	    /proc/cpuinfo | head -1); load before the runs:" \
+	    "$(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+
+# --- the runs -----------------------------------------------------------------
+# One pipeline per policy, the same command but for rv-score's policy
+# options; a fresh FIFO each.  rv-decode reads the IDX files and drives
+# the epochs; -v makes rv-score write a line per epoch end on its stderr,
+# kept in P.score.
+decode=(rv-decode -q -j 1 --epochs "$epochs" --shuffle --seed "$seed")
+[ -z "$limit" ] || decode+=(--limit "$limit")
+decode+=("$fmnist/train-images-idx3-ubyte.gz"
+    "$fmnist/train-labels-idx1-ubyte.gz")
+batcher=(rv-batch -q -b "$batch")
+evalopt=()
+[ "$eval_every" = 0 ] || evalopt=(--eval-every "$eval_every")
+shown_eval=
+[ "$eval_every" = 0 ] || shown_eval=" --eval-every $eval_every"
+echo "# run:   ${decode[*]/#$fmnist\//} |"
+echo "#        rv-score -q -v POLICY --feedback fb --seed $seed |" \
+    "${batcher[*]} |"
+echo "#        rv-train-gpu -q -m cnn-small -j $threads --device cpu" \
+    "--lr $lr --momentum 0.9 --wd 5e-4 --schedule cosine --epochs" \
+    "$epochs --mean 0.5 --std 0.5 --eval test.rvs$shown_eval" \
+    "--target-acc $target --feedback fb --log P.log --seed $seed"
+for p in "${policies[@]}"; do
+	mapfile -t pargs < <(policy_args "$p")
+	echo "# POLICY $p: ${pargs[*]}"
+done
+
+if [ "$report" != 1 ]; then
+	# The test set, decoded once, for --eval.
+	"$bin/rv-decode" -q -j 1 "$fmnist/t10k-images-idx3-ubyte.gz" \
+	    "$fmnist/t10k-labels-idx1-ubyte.gz" -o "$tmp/test.rvs" ||
+	    die "rv-decode of the Fashion-MNIST test set failed"
+	for p in "${policies[@]}"; do
+		rm -f "$out/$p.log" "$out/$p.summary" "$out/$p.score" \
+		    "$out/$p.wall"
+	done
+	stages=(rv-decode rv-score rv-batch rv-train-gpu)
+	for p in "${policies[@]}"; do
+		mapfile -t pargs < <(policy_args "$p")
+		fb=$tmp/fb.$p
+		mkfifo "$fb"
+		score=(rv-score -q -v "${pargs[@]}" --feedback "$fb"
+		    --seed "$seed")
+		train=(rv-train-gpu -q -m cnn-small -j "$threads"
+		    --device cpu --lr "$lr" --momentum 0.9 --wd 5e-4
+		    --schedule cosine --epochs "$epochs" --mean 0.5 --std 0.5
+		    --eval "$tmp/test.rvs" "${evalopt[@]}"
+		    --target-acc "$target" --feedback "$fb"
+		    --log "$out/$p.log" --seed "$seed")
+		t0=$(date +%s.%N)
+		# The trainer stops at the target without reading the rest
+		# of its input, and the stages upstream then die of SIGPIPE
+		# (141): that status is fine for them, not for the trainer.
+		set +e
+		"$bin/${decode[0]}" "${decode[@]:1}" |
+		    "$bin/${score[0]}" "${score[@]:1}" 2>"$out/$p.score" |
+		    "$bin/${batcher[0]}" "${batcher[@]:1}" |
+		    "$bin/${train[0]}" "${train[@]:1}" \
+		    >"$out/$p.summary" 2>"$tmp/$p.err"
+		st=("${PIPESTATUS[@]}")
+		set -e
+		calc "b - a" -v a="$t0" -v b="$(date +%s.%N)" >"$out/$p.wall"
+		rm -f "$fb"
+		bad=
+		for i in 0 1 2 3; do
+			s=${st[$i]}
+			[ "$s" = 0 ] && continue
+			[ "$i" -lt 3 ] && [ "$s" = 141 ] && continue
+			bad="$bad ${stages[$i]} exited $s;"
+		done
+		if [ -n "$bad" ]; then
+			grep -v '^rv-score: epoch ' "$out/$p.score" |
+			    sed 's/^/    /' >&2 || true
+			sed 's/^/    /' "$tmp/$p.err" >&2
+			die "the $p pipeline failed:${bad%;}"
+		fi
+		if [ -s "$tmp/$p.err" ]; then
+			sed "s/^/# $p: rv-train-gpu stderr: /" "$tmp/$p.err"
+		fi
+	done
+	echo "# load after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+
+# --- the table ----------------------------------------------------------------
+# From each log: the summary line (reached, epochs, the last evaluation)
+# and the first eval line at or above the target (grads and wall there).
+# The trainer's own summary says the same in its "target" line: checked.
+declare -A REACHED EPOCHS FINAL GRADS WALL SAMPLES FBDROP
+for p in "${policies[@]}"; do
+	log=$out/$p.log
+	[ -s "$log" ] || die "'$log': missing or empty (run without" \
+	    "SHRINK_REPORT=1 first)"
+	IFS=$'\t' read -r r e a s d < <(jfield summary reached epochs \
+	    eval_acc samples feedback_dropped <"$log") ||
+	    die "'$log': no summary line"
+	REACHED[$p]=$r
+	EPOCHS[$p]=$e
+	FINAL[$p]=$a
+	SAMPLES[$p]=$s
+	FBDROP[$p]=$d
+	GRADS[$p]=-
+	WALL[$p]=-
+	g=
+	w=
+	IFS=$'\t' read -r g w < <(jfield eval eval_acc grads wall <"$log" |
+	    awk -F'\t' -v t="$target" '$1 != "null" && $1 + 0 >= t + 0 {
+		print $2 "\t" $3; exit }') || true
+	if [ -n "$g" ]; then
+		GRADS[$p]=$g
+		WALL[$p]=$w
+	fi
+	if [ "$r" = true ] && [ "${GRADS[$p]}" = - ]; then
+		echo "# warning: $p: the summary says reached, but no eval" \
+		    "line reaches $target"
+	elif [ "$r" != true ] && [ "${GRADS[$p]}" != - ]; then
+		echo "# warning: $p: an eval line reaches $target, but the" \
+		    "summary says not reached"
+	fi
+	sg=$(sed -n 's/^target .* reached at .*, \([0-9]*\) grads$/\1/p' \
+	    "$out/$p.summary" 2>/dev/null || true)
+	if [ "$r" = true ] && [ "$sg" != "${GRADS[$p]}" ]; then
+		echo "# warning: $p: the summary's target line says" \
+		    "'${sg:-nothing}' grads, the log ${GRADS[$p]}"
+	fi
+done
+
+# ratio P KEY-ARRAY: P's value over uniform's, "-" when either is missing.
+ratio() {
+	local -n arr=$2
+	local a=${arr[$1]:--} b=${arr[uniform]:--}
+	if [ "$a" = - ] || [ "$b" = - ] || [ "$b" = 0 ]; then
+		echo -
+	else
+		printf '%.2fx' "$(calc "a / b" -v a="$a" -v b="$b")"
+	fi
+}
+
+# pts P: P's final accuracy minus uniform's, in points.
+pts() {
+	local a=${FINAL[$1]:-null} b=${FINAL[uniform]:-null}
+	if [ "$a" = null ] || [ "$b" = null ]; then
+		echo -
+	else
+		printf '%+.2f' "$(calc "(a - b) * 100" -v a="$a" -v b="$b")"
+	fi
+}
+
+pct() {
+	if [ "$1" = null ] || [ "$1" = - ]; then
+		echo -
+	else
+		printf '%.2f' "$(calc "a * 100" -v a="$1")"
+	fi
+}
+
+echo "# grads_tgt, wall_tgt: grads (samples backpropagated) and the"
+echo "#   trainer's wall seconds (evaluations included) at the first"
+echo "#   evaluation at or above $target; epochs: epoch ends trained;"
+echo "#   final_acc: test accuracy (%) of the last evaluation; x and"
+echo "#   diff_pts: against uniform (every sample)"
+printf '%-10s %7s %10s %9s %6s %9s %8s %7s %8s\n' policy reached \
+    grads_tgt wall_tgt epochs final_acc grads_x wall_x diff_pts
+for p in "${policies[@]}"; do
+	if [ "${WALL[$p]}" = - ]; then
+		wt=-
+	else
+		wt=$(printf '%.1f' "${WALL[$p]}")
+	fi
+	if [ "${REACHED[$p]}" = true ]; then yes=yes; else yes=no; fi
+	printf '%-10s %7s %10s %9s %6s %9s %8s %7s %8s\n' "$p" "$yes" \
+	    "${GRADS[$p]}" "$wt" "${EPOCHS[$p]}" "$(pct "${FINAL[$p]}")" \
+	    "$(ratio "$p" GRADS)" "$(ratio "$p" WALL)" "$(pts "$p")"
+done
+
+# rv-score's -v epoch lines: the last one and the totals over all of
+# them.  rv-score reads ahead of the trainer (the pipes and rv-batch hold
+# thousands of samples), so its last lines may be of epochs the trainer
+# never reached; and it dies of SIGPIPE at the target, before its own
+# summary line.
+echo "# rv-score (its -v epoch lines): the epochs it finished, the share"
+echo "#   kept over them and in the last, the feedback lines used, those"
+echo "#   unmatched, and the assistant's accuracy and AUC in the last line"
+printf '%-10s %6s %8s %9s %9s %9s %8s %8s\n' policy epochs kept_pct \
+    last_kept feedback unmatched asst_acc asst_auc
+for p in "${policies[@]}"; do
+	f=$out/$p.score
+	[ -f "$f" ] || die "'$f' is missing"
+	awk -v p="$p" '
+	# num RE: the number (or nan) in the first match of RE.
+	function num(re,    s) {
+		if (!match($0, re))
+			return "-"
+		s = substr($0, RSTART, RLENGTH)
+		match(s, /(-?[0-9.]+|nan)/)
+		return substr(s, RSTART, RLENGTH)
+	}
+	/^rv-score: epoch [0-9]+: / {
+		n++
+		seen += num("[0-9]+ seen")
+		kept += num("[0-9]+ kept")
+		last = num("\\([0-9.]+%")
+		fb = num("feedback [0-9]+")
+		um = num("\\([0-9]+ unmatched")
+		acc = num("acc (-?[0-9.]+|nan)")
+		auc = num("auc (-?[0-9.]+|nan)")
+	}
+	END {
+		if (acc == "" || acc == "nan")
+			acc = "-"
+		if (auc == "" || auc == "nan")
+			auc = "-"
+		if (n == 0) {
+			printf "%-10s %6d %8s %9s %9s %9s %8s %8s\n", p, 0,
+			    "-", "-", "-", "-", "-", "-"
+			exit
+		}
+		printf "%-10s %6d %8.1f %9s %9s %9s %8s %8s\n", p, n,
+		    seen ? 100 * kept / seen : 0, last, fb, um, acc, auc
+	}' "$f"
+done
+for p in "${policies[@]}"; do
+	if [ "${FBDROP[$p]:-0}" != 0 ]; then
+		echo "# $p: the trainer dropped ${FBDROP[$p]} feedback lines" \
+		    "(rv-score did not read them in time, or had exited)"
+	fi
+	echo "# $p: ${SAMPLES[$p]} samples trained;" \
+	    "pipeline $(cat "$out/$p.wall" 2>/dev/null || echo -)s wall"
+done
+
+# --- targets ----------------------------------------------------------------
+verdict() { if "$@"; then echo PASS; else echo MISS; fi; }
+if [ -z "${seen_policy[assistant]:-}" ] ||
+    [ -z "${seen_policy[uniform]:-}" ]; then
+	echo "target: assistant grads to $target <= 0.7x uniform's: n/a" \
+	    "(SHRINK_POLICIES lacks assistant or uniform)"
+	echo "target: assistant final accuracy within 0.3 points of" \
+	    "uniform's: n/a (SHRINK_POLICIES lacks assistant or uniform)"
+else
+	ga=${GRADS[assistant]} gu=${GRADS[uniform]}
+	if [ "$gu" = - ]; then
+		echo "target: assistant grads to $target <= 0.7x uniform's:" \
+		    "n/a (uniform did not reach $target)"
+	elif [ "$ga" = - ]; then
+		echo "target: assistant grads to $target <= 0.7x uniform's:" \
+		    "assistant did not reach it (uniform at $gu): MISS"
+	else
+		x=$(calc "a / b" -v a="$ga" -v b="$gu")
+		echo "target: assistant grads to $target <= 0.7x uniform's:" \
+		    "$ga vs $gu, $(printf '%.3f' "$x")x:" \
+		    "$(verdict ge 0.7 "$x")"
+	fi
+	d=$(pts assistant)
+	if [ "$d" = - ]; then
+		echo "target: assistant final accuracy within 0.3 points of" \
+		    "uniform's: n/a (no evaluation)"
+	else
+		echo "target: assistant final accuracy within 0.3 points of" \
+		    "uniform's: $(pct "${FINAL[assistant]}")% vs" \
+		    "$(pct "${FINAL[uniform]}")%, $d points:" \
+		    "$(verdict ge 0.3 "$(calc "d < 0 ? -d : d" -v d="$d")")"
+	fi
+fi
+
+# --- the curves ---------------------------------------------------------------
+title="cnn-small, Fashion-MNIST, rv-score policies, to $target"
+plotargs=()
+for p in "${policies[@]}"; do
+	plotargs+=("$p=$out/$p.log")
+done
+for x in grads wall; do
+	if "$root/scripts/rv-plot" --x "$x" --title "$title" \
+	    -o "$out/$x.png" "${plotargs[@]}" 2>"$tmp/plot"; then
+		echo "# curves: $out/$x.png (scripts/rv-plot --x $x)"
+	else
+		echo "# curves: $x.png not drawn: $(cat "$tmp/plot")"
+	fi
+done
