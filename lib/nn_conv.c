@@ -296,7 +296,7 @@ build_fwd(struct rv_conv_plan *p, struct entry *e)
  * Backward primitives for e->n.  Backward runs weights first, then data:
  * by then the source in B_X is dead, so diff_src reuses B_X, and
  * diff_dst is reused as it is if both want the same layout (else
- * reordered again into B_Y).  db is ours (sum_rows), so no bias here.
+ * reordered again into B_Y).  db is ours (rv_k_sum_rows): no bias here.
  */
 static int
 build_bwd(struct rv_conv_plan *p, struct entry *e)
@@ -548,18 +548,6 @@ rv_conv_fwd(struct rv_conv_plan *p, int n, const float *x, const float *w,
 	return unbind(p, &e->f_dst);
 }
 
-/* db[c] = sum_j dy[c][j], as rv_k_conv_bwd sums it. */
-static void
-sum_rows(int c, size_t m, const float *dy, float *db)
-{
-	int ch;
-
-	#pragma omp parallel for schedule(static) \
-	    if ((size_t)c * m > RV_K_PAR_MIN)
-	for (ch = 0; ch < c; ch++)
-		db[ch] = (float)rv_k_sum(dy + (size_t)ch * m, m);
-}
-
 int
 rv_conv_bwd(struct rv_conv_plan *p, int n, const float *x, const float *w,
     const float *dy, float *dx, float *dw, float *db)
@@ -580,7 +568,7 @@ rv_conv_bwd(struct rv_conv_plan *p, int n, const float *x, const float *w,
 	if ((e = entry_get(p, n, 1)) == NULL)
 		return -1;
 	if (db != NULL)
-		sum_rows(g.co, (size_t)n * g.oh * g.ow, dy, db);
+		rv_k_sum_rows(g.co, (size_t)n * g.oh * g.ow, dy, db);
 	a[0].arg = DNNL_ARG_SRC;
 	a[1].arg = DNNL_ARG_DIFF_DST;
 	a[2].arg = DNNL_ARG_DIFF_WEIGHTS;

@@ -267,8 +267,8 @@ add_bias(int c, size_t m, const float *b, float *y)
 }
 
 /* db[c] = sum_j dy[c][j], one row a thread, in double. */
-static void
-sum_rows(int c, size_t m, const float *dy, float *db)
+void
+rv_k_sum_rows(int c, size_t m, const float *dy, float *db)
 {
 	int ch;
 
@@ -339,7 +339,7 @@ rv_k_conv_bwd(const struct rv_conv_geom *g, const float *x, const float *w,
 	const float *col = x;
 
 	if (db != NULL)
-		sum_rows(g->co, (size_t)m, dy, db);
+		rv_k_sum_rows(g->co, (size_t)m, dy, db);
 	if (!pw) {
 		im2col(g, x, ws);
 		col = ws;
@@ -409,7 +409,7 @@ rv_k_linear_bwd(int ci, int n, int hw, int out, const float *w,
 	int f = ci * hw, ch;
 
 	if (db != NULL)
-		sum_rows(out, (size_t)n, dy, db);
+		rv_k_sum_rows(out, (size_t)n, dy, db);
 	/* dw[out][f] = dy[out][n] xt[f][n]^T */
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, out, f, n,
 	    1.0f, dy, n, ws, n, 0.0f, dw, f);

@@ -121,4 +121,9 @@ rv_k_sum_dot_dev(const float *restrict y, const float *restrict x,
 	*sd = rv_k_fold(b0, b1, b2, b3, b4, b5, b6, b7, u, l);
 }
 
+/* db[c] = sum_j dy[c][j] (c rows of m), one row a thread, in double:
+ * the bias gradient of convolutions and linear layers (nn_kern.c), shared
+ * by the oneDNN convolution (nn_conv.c) so both sum alike. */
+void rv_k_sum_rows(int c, size_t m, const float *dy, float *db);
+
 #endif
