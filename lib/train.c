@@ -11,6 +11,7 @@
  * not a silently different run) and continues where the checkpoint
  * stood: the result equals the uninterrupted run's.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,9 +213,11 @@ stream_params(struct trainer *t, uint32_t c, int *classes)
 	uint32_t i;
 
 	*classes = conf->classes;
-	if (*classes == 0 && (v = rv_meta_get(&t->meta, "classes")) != NULL)
-		*classes = (int)strtol(v, NULL, 10) > 0 ?
-		    (int)strtol(v, NULL, 10) : 0;
+	if (*classes == 0 && (v = rv_meta_get(&t->meta, "classes")) != NULL) {
+		long n = strtol(v, NULL, 10);
+
+		*classes = n > 0 && n <= INT_MAX ? (int)n : 0;
+	}
 	if (*classes < 2)
 		return rv_seterr("the stream does not say how many classes "
 		    "there are: give --classes N");
@@ -245,7 +248,7 @@ stream_params(struct trainer *t, uint32_t c, int *classes)
 	return 0;
 }
 
-static int
+static void
 alloc_outputs(struct trainer *t, int n)
 {
 	free(t->loss);
@@ -254,7 +257,6 @@ alloc_outputs(struct trainer *t, int n)
 	t->loss = xmalloc((size_t)n * sizeof(*t->loss));
 	t->gnorm = xmalloc((size_t)n * sizeof(*t->gnorm));
 	t->pred = xmalloc((size_t)n * sizeof(*t->pred));
-	return 0;
 }
 
 static void *

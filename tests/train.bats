@@ -690,6 +690,21 @@ EOF
 	[ "$stderr" = "rv-train-gpu: --eval '$W/ev3.rvs' holds 28x28x3 samples, the training stream 28x28x1" ]
 }
 
+@test "rv-train-gpu: a --save directory it cannot write fails before training; divergence stops it" {
+	# checked at the start, not at the first epoch's end
+	run -1 --separate-stderr train --save "$W/none/x.ck" "$T/r.rvs"
+	[ -z "$output" ]
+	[ "$stderr" = "rv-train-gpu: --save '$W/none/x.ck': directory '$W/none': No such file or directory" ]
+	# a rate far too high: the loss becomes NaN, the run stops there,
+	# no checkpoint claims a model
+	run -1 --separate-stderr rv-train-gpu -q -j 1 -b 32 \
+	    -m 'linear 256; relu; linear 256; relu; linear' --lr 100 \
+	    --momentum 0.99 --wd 0 --save "$W/d.ck" "$T/r.rvs"
+	[ -z "$output" ]
+	[[ "$stderr" =~ ^"rv-train-gpu: training diverged at step "[0-9]+" (loss "(nan|inf)"): try a lower --lr"$ ]]
+	[ ! -e "$W/d.ck" ]
+}
+
 @test "rv-train-gpu: a corrupt --resume checkpoint exits 1 naming it" {
 	local len
 	cp "$T/a.ck" "$W/flip.ck"
