@@ -1,0 +1,43 @@
+"""rvstream: train in PyTorch from an rv pipeline.
+
+Read an rv stream (rv-stream(5)) of batches or samples into tensors, and
+write the per-sample feedback (rv-feedback(5)) that rv-score learns from:
+
+    import rvstream, torch.nn.functional as F
+
+    fb = rvstream.FeedbackWriter("feedback.fifo")
+    for step, b in enumerate(rvstream.batches(sys.stdin.buffer)):
+        x = b.float()                       # N x C x H x W, normalised
+        h = body(x)                         # input of the last layer
+        z = head(h)
+        loss = F.cross_entropy(z, b.labels, reduction="none")
+        (b.weights * loss).mean().backward()
+        ...
+        fb.write(b.ids, b.epoch, step, loss,
+                 rvstream.last_layer_gradnorm(z, b.labels, h))
+    fb.close()
+
+Pure Python on numpy and python3-zstandard; torch is needed only for
+tensors (without it, batches hold numpy arrays).  See python/README.md.
+"""
+
+from ._stream import (Batch, EpochEnd, Meta, Reader, RvStreamError, Sample,
+                      batches, open_stream)
+from ._feedback import FeedbackWriter, last_layer_gradnorm
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Batch", "EpochEnd", "Meta", "Reader", "RvStreamError", "Sample",
+    "batches", "open_stream", "FeedbackWriter", "last_layer_gradnorm",
+    "RvDataset",
+]
+
+
+def __getattr__(name):
+    # RvDataset subclasses torch's IterableDataset: import torch only
+    # when it is asked for.
+    if name == "RvDataset":
+        from ._dataset import RvDataset
+        return RvDataset
+    raise AttributeError(f"module 'rvstream' has no attribute '{name}'")

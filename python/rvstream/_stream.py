@@ -1,0 +1,716 @@
+"""Reading rv streams (rv-stream(5)): Zstandard frames of one record each.
+
+The reader walks each frame's block headers to find where it ends, so an
+error names the frame's byte offset in the compressed input, then
+decompresses the frame straight into the buffer the tensors will view:
+a batch's pixels are copied once, by the decompressor, and never again.
+Every record is checked as rv's own reader checks it (magic, version,
+kinds, shapes, sizes, frame boundaries, checksums) before any buffer is
+sized from it, so a hostile stream raises RvStreamError, never a bigger
+allocation than its bytes justify.
+"""
+
+import os
+import queue
+import struct
+import sys
+import threading
+
+import numpy as np
+
+try:
+    import zstandard
+except ImportError as e:  # pragma: no cover - depends on the machine
+    raise ImportError(
+        "rvstream needs python3-zstandard (Debian: apt-get install "
+        "python3-zstandard; pip: pip install zstandard)") from e
+
+try:
+    import torch
+except ImportError:  # numpy arrays instead of tensors
+    torch = None
+
+HDR = struct.Struct("<IHHBBHIQiIIIIIffQ")
+HDR_LEN = HDR.size  # 64
+MAGIC = 0x31525652  # "RVR1"
+ZMAGIC = 0xFD2FB528
+SKIP_LO, SKIP_HI = 0x184D2A50, 0x184D2A5F
+WINDOW_MAX = 1 << 24  # 16 MiB, as rv's reader
+PAYLOAD_CAP = 2 << 30  # 2 GiB unless RV_MAX_RECORD says otherwise
+BLOCK_MAX = 128 << 10
+POOL_MAX = 8  # payload buffers kept for reuse
+
+SAMPLE, BATCH, EPOCH_END, META = 1, 2, 3, 4
+NONE, U8, JPEG, PNG = 0, 1, 2, 3
+KIND_NAMES = {SAMPLE: "sample", BATCH: "batch", EPOCH_END: "epoch-end",
+              META: "meta"}
+DTYPE_NAMES = {NONE: "none", U8: "u8", JPEG: "jpeg", PNG: "png"}
+
+FLAG_PARTIAL, FLAG_FINAL, FLAG_CACHED = 0x1, 0x2, 0x4
+FLAG_SCORED, FLAG_REWEIGHTED = 0x8, 0x10
+
+
+class RvStreamError(ValueError):
+    """A stream that breaks rv-stream(5): truncated, corrupt or not one.
+
+    name is the input's name, offset the byte offset in it of the frame
+    (or field) at fault, record the index of the record from 0.
+    """
+
+    def __init__(self, name, offset, record, reason):
+        where = f"{name}: record {record} at byte {offset}"
+        super().__init__(f"{where}: {reason}")
+        self.name, self.offset, self.record = name, offset, record
+        self.reason = reason
+
+
+def _parse_size(s):
+    mult = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    s = s.strip()
+    unit = s[-1:].lower() if s[-1:].isalpha() else ""
+    num = s[:-1] if unit else s
+    if unit not in mult or not num.isdigit():
+        return None
+    return int(num) * mult[unit]
+
+
+def payload_cap():
+    """The largest payload accepted: RV_MAX_RECORD if valid, else 2 GiB."""
+    v = _parse_size(os.environ.get("RV_MAX_RECORD", "") or "x")
+    return min(v, 1 << 48) if v else PAYLOAD_CAP
+
+
+class Meta(dict):
+    """A meta record: its key=value pairs (the reader merges them all)."""
+
+
+class EpochEnd:
+    """The end of an epoch: epoch, and count, the samples it held."""
+
+    __slots__ = ("epoch", "count")
+
+    def __init__(self, epoch, count):
+        self.epoch, self.count = epoch, count
+
+    def __repr__(self):
+        return f"EpochEnd(epoch={self.epoch}, count={self.count})"
+
+
+class Sample:
+    """One sample record.  pixels is an H x W x C u8 numpy array for a u8
+    sample, or the encoded file's bytes for jpeg and png."""
+
+    __slots__ = ("epoch", "id", "label", "weight", "score", "flags", "uses",
+                 "dtype", "shape", "pixels")
+
+    def __init__(self, h, payload):
+        (_, _, _, _, self.dtype, self.flags, self.epoch, self.id, self.label,
+         hh, ww, cc, _, self.uses, self.weight, self.score, _) = h
+        self.shape = (hh, ww, cc)
+        if self.dtype == U8:
+            self.pixels = np.frombuffer(payload, np.uint8).reshape(hh, ww, cc)
+        else:
+            self.pixels = bytes(payload)
+
+    def __repr__(self):
+        return (f"Sample(epoch={self.epoch}, id={self.id}, "
+                f"label={self.label}, shape={self.shape}, "
+                f"dtype={DTYPE_NAMES[self.dtype]})")
+
+
+class Batch:
+    """N samples of one shape, as rv-batch(1) collates them.
+
+    images   N x H x W x C, u8, a view of the decompressed record
+    ids      N, the samples' dataset ids (int64 tensor: torch has no
+             uint64; numpy keeps uint64)
+    labels   N, int64 tensor (what cross_entropy wants; a small copy),
+             int32 numpy array without torch
+    weights  N, float32: 1, or 1/P(keep) under rv-score --reweight
+    epoch    the epoch the samples belong to
+    flags    the OR of the samples' flags (rv-stream(5))
+    """
+
+    __slots__ = ("epoch", "flags", "ids", "labels", "weights", "images",
+                 "_mean", "_std")
+
+    def __init__(self, epoch, flags, n, shape, buf, mean, std, as_torch):
+        h, w, c = shape
+        ids = np.frombuffer(buf, "<u8", n, 0)
+        labels = np.frombuffer(buf, "<i4", n, 8 * n)
+        weights = np.frombuffer(buf, "<f4", n, 12 * n)
+        images = np.frombuffer(buf, np.uint8, n * h * w * c, 16 * n)
+        images = images.reshape(n, h, w, c)
+        if as_torch:
+            ids = torch.from_numpy(ids.view(np.int64))
+            labels = torch.from_numpy(labels.astype(np.int64))
+            weights = torch.from_numpy(weights)
+            images = torch.from_numpy(images)
+        self.epoch, self.flags = epoch, flags
+        self.ids, self.labels, self.weights = ids, labels, weights
+        self.images = images
+        self._mean, self._std = mean, std
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __repr__(self):
+        n, h, w, c = self.images.shape
+        return f"Batch(epoch={self.epoch}, n={n}, shape={h}x{w}x{c})"
+
+    def float(self, mean=None, std=None, device=None, channels_last=False):
+        """The images as an N x C x H x W float32 tensor on device,
+        scaled to [0, 1] and normalised by (x - mean) / std per channel.
+
+        mean and std default to the stream's `mean` and `std` metadata,
+        else 0.5, as rv-train-gpu(1) does.  The u8 pixels move to the
+        device first (four times fewer bytes) and are converted there.
+        """
+        if torch is None:
+            raise RuntimeError("Batch.float() needs torch")
+        c = self.images.shape[3]
+        mean = _per_channel(mean if mean is not None else self._mean, c)
+        std = _per_channel(std if std is not None else self._std, c)
+        x = self.images.to(device, non_blocking=True)
+        x = x.permute(0, 3, 1, 2).float()
+        m = torch.tensor(mean, dtype=torch.float32, device=x.device)
+        s = torch.tensor(std, dtype=torch.float32, device=x.device)
+        # (x/255 - m) / s == x * (1/(255 s)) - m/s
+        x = torch.addcmul((-m / s).view(1, c, 1, 1), x,
+                          (1.0 / (255.0 * s)).view(1, c, 1, 1))
+        fmt = torch.channels_last if channels_last else \
+            torch.contiguous_format
+        return x.contiguous(memory_format=fmt)
+
+
+def _per_channel(v, c):
+    if v is None:
+        v = 0.5
+    if isinstance(v, (int, float)):
+        return [float(v)] * c
+    v = [float(x) for x in v]
+    if len(v) == 1:
+        return v * c
+    if len(v) != c:
+        raise ValueError(f"{len(v)} values for {c} channels")
+    return v
+
+
+def _meta_floats(meta, key):
+    s = meta.get(key)
+    if not s:
+        return None
+    try:
+        return [float(x) for x in s.split(",")]
+    except ValueError:
+        return None
+
+
+_END = object()
+
+
+class _Raised:
+    def __init__(self, ex):
+        self.ex = ex
+
+
+class _Source:
+    """The compressed input, read exactly, with the offset of what was
+    read so far."""
+
+    def __init__(self, src):
+        self.own = False
+        if isinstance(src, (bytes, bytearray, memoryview)):
+            import io
+            self.f = io.BytesIO(src)
+            self.name = "<bytes>"
+        elif isinstance(src, (str, os.PathLike)):
+            if os.fspath(src) == "-":
+                self.f = sys.stdin.buffer
+                self.name = "<stdin>"
+            else:
+                self.f = open(src, "rb")
+                self.own = True
+                self.name = os.fspath(src)
+        else:
+            self.f = getattr(src, "buffer", src)  # a text stdin
+            self.name = str(getattr(src, "name", "<stream>"))
+        self.off = 0
+        self._readinto = getattr(self.f, "readinto", None)
+
+    def readinto(self, mv):
+        """Fill mv; return how many bytes came before end of file."""
+        got, n = 0, len(mv)
+        while got < n:
+            if self._readinto:
+                k = self._readinto(mv[got:])
+            else:
+                b = self.f.read(n - got)
+                k = len(b) if b else 0
+                mv[got:got + k] = b or b""
+            if not k:
+                break
+            got += k
+        self.off += got
+        return got
+
+    def skip(self, n):
+        buf = bytearray(min(n, 1 << 16))
+        while n > 0:
+            k = self.readinto(memoryview(buf)[:min(n, len(buf))])
+            if not k:
+                return False
+            n -= k
+        return True
+
+    def close(self):
+        if self.own:
+            self.f.close()
+
+
+class Reader:
+    """Iterate over an rv stream's batches.
+
+    src: a path ('-' for stdin), a binary file object, or bytes.
+    batch_size: collate sample records into batches of this many (never
+    spanning an epoch; the last of an epoch may be short); without it a
+    stream of samples is an error, since training wants batches.
+    as_torch: tensors (default when torch is importable) or numpy arrays.
+    prefetch: read and decompress up to this many records ahead on a
+    thread of its own, so that the training loop never waits on parsing
+    (0: read in the caller's thread).
+
+    for b in Reader(src) yields Batch objects; epochs() yields one
+    iterable per epoch; records() yields every record.  meta holds the
+    merged metadata; epoch_ends the EpochEnd records seen so far.
+    """
+
+    def __init__(self, src="-", batch_size=None, as_torch=None, prefetch=0):
+        if batch_size is not None and batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        if prefetch < 0:
+            raise ValueError("prefetch must not be negative")
+        self.prefetch = prefetch
+        if as_torch is None:
+            as_torch = torch is not None
+        if as_torch and torch is None:
+            raise RuntimeError("as_torch=True needs torch")
+        self._src = _Source(src)
+        self.name = self._src.name
+        self.batch_size = batch_size
+        self.as_torch = as_torch
+        self.meta = {}
+        self.epoch_ends = []
+        self.records_read = 0
+        self._cap = payload_cap()
+        self._dctx = zstandard.ZstdDecompressor(max_window_size=WINDOW_MAX)
+        self._fbuf = bytearray(1 << 16)
+        self._hdr = bytearray(HDR_LEN)
+        self._open_epoch = None  # epoch with data and no epoch-end yet
+        self._pool = []  # payload buffers, reused once nothing views them
+        self._it = None
+
+    # -- context manager and closing
+    def close(self):
+        self._src.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- frames
+    def _err(self, off, reason):
+        return RvStreamError(self.name, off, self.records_read, reason)
+
+    def _need(self, mv, off, what):
+        if self._src.readinto(mv) != len(mv):
+            raise self._err(off, f"truncated {what}")
+
+    def _frame(self):
+        """Read the next record's frame into _fbuf; return (length, offset)
+        or None at the end of the input."""
+        src = self._src
+        while True:
+            off = src.off
+            mv = memoryview(self._fbuf)
+            k = src.readinto(mv[:4])
+            if k == 0:
+                return None
+            if k < 4:
+                raise self._err(off, "truncated frame header")
+            magic = struct.unpack_from("<I", self._fbuf)[0]
+            if SKIP_LO <= magic <= SKIP_HI:
+                self._need(mv[:4], off, "skippable frame")
+                size = struct.unpack_from("<I", self._fbuf)[0]
+                if not src.skip(size):
+                    raise self._err(off, "truncated skippable frame")
+                continue
+            if magic != ZMAGIC:
+                what = "not an rv stream" if off == 0 else "garbage"
+                raise self._err(off, f"{what}: no Zstandard frame here "
+                                     f"(magic {magic:08x})")
+            return self._frame_body(off)
+
+    def _frame_body(self, off):
+        mv = memoryview(self._fbuf)
+        self._need(mv[4:5], off, "frame header")
+        fhd = self._fbuf[4]
+        if fhd & 0x08:
+            raise self._err(off, "corrupt frame header (reserved bit set)")
+        single = fhd >> 5 & 1
+        did_len = (0, 1, 2, 4)[fhd & 3]
+        fcs_len = (single, 2, 4, 8)[fhd >> 6]
+        rest = (0 if single else 1) + did_len + fcs_len
+        self._need(mv[5:5 + rest], off, "frame header")
+        pos = 5
+        window = None
+        if not single:
+            wd = self._fbuf[5]
+            base = 1 << (10 + (wd >> 3))
+            window = base + (base >> 3) * (wd & 7)
+            pos += 1
+        if did_len and int.from_bytes(self._fbuf[pos:pos + did_len],
+                                      "little"):
+            raise self._err(off, "frame needs a dictionary")
+        pos += did_len
+        fcs = None
+        if fcs_len:
+            fcs = int.from_bytes(self._fbuf[pos:pos + fcs_len], "little")
+            if fcs_len == 2:
+                fcs += 256
+        pos += fcs_len
+        if window is not None and window > WINDOW_MAX:
+            raise self._err(off, f"frame window {window} bytes is over "
+                                 f"the {WINDOW_MAX} limit")
+        if fcs is not None and not HDR_LEN <= fcs <= self._cap + 65535:
+            raise self._err(off, f"frame content size {fcs} is out of "
+                                 "range for a record")
+        blk_max = min(window if window else BLOCK_MAX, BLOCK_MAX)
+        # Blocks: a 3-byte header each, last flag in bit 0.
+        while True:
+            self._grow(pos + 3 + BLOCK_MAX + 4)
+            mv = memoryview(self._fbuf)
+            self._need(mv[pos:pos + 3], off, "block header")
+            bh = int.from_bytes(self._fbuf[pos:pos + 3], "little")
+            pos += 3
+            btype, bsize = bh >> 1 & 3, bh >> 3
+            if btype == 3 or bsize > blk_max:
+                raise self._err(off, "corrupt block header")
+            n = 1 if btype == 1 else bsize
+            self._need(mv[pos:pos + n], off, "block")
+            pos += n
+            if bh & 1:
+                break
+        if fhd & 0x04:
+            self._need(memoryview(self._fbuf)[pos:pos + 4], off,
+                       "frame checksum")
+            pos += 4
+        return pos, off, fcs
+
+    def _grow(self, n):
+        # a new buffer, not extend(): memoryviews of the old may live on
+        if len(self._fbuf) < n:
+            new = bytearray(max(n, 2 * len(self._fbuf)))
+            new[:len(self._fbuf)] = self._fbuf
+            self._fbuf = new
+
+    # -- records
+    def _read_full(self, r, mv, off, what):
+        got = 0
+        while got < len(mv):
+            k = r.readinto(mv[got:])
+            if not k:
+                raise self._err(off, f"frame ends inside the record's {what}")
+            got += k
+
+    def _record(self):
+        """Decode the next record: (header tuple, payload, offset)."""
+        fr = self._frame()
+        if fr is None:
+            return None
+        flen, off, fcs = fr
+        try:
+            r = self._dctx.stream_reader(memoryview(self._fbuf)[:flen],
+                                         read_across_frames=False)
+            self._read_full(r, memoryview(self._hdr), off, "header")
+            h = HDR.unpack(self._hdr)
+            plen = self._check(h, off, fcs)
+            if h[2] > HDR_LEN:
+                extra = bytearray(h[2] - HDR_LEN)
+                self._read_full(r, memoryview(extra), off, "header")
+            payload = self._buffer(plen)
+            self._read_full(r, memoryview(payload), off, "payload")
+            if r.read(1):
+                raise self._err(off, "frame holds more than one record")
+        except zstandard.ZstdError as e:
+            raise self._err(off, f"corrupt frame: {e}") from None
+        return h, payload, off
+
+    def _buffer(self, n):
+        """A buffer of n bytes for a payload, which the tensors will view.
+
+        A fresh one costs page faults on every page as the decompressor
+        fills it (about 20 ms for a 38 MB batch); a buffer that nothing
+        references any more (no Batch, tensor or array made from it: they
+        all hold a reference) is reused instead, its pages already
+        mapped.  Buffers are uninitialised: the decompressor fills all n
+        bytes or the record is an error.
+        """
+        for a in self._pool:
+            # 3 references when free: the pool, `a`, getrefcount's own
+            if a.size == n and sys.getrefcount(a) == 3:
+                return a
+        a = np.empty(n, np.uint8)
+        if n >= 1 << 16:
+            if len(self._pool) >= POOL_MAX:
+                self._pool.pop(0)
+            self._pool.append(a)
+        return a
+
+    def _check(self, h, off, fcs):
+        (magic, ver, hlen, kind, dtype, _, _, _, _, hh, ww, cc, count, _,
+         _, _, plen) = h
+        e = self._err
+        if magic != MAGIC:
+            raise e(off, f"bad record magic {magic:08x}, not an rv record")
+        if ver != 1:
+            raise e(off, f"record version {ver}, this reader knows 1")
+        if hlen < HDR_LEN:
+            raise e(off, f"header length {hlen} is under {HDR_LEN}")
+        if kind not in KIND_NAMES:
+            raise e(off, f"unknown record kind {kind}")
+        if dtype not in DTYPE_NAMES:
+            raise e(off, f"unknown data type {dtype}")
+        if plen > self._cap:
+            raise e(off, f"payload of {plen} bytes is over the "
+                         f"{self._cap}-byte cap (RV_MAX_RECORD)")
+        kname = KIND_NAMES[kind]
+        if kind in (SAMPLE, BATCH):
+            if kind == SAMPLE and count != 1:
+                raise e(off, f"sample with count {count}")
+            if kind == BATCH and (dtype != U8 or count < 1):
+                raise e(off, "batch must be u8 with count at least 1")
+            if dtype == U8:
+                if not (hh and ww and cc) or cc > 4:
+                    raise e(off, f"bad shape {hh}x{ww}x{cc}")
+                px = hh * ww * cc * (count if kind == BATCH else 1)
+                if px >= 1 << 62:
+                    raise e(off, f"shape {hh}x{ww}x{cc} x {count} overflows")
+                want = px + (16 * count if kind == BATCH else 0)
+                if plen != want:
+                    raise e(off, f"{kname} payload is {plen} bytes, its "
+                                 f"shape says {want}")
+            elif dtype in (JPEG, PNG):
+                if plen == 0:
+                    raise e(off, f"empty {DTYPE_NAMES[dtype]} sample")
+            else:
+                raise e(off, "sample with data type none")
+        elif dtype != NONE:
+            raise e(off, f"{kname} record with data type "
+                         f"{DTYPE_NAMES[dtype]}")
+        elif kind == EPOCH_END and plen:
+            raise e(off, "epoch-end record with a payload")
+        if fcs is not None and fcs != hlen + plen:
+            raise e(off, f"frame content size {fcs} differs from the "
+                         f"record's {hlen + plen} bytes")
+        return plen
+
+    def records(self):
+        """Every record, in order: Meta, Sample, Batch or EpochEnd.
+        Batches here are never collated from samples."""
+        while True:
+            rec = self._record()
+            if rec is None:
+                if self._open_epoch is not None:
+                    raise self._err(
+                        self._src.off, f"the stream ends inside epoch "
+                        f"{self._open_epoch}, with no epoch-end record "
+                        "(truncated?)")
+                return
+            h, payload, off = rec
+            self.records_read += 1
+            kind = h[3]
+            if kind == META:
+                m = self._meta(payload, off)
+                self.meta.update(m)
+                yield m
+            elif kind == EPOCH_END:
+                self._open_epoch = None
+                ee = EpochEnd(h[6], h[12])
+                self.epoch_ends.append(ee)
+                yield ee
+            elif kind == SAMPLE:
+                self._open_epoch = h[6]
+                yield Sample(h, payload)
+            else:
+                self._open_epoch = h[6]
+                yield Batch(h[6], h[5], h[12], (h[9], h[10], h[11]),
+                            payload, *self._norm(), self.as_torch)
+
+    def _norm(self):
+        return _meta_floats(self.meta, "mean"), _meta_floats(self.meta, "std")
+
+    def _meta(self, payload, off):
+        try:
+            text = bytes(payload).decode("utf-8")
+        except UnicodeDecodeError:
+            raise self._err(off, "meta record is not UTF-8") from None
+        m = Meta()
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        for ln in lines:
+            k, eq, v = ln.partition("=")
+            if not eq or not k or len(k) > 128 or "\0" in ln or not all(
+                    ch.isascii() and (ch.isalnum() or ch in "._-")
+                    for ch in k):
+                raise self._err(off, f"bad meta line '{ln[:40]}'")
+            m[k] = v
+        return m
+
+    def _collate(self, samples):
+        s0 = samples[0]
+        n = len(samples)
+        h, w, c = s0.shape
+        size = h * w * c
+        buf = bytearray(16 * n + n * size)
+        struct.pack_into(f"<{n}Q", buf, 0, *(s.id for s in samples))
+        struct.pack_into(f"<{n}i", buf, 8 * n, *(s.label for s in samples))
+        struct.pack_into(f"<{n}f", buf, 12 * n, *(s.weight for s in samples))
+        px = np.frombuffer(buf, np.uint8, n * size, 16 * n).reshape(n, -1)
+        flags = 0
+        for i, s in enumerate(samples):
+            px[i] = s.pixels.reshape(-1)
+            flags |= s.flags
+        return Batch(s0.epoch, flags, n, s0.shape, buf, *self._norm(),
+                     self.as_torch)
+
+    def events(self):
+        """Batches (collated when batch_size is set), EpochEnd and Meta."""
+        if not self.prefetch:
+            yield from self._events()
+            return
+        q = queue.Queue(self.prefetch)
+        stop = threading.Event()
+
+        def put(x):
+            while not stop.is_set():
+                try:
+                    q.put(x, timeout=0.1)
+                    return True
+                except queue.Full:
+                    pass
+            return False
+
+        def run():
+            try:
+                for e in self._events():
+                    if not put(e):
+                        return
+                put(_END)
+            except BaseException as ex:  # handed to the consumer
+                put(_Raised(ex))
+
+        t = threading.Thread(target=run, name="rvstream-reader",
+                             daemon=True)
+        t.start()
+        try:
+            while True:
+                e = q.get()
+                if e is _END:
+                    return
+                if isinstance(e, _Raised):
+                    raise e.ex
+                yield e
+        finally:
+            # not joined: the thread may be blocked reading a pipe; it
+            # sees stop at its next record and ends
+            stop.set()
+
+    def _events(self):
+        pend = []
+        for r in self.records():
+            if isinstance(r, Sample):
+                if self.batch_size is None:
+                    raise self._err(
+                        self._src.off, "the stream holds samples, not "
+                        "batches: pipe it through rv-batch(1) or pass "
+                        "batch_size")
+                if r.dtype != U8:
+                    raise self._err(
+                        self._src.off, f"{DTYPE_NAMES[r.dtype]} sample "
+                        f"{r.id}: decode it first (rv-decode(1))")
+                if pend and (pend[0].shape != r.shape or
+                             pend[0].epoch != r.epoch):
+                    if pend[0].shape != r.shape:
+                        raise self._err(
+                            self._src.off, "samples of shapes %s and %s "
+                            "in one batch: resize them first" %
+                            ("x".join(map(str, pend[0].shape)),
+                             "x".join(map(str, r.shape))))
+                    yield self._collate(pend)
+                    pend = []
+                pend.append(r)
+                if len(pend) == self.batch_size:
+                    yield self._collate(pend)
+                    pend = []
+                continue
+            if pend:
+                yield self._collate(pend)
+                pend = []
+            yield r
+
+    def __iter__(self):
+        for r in self.events():
+            if isinstance(r, Batch):
+                yield r
+
+    def epochs(self):
+        """One iterable of batches per epoch, in order, each ended by the
+        epoch's epoch-end record (an epoch whose samples were all dropped
+        upstream is an empty one); what the caller leaves of an epoch is
+        skipped."""
+        it = self.events()
+
+        def rest():
+            for r in it:
+                if isinstance(r, Batch):
+                    yield r
+                elif isinstance(r, EpochEnd):
+                    return
+
+        for r in it:
+            if isinstance(r, EpochEnd):
+                yield _Epoch(r.epoch, None, iter(()))
+            elif isinstance(r, Batch):
+                tail = rest()
+                yield _Epoch(r.epoch, r, tail)
+                for _ in tail:  # skip what the caller left
+                    pass
+
+
+class _Epoch:
+    """The batches of one epoch (see Reader.epochs)."""
+
+    def __init__(self, epoch, first, rest):
+        self.epoch = epoch
+        self._first, self._rest = first, rest
+
+    def __iter__(self):
+        if self._first is not None:
+            b, self._first = self._first, None
+            yield b
+        # not `yield from`: a caller that stops early would close the
+        # shared iterator, and epochs() could not skip the rest
+        for b in self._rest:
+            yield b
+
+
+def open_stream(src="-", batch_size=None, as_torch=None, prefetch=0):
+    """A Reader over src; see Reader."""
+    return Reader(src, batch_size, as_torch, prefetch)
+
+
+batches = open_stream

@@ -1,0 +1,157 @@
+#!/usr/bin/env bats
+# The PyTorch bridge (python/rvstream): what rv writes, rvstream reads into
+# the same tensors; bad streams raise RvStreamError; feedback reaches
+# rv-score; pipelines/torch-train.sh trains end to end.  Needs Debian's
+# python3-torch and python3-zstandard (make deps).
+
+load helpers
+
+setup() {
+	need_fmnist
+	PY=/usr/bin/python3
+	"$PY" -c 'import torch, zstandard' 2>/dev/null || {
+		echo "no torch or zstandard for $PY: run make deps" >&2
+		return 1
+	}
+	T="$BATS_TEST_TMPDIR"
+	CHK=("$PY" "$REPO/tests/torch_checks.py")
+	IMG="$FMNIST/train-images-idx3-ubyte.gz"
+	LAB="$FMNIST/train-labels-idx1-ubyte.gz"
+}
+
+@test "rvstream: batches from a file and from a pipe equal the IDX files, at any level" {
+	rv-decode -q --limit 1000 --epochs 2 --shuffle "$IMG" "$LAB" -o "$T/s.rvs"
+	rv-batch -b 64 --level 3 "$T/s.rvs" -o "$T/b.rvs"
+	run -0 "${CHK[@]}" idx "$T/b.rvs" "$IMG" "$LAB" 2 1000
+	[ "$output" = "idx ok: 32 batches, 2 epochs of 1000" ]
+	run -0 bash -c "set -o pipefail; rv-batch -b 100 '$T/s.rvs' |
+	    ${CHK[*]} idx - '$IMG' '$LAB' 2 1000"
+	[ "$output" = "idx ok: 20 batches, 2 epochs of 1000" ]
+}
+
+@test "rvstream: rv-score's weights and every field equal a struct parse of zstd -dc" {
+	rv-decode -q --limit 1000 --epochs 2 "$IMG" "$LAB" |
+	    rv-score -q --policy uniform --keep 0.5 --reweight |
+	    rv-batch -b 50 -o "$T/w.rvs"
+	zstd -dcq "$T/w.rvs" > "$T/w.raw"
+	run -0 "${CHK[@]}" raw "$T/w.rvs" "$T/w.raw"
+	[[ "$output" =~ ^"raw ok: "[0-9]+" batches, "([0-9]+)" weights not 1"$ ]]
+	[ "${BASH_REMATCH[1]}" -gt 400 ]	# epoch 1 keeps about half, weight 2
+}
+
+@test "rvstream: sample records collated with batch_size equal rv-batch's batches" {
+	rv-decode -q --limit 700 --epochs 2 "$IMG" "$LAB" -o "$T/s.rvs"
+	rv-batch -b 128 "$T/s.rvs" -o "$T/b.rvs"
+	run -0 "${CHK[@]}" collate "$T/s.rvs" "$T/b.rvs" 128
+	[ "$output" = "collate ok: 12 batches" ]
+}
+
+@test "rvstream: epochs() yields each epoch, with or without prefetching; float() normalises" {
+	rv-decode -q --limit 500 --epochs 3 "$IMG" "$LAB" | rv-batch -b 64 -o "$T/b.rvs"
+	run -0 "${CHK[@]}" epochs "$T/b.rvs" 0
+	[ "$output" = "epochs ok: 0:500 1:192 2:500" ]
+	run -0 "${CHK[@]}" epochs "$T/b.rvs" 3
+	[ "$output" = "epochs ok: 0:500 1:192 2:500" ]
+	run -0 "${CHK[@]}" float "$T/b.rvs"
+	[ "$output" = "float ok: (64, 1, 28, 28)" ]
+}
+
+@test "rvstream: batches kept by the caller stay intact while the reader reuses buffers" {
+	rv-decode -q --limit 2000 "$IMG" "$LAB" | rv-batch -b 128 -o "$T/b.rvs"
+	run -0 "${CHK[@]}" keep "$T/b.rvs"
+	[ "$output" = "keep ok: 16 batches" ]
+}
+
+@test "rvstream: RvDataset works in a DataLoader, split over workers for a file, refused for stdin" {
+	rv-decode -q --limit 300 "$IMG" "$LAB" | rv-batch -b 32 -o "$T/b.rvs"
+	run -0 "${CHK[@]}" dataset "$T/b.rvs" < /dev/null
+	[ "$output" = "dataset ok: 10 batches, 2 workers split them" ]
+}
+
+@test "rvstream: every truncation raises RvStreamError with the byte offset, or is a whole shorter stream" {
+	rv-decode -q --limit 10 --epochs 2 "$IMG" "$LAB" | rv-batch -b 4 -o "$T/b.rvs"
+	run -0 "${CHK[@]}" truncations "$T/b.rvs"
+	[[ "$output" =~ ^"truncations ok: "([0-9]+)" prefixes, "([0-9]+)" errors, 3 whole shorter streams"$ ]]
+}
+
+@test "rvstream: random corruption raises RvStreamError, never another exception" {
+	rv-decode -q --limit 10 --epochs 2 "$IMG" "$LAB" | rv-batch -b 4 --level 5 -o "$T/b.rvs"
+	run -0 "${CHK[@]}" corruptions "$T/b.rvs" 400
+	[[ "$output" == "corruptions ok: "*" of 400 raised RvStreamError" ]]
+}
+
+@test "rvstream: bad streams raise a clear one-line RvStreamError" {
+	printf 'hello, world\n' > "$T/text"
+	run -0 "${CHK[@]}" error "$T/text"
+	[ "$output" = "error: $T/text: record 0 at byte 0: not an rv stream: no Zstandard frame here (magic 6c6c6568)" ]
+	# a zstd frame that is not an rv record
+	printf 'not a record, though long enough to be one: %s\n' {1..10} |
+	    zstd -q > "$T/plain.zst"
+	run -0 "${CHK[@]}" error "$T/plain.zst"
+	[[ "$output" == "error: $T/plain.zst: record 0 at byte 0: bad record magic "*", not an rv record" ]]
+	# samples where batches are wanted, and how to fix it
+	rv-decode -q --limit 5 "$IMG" "$LAB" -o "$T/s.rvs"
+	run -0 "${CHK[@]}" error "$T/s.rvs"
+	[[ "$output" == *"the stream holds samples, not batches: pipe it through rv-batch(1) or pass batch_size" ]]
+	# encoded samples need decoding first
+	need_fixtures
+	rv-decode -q --encoded "$FIX/img" -o "$T/enc.rvs"
+	run -0 "${CHK[@]}" error "$T/enc.rvs" 4
+	[[ "$output" == *"sample "*": decode it first (rv-decode(1))" ]]
+	# cut after a batch: the epoch never ends
+	rv-batch -b 2 "$T/s.rvs" -o "$T/b.rvs"
+	size=$(stat -c %s "$T/b.rvs")
+	run -0 "${CHK[@]}" error <(head -c $((size - 20)) "$T/b.rvs")
+	[[ "$output" == *": truncated "* || "$output" == *"ends inside epoch 0"* ]]
+	# and the example trainer says it in one line, exit 1
+	run -1 --separate-stderr "$PY" "$REPO/pipelines/torch-train.py" -q "$T/text"
+	[ "$stderr" = "torch-train: $T/text: record 0 at byte 0: not an rv stream: no Zstandard frame here (magic 6c6c6568)" ]
+}
+
+@test "feedback: last_layer_gradnorm equals autograd's per-sample gradient norm" {
+	run -0 "${CHK[@]}" gradnorm
+	[ "$output" = "gradnorm ok: 12 samples, label smoothing 0 and 0.1" ]
+}
+
+@test "feedback: lines written by FeedbackWriter are rv-feedback(5) lines rv-score reads" {
+	rv-decode -q --limit 600 --epochs 2 "$IMG" "$LAB" -o "$T/s.rvs"
+	rv-batch -b 60 "$T/s.rvs" -o "$T/b.rvs"
+	run -0 "${CHK[@]}" feedback_file "$T/b.rvs" "$T/fb.txt"
+	[ "$output" = "feedback file ok: 1200 lines" ]
+	run -0 --separate-stderr rv-score -v --feedback "$T/fb.txt" \
+	    --min-feedback 100 -o "$T/scored.rvs" "$T/s.rvs"
+	# every line parsed: learned from, or unmatched (read before its
+	# sample was sent); a malformed line would be a warning
+	[[ "$stderr" =~ "rv-score: 1200 seen, "[^\;]*"; feedback "([0-9]+)" lines ("([0-9]+)" unmatched)"$ ]]
+	[ $((BASH_REMATCH[1] + BASH_REMATCH[2])) -eq 1200 ]
+	[ "$(grep -c -v '^rv-score: epoch' <<< "$stderr")" -eq 1 ]
+}
+
+@test "feedback: FeedbackWriter never blocks on a FIFO nobody reads, and a reader gets every line" {
+	mkfifo "$T/fifo"
+	run -0 timeout 60 "${CHK[@]}" feedback_noreader "$T/fifo"
+	[[ "$output" == "no reader ok: 100000 lines in "*" s, none blocked" ]]
+	cat "$T/fifo" > "$T/got" &
+	run -0 timeout 60 "${CHK[@]}" feedback_fifo "$T/fifo" 20000
+	[ "$output" = "fifo writer ok: 20000 lines" ]
+	wait
+	[ "$(wc -l < "$T/got")" -eq 20000 ]
+	run -0 awk -F'\t' 'NF != 5 || $1 != NR - 1 || $2 != 3 || $4 != 0.5 || $5 != 2 { bad++ } END { print bad + 0 }' "$T/got"
+	[ "$output" = 0 ]
+}
+
+@test "torch-train.sh: PyTorch trains from a refurbished, shrunk stream and feeds rv-score through a FIFO" {
+	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=4000 \
+	    EPOCHS=2 PYTHON="$PY" bash "$REPO/pipelines/torch-train.sh"
+	[[ "$stderr" == *"rv-score: epoch 0: 4000 seen, 4000 kept (100.0%), 0 dropped"* ]]
+	[[ "$stderr" =~ "rv-score: 8000 seen, "[0-9]+" kept "[^\;]*"; feedback "([0-9]+)" lines" ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]	# the assistant learned from torch
+	[[ "$stderr" == *"torch-train: epoch 1: "* ]]
+	[[ "$output" == *"epochs    2"* ]]
+	[[ "$output" =~ "eval      acc 0."([0-9]+) ]]
+	[ "${BASH_REMATCH[1]:0:2}" -ge 50 ]	# well above chance (10%)
+	[[ "$output" =~ "feedback  "([0-9]+)" lines written" ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
+	[ "$(wc -l < "$T/out/torch-train.log")" -eq 2 ]
+	[ ! -e "$T/out/feedback.fifo" ]
+}
