@@ -119,7 +119,7 @@ fuzz:
 
 lint:
 	mandoc -T lint -W warning $(MAN1) $(MAN5) $(MAN7)
-	shellcheck -x pipelines/*.sh scripts/*.sh scripts/rv-plot bench/*.sh bench/run \
+	shellcheck -x pipelines/*.sh pipelines/*.sbatch scripts/*.sh scripts/rv-plot bench/*.sh bench/run \
 	    fuzz/*.sh tests/*.bash tests/*.sh tests/run .ci/run
 
 fmt:
@@ -128,10 +128,11 @@ fmt:
 deps:
 	bash scripts/deps.sh
 
-# The main job: set up, build, run pipelines/main.sh (see README).
+# The main job: set up, build, run pipelines/refurbish-shrink.sh (see
+# README; OUT, EPOCHS, TARGET, LIMIT from the environment).
 demo: deps
 	$(MAKE) all
-	bash pipelines/main.sh
+	bash pipelines/refurbish-shrink.sh
 
 # Test fixtures (images of every flavour, broken ones, datasets), made once.
 fixtures: $(FIXTURES)

@@ -10,6 +10,6 @@ load helpers
 		return 1
 	}
 	cd "$REPO"
-	run -0 shellcheck -x pipelines/*.sh scripts/*.sh scripts/rv-plot bench/*.sh bench/run \
+	run -0 shellcheck -x pipelines/*.sh pipelines/*.sbatch scripts/*.sh scripts/rv-plot bench/*.sh bench/run \
 	    fuzz/*.sh tests/*.bash tests/*.sh tests/run .ci/run
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# The pipelines a user runs, end to end: the main job (pipelines/main.sh)
-# and programs composed with pipes.
+# The pipelines a user runs, end to end: every script of pipelines/, each
+# in a short variant (a few thousand training images, 1000 test images, 2
+# or 3 epochs) so that none rots, and programs composed with pipes.
 
 load helpers
 
@@ -9,14 +10,52 @@ setup() {
 	T="$BATS_TEST_TMPDIR"
 }
 
-@test "main job: decodes, summarises, draws, trains on a refurbished and shrunk stream with feedback and curves" {
+# is_png FILE...: each FILE is a PNG image.
+is_png() {
+	local f
+	for f in "$@"; do
+		run -0 identify -format '%m' "$f"
+		[ "$output" = PNG ]
+	done
+}
+
+# main_summary_ok DIR N: DIR/summary.txt, the main job's summary of a run
+# on N training images, has every field, and its counts add up: with the
+# rv-score lines (the samples trained and those dropped are those seen,
+# every epoch's N), with rv-refurbish's (the partials computed and those
+# reused are the samples served) and with the trainer's own summary.
+main_summary_ok() {
+	local s e trained dropped seen hits served computed
+	s=$(cat "$1/summary.txt")
+	[[ "$s" =~ "accuracy   0."([0-9]+)" on the test set (epoch "[0-9]+", step "[0-9]+")" ]]
+	[ "${BASH_REMATCH[1]:0:2}" -ge 50 ]	# well above chance (10%)
+	[[ "$s" =~ "wall       "[0-9]+\.[0-9]+" s" ]]
+	[[ "$s" =~ "data wait  "[0-9]+\.[0-9]"% of wall time waiting for input" ]]
+	[[ "$s" =~ "trained    "([0-9]+)" samples in "([0-9]+)" epochs"?", "[0-9]+" steps" ]]
+	trained=${BASH_REMATCH[1]} e=${BASH_REMATCH[2]}
+	[[ "$s" =~ "dropped    "([0-9]+)" of "([0-9]+)" samples by rv-score (" ]]
+	dropped=${BASH_REMATCH[1]} seen=${BASH_REMATCH[2]}
+	[[ "$s" =~ "reused     "([0-9]+)" of "([0-9]+)" samples served from a cached partial ("[0-9.]+"%); "([0-9]+)" partials computed" ]]
+	hits=${BASH_REMATCH[1]} served=${BASH_REMATCH[2]}
+	computed=${BASH_REMATCH[3]}
+	[ "$e" -ge 1 ]
+	[ "$seen" -eq $((e * $2)) ]
+	[ "$served" -eq "$seen" ]
+	[ $((trained + dropped)) -eq "$seen" ]
+	[ $((hits + computed)) -eq "$served" ]
+	[ "$computed" -ge "$2" ]
+	grep -qx "samples   $trained" "$1/train-summary.txt"
+	grep -qx "epochs    $e" "$1/train-summary.txt"
+}
+
+@test "main job (refurbish-shrink.sh): decodes, summarises, draws, trains on a refurbished and shrunk stream with feedback, curves and a summary" {
 	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=3000 \
-	    EPOCHS=2 bash "$REPO/pipelines/main.sh"
+	    EVAL_LIMIT=1000 EPOCHS=2 bash "$REPO/pipelines/refurbish-shrink.sh"
 	[ -s "$T/out/fmnist-train.rvs" ]
 	[ -s "$T/out/fmnist-test.rvs" ]
 	[[ "$output" == *"samples      3000 (ids 0 to 2999)"* ]]
 	[[ "$stderr" == *"rv-decode: 3000 samples in 1 epoch, 0 skipped"* ]]
-	[[ "$stderr" == *"rv-decode: 10000 samples in 1 epoch, 0 skipped"* ]]
+	[[ "$stderr" == *"rv-decode: 1000 samples in 1 epoch, 0 skipped"* ]]
 	[[ "$stderr" == *"contact sheet of the first 100 samples: $T/out/fmnist-grid.png"* ]]
 	[[ "$stderr" == *"rv-refurbish: partials: expected 3000 + (2-1)*3000/3 = 4000, actual 4000"* ]]
 	[[ "$stderr" == *"contact sheet of the first 100 refurbished samples: $T/out/fmnist-refurbished.png"* ]]
@@ -25,19 +64,117 @@ setup() {
 	[[ "$stderr" =~ "rv-score: epoch 1: 3000 seen, "([0-9]+)" kept" ]]
 	[[ "$stderr" =~ "rv-score: 6000 seen, "[0-9]+" kept "[^\;]*"; feedback "([0-9]+)" lines" ]]
 	[ "${BASH_REMATCH[1]}" -gt 0 ]
-	# the trainer's summary: 2 epochs, what rv-score kept, evaluated
-	[[ "$output" == *"epochs    2"* ]]
-	[[ "$output" =~ "samples   "([0-9]+) ]]
-	[ "${BASH_REMATCH[1]}" -gt 3000 ] && [ "${BASH_REMATCH[1]}" -le 6000 ]
-	[[ "$output" =~ "eval      loss "[0-9.]+" acc 0."([0-9]+) ]]
-	[ "${BASH_REMATCH[1]:0:2}" -ge 50 ]	# well above chance (10%)
-	[[ "$output" =~ "feedback  "[0-9]+" lines written" ]]
+	# the run's summary, printed and in summary.txt: every field, 2
+	# epochs, all served, the reuse of rv-refurbish -v's line
+	[[ "$output" == *"$(cat "$T/out/summary.txt")"* ]]
+	main_summary_ok "$T/out" 3000
+	grep -q '^trained    [0-9]* samples in 2 epochs, ' "$T/out/summary.txt"
+	grep -q '^reused     2000 of 6000 samples served from a cached partial (33.3%); 4000 partials computed$' \
+	    "$T/out/summary.txt"
+	run -1 grep -q '^target' "$T/out/summary.txt"
+	grep -Eq '^feedback  [1-9][0-9]* lines written' "$T/out/train-summary.txt"
+	[[ "$stderr" == *"learning curves: $T/out/curves.png; summary: $T/out/summary.txt"* ]]
 	[ -s "$T/out/cnn-small.ck" ]
 	[ ! -e "$T/out/feedback.fifo" ]
-	for png in fmnist-refurbished fmnist-grid curves; do
-		run -0 identify -format '%m' "$T/out/$png.png"
-		[ "$output" = "PNG" ]
+	is_png "$T/out/fmnist-refurbished.png" "$T/out/fmnist-grid.png" \
+	    "$T/out/curves.png"
+}
+
+@test "standard.sh: decode E shuffled epochs | augment afresh | batch | train" {
+	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=2000 \
+	    EVAL_LIMIT=1000 EPOCHS=2 bash "$REPO/pipelines/standard.sh"
+	# rv-augment saw both epochs; the trainer trained them and evaluated
+	[[ "$stderr" == *"rv-augment: 4000 samples (0 decoded), 3 ops"* ]]
+	[[ "$output" == *"epochs    2"* ]]
+	[[ "$output" == *"samples   4000"* ]]
+	[[ "$output" =~ "eval      loss "[0-9.]+" acc 0."([0-9]+)" (epoch 1, " ]]
+	[ "${BASH_REMATCH[1]:0:2}" -ge 50 ]
+	[ "$(grep -c '"event":"eval"' "$T/out/train.log")" -eq 2 ]
+	cmp -s <(echo "$output") "$T/out/summary.txt"
+	is_png "$T/out/curves.png"
+}
+
+@test "refurbish.sh: refurbish with reuse 3 | batch | train" {
+	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=2000 \
+	    EVAL_LIMIT=1000 EPOCHS=2 bash "$REPO/pipelines/refurbish.sh"
+	[[ "$stderr" == *"rv-refurbish: epoch 0: 2000 misses, 0 hits, 2000 partials run"* ]]
+	[[ "$stderr" == *"rv-refurbish: epoch 1: 666 misses, 1334 hits, 666 partials run"* ]]
+	[[ "$stderr" == *"rv-refurbish: partials: expected 2000 + (2-1)*2000/3 = 2666, actual 2666"* ]]
+	[[ "$output" == *"epochs    2"* ]]
+	[[ "$output" == *"samples   4000"* ]]
+	[[ "$output" =~ "eval      loss "[0-9.]+" acc 0."([0-9]+)" (epoch 1, " ]]
+	[ "${BASH_REMATCH[1]:0:2}" -ge 50 ]
+	is_png "$T/out/curves.png"
+}
+
+@test "shrink.sh: augment | rv-score with the trainer's feedback through a FIFO | batch | train" {
+	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=3000 \
+	    EVAL_LIMIT=1000 EPOCHS=2 bash "$REPO/pipelines/shrink.sh"
+	[[ "$stderr" == *"rv-score: epoch 0: 3000 seen, 3000 kept (100.0%), 0 dropped"* ]]
+	[[ "$stderr" =~ "rv-score: 6000 seen, "([0-9]+)" kept" ]]
+	local kept=${BASH_REMATCH[1]}
+	# the trainer trained what rv-score kept, and fed back: with fewer
+	# samples, the pipes between the two (about 4000 of these) would hold
+	# all that rv-score passes, and it would end before the first line
+	[[ "$output" == *"epochs    2"* ]]
+	[[ "$output" == *"samples   $kept"* ]]
+	[[ "$output" =~ "feedback  "([0-9]+)" lines written" ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
+	[[ "$output" =~ "eval      loss "[0-9.]+" acc 0."([0-9]+)" (epoch 1, " ]]
+	[ "${BASH_REMATCH[1]:0:2}" -ge 50 ]
+	[ ! -e "$T/out/feedback.fifo" ]
+	is_png "$T/out/curves.png"
+}
+
+@test "offline-refurbish.sh: epochs to files in two runs (--epoch-range, --resume), the bytes of one whole run; training from the files" {
+	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=1500 \
+	    EVAL_LIMIT=1000 EPOCHS=3 bash "$REPO/pipelines/offline-refurbish.sh"
+	# the first run wrote epochs 0 and 1, the resumed one epoch 2 only
+	[[ "$stderr" == *"partials: expected 1500 + (2-1)*1500/3 = 2000, actual 2000"* ]]
+	[[ "$stderr" == *"rv-refurbish: epoch 2: 500 misses, 1000 hits, 1500 partials run"* ]]
+	[[ "$stderr" == *"partials: expected 1500 + (1-1)*1500/3 = 1500, actual 1500"* ]]
+	[[ "$stderr" == *"000.rvs: 1500 samples, 1500 misses, uses up to 1"* ]]
+	[[ "$stderr" == *"001.rvs: 1500 samples, 500 misses, uses up to 2"* ]]
+	[[ "$stderr" == *"002.rvs: 1500 samples, 500 misses, uses up to 3"* ]]
+	[[ "$output" == *"epochs    3"* ]]
+	[[ "$output" == *"samples   4500"* ]]
+	[[ "$output" =~ "eval      loss "[0-9.]+" acc 0."([0-9]+)" (epoch 2, " ]]
+	[ "${BASH_REMATCH[1]:0:2}" -ge 50 ]
+	is_png "$T/out/curves.png"
+	# the split run's files are those of one uninterrupted run
+	run -0 rv-refurbish -q --partial 'randaugment n=1 m=5' \
+	    --final 'random_crop size=28 padding=2; flip' --reuse 3 \
+	    --epochs 3 --batch 128 -o "$T/whole-%03d.rvs" \
+	    "$T/out/fmnist-train.rvs"
+	for e in 000 001 002; do
+		cmp "$T/whole-$e.rvs" "$T/out/epochs/$e.rvs"
 	done
+	[ "$(find "$T/out/epochs" -type f | wc -l)" -eq 3 ]
+}
+
+@test "experiment.sh: the four pipelines to a target; a table of 4 rows and the curves against wall time and gradient computations" {
+	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=2000 \
+	    EVAL_LIMIT=1000 EPOCHS=2 TARGET=0.5 \
+	    bash "$REPO/pipelines/experiment.sh"
+	[ "$output" = "$(cat "$T/out/results.md")" ]
+	[[ "${lines[0]}" == "cnn-small on Fashion-MNIST (first 2000 training images), to 0.5 test accuracy, at most 2 epochs; "* ]]
+	[ "${lines[1]}" = "| pipeline | reached | wall (s) | data wait | grads | samples | epochs | final acc | wall vs standard | grads vs standard |" ]
+	[ "$(grep -c '^| ' "$T/out/results.md")" -eq 5 ]	# header, 4 rows
+	local row='\| [0-9]+\.[0-9] \| [0-9]+\.[0-9]% \| [0-9]+ \| [0-9]+ \| [12] \| 0\.[5-9][0-9]* \| [0-9]+\.[0-9]{2} \| [0-9]+\.[0-9]{2} \|$'
+	[[ "${lines[3]}" =~ ^"| standard | yes | "[0-9.]+" | "[0-9.]+"% | "[0-9]+" | "[0-9]+" | "[12]" | 0."[0-9]+" | 1.00 | 1.00 |"$ ]]
+	[[ "${lines[4]}" =~ ^"| refurbished | yes "$row ]]
+	[[ "${lines[5]}" =~ ^"| shrunk | yes "$row ]]
+	[[ "${lines[6]}" =~ ^"| refurbished+shrunk | yes "$row ]]
+	is_png "$T/out/acc-wall.png" "$T/out/acc-grads.png"
+	for p in standard refurbish shrink refurbish-shrink; do
+		grep -q '"event":"summary","reached":true,"target_acc":0.5,' \
+		    "$T/out/$p/train.log"
+	done
+	# the main job stopped at its target: its summary counts only the
+	# epochs trained, though the stages upstream ran ahead
+	grep -qx 'target     0.5, reached' "$T/out/refurbish-shrink/summary.txt"
+	main_summary_ok "$T/out/refurbish-shrink" 2000
+	[[ "$stderr" == *"== table: $T/out/results.md; curves: $T/out/acc-wall.png (against wall time), $T/out/acc-grads.png (against gradient computations)"* ]]
 }
 
 @test "pipeline: decode | batch | inspect keeps every sample, in order" {

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Data refurbishing: the augmentation of pipelines/standard.sh split in two.
+# rv-refurbish reads the decoded dataset once, runs the expensive partial
+# (RandAugment) once per 3 epochs, caches it, and runs the cheap final
+# (random crop and flip) at every use, so each cached partial is served 3
+# times, each time cropped and flipped afresh; its cache-aware shuffle
+# orders every epoch.  rv-batch collates and rv-train-gpu trains cnn-small
+# on Fashion-MNIST, evaluating on the test set after every epoch.
+#   rv-decode -o train.rvs | rv-refurbish --partial P --final F --reuse 3 |
+#       rv-batch | rv-train-gpu
+# Run it after `make`:
+#   [OUT=dir] [EPOCHS=5] [TARGET=acc] [LIMIT=N] [EVAL_LIMIT=N] \
+#       pipelines/refurbish.sh
+# OUT (default out/refurbish) receives the decoded data, the trainer's log
+# (train.log), its summary (summary.txt, also printed) and the learning
+# curves (curves.png); rv-refurbish -v says per epoch how many partials it
+# computed and how many it served from the cache.  TARGET stops training at
+# the first evaluation whose test accuracy reaches it; LIMIT uses only the
+# first N training images, EVAL_LIMIT the first N test images (a quick
+# run); RV_BIN names the programs' directory (default build/bin), FMNIST
+# the dataset's (Debian's dataset-fashion-mnist).
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+bin="${RV_BIN:-$here/build/bin}"
+data="${FMNIST:-/usr/share/datasets/fashion-mnist}"
+out="${OUT:-$here/out/refurbish}"
+epochs="${EPOCHS:-5}"
+limit=()
+[ -n "${LIMIT:-}" ] && limit=(--limit "$LIMIT")
+evlimit=()
+[ -n "${EVAL_LIMIT:-}" ] && evlimit=(--limit "$EVAL_LIMIT")
+target=()
+[ -n "${TARGET:-}" ] && target=(--target-acc "$TARGET")
+mkdir -p "$out"
+PATH="$bin:$here/scripts:$PATH"
+partial='randaugment n=1 m=5'
+final='random_crop size=28 padding=2; flip'
+
+# With TARGET the trainer exits without reading the rest of its input, and
+# the stages upstream die of SIGPIPE (141) at their next write: that end is
+# theirs to take, not the trainer's (rv-train-gpu(1), CAVEATS).
+upstream() { "$@" || [ $? -eq 141 ]; }
+
+# rv-refurbish reads its input once; from a file it indexes the records and
+# reads back by offset the samples whose partial it must compute afresh.
+echo "== decoding Fashion-MNIST (train and test) into $out" >&2
+rv-decode -q "${limit[@]}" "$data/train-images-idx3-ubyte.gz" \
+    "$data/train-labels-idx1-ubyte.gz" -o "$out/fmnist-train.rvs"
+rv-decode -q "${evlimit[@]}" "$data/t10k-images-idx3-ubyte.gz" \
+    "$data/t10k-labels-idx1-ubyte.gz" -o "$out/fmnist-test.rvs"
+
+# One core for refurbishing 28x28 images, which costs little; the trainer
+# takes every core and says in its summary whether it waited for input.
+echo "== training cnn-small for $epochs epochs on a refurbished stream: partial '$partial' once per 3 epochs, final '$final' every epoch" >&2
+upstream rv-refurbish -v -j 1 --partial "$partial" --final "$final" \
+    --reuse 3 --epochs "$epochs" --batch 128 "$out/fmnist-train.rvs" |
+    upstream rv-batch -q -b 128 |
+    rv-train-gpu -v -m cnn-small --schedule cosine --epochs "$epochs" \
+	--eval "$out/fmnist-test.rvs" "${target[@]}" \
+	--log "$out/train.log" -o "$out/summary.txt"
+cat "$out/summary.txt"
+rv-plot -o "$out/curves.png" --x epoch \
+    --title "cnn-small, Fashion-MNIST, refurbished (reuse 3)" \
+    "refurbished=$out/train.log"
+echo "== summary: $out/summary.txt; learning curves: $out/curves.png" >&2

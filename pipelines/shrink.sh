@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Instance shrinking: the stream of pipelines/standard.sh, thinned by
+# rv-score.  rv-decode drives shuffled epochs, rv-augment draws a fresh
+# RandAugment, crop and flip for every sample in every epoch, and rv-score
+# keeps each sample with probability 0.3 + 0.7 p, where p is its AutoAssist
+# assistant's prediction that the sample is still informative.  The
+# assistant learns online from the per-sample gradient norms the trainer
+# writes to a FIFO, which closes the loop; neither side ever blocks on it
+# (rv-feedback(5)).  The first epoch passes whole, as warm-up.  The pipes
+# between rv-score and the trainer hold about 4000 of these small samples,
+# so a run much shorter than that (LIMIT times EPOCHS) ends before any
+# feedback comes back, and nothing is learned or dropped.
+#   mkfifo fb
+#   rv-decode --epochs E --shuffle | rv-augment SPEC | rv-score --feedback fb |
+#       rv-batch | rv-train-gpu --feedback fb
+# Run it after `make`:
+#   [OUT=dir] [EPOCHS=5] [TARGET=acc] [LIMIT=N] [EVAL_LIMIT=N] \
+#       pipelines/shrink.sh
+# OUT (default out/shrink) receives the test set, the trainer's log
+# (train.log), its summary (summary.txt, also printed) and the learning
+# curves (curves.png); rv-score -v says per epoch how many samples it kept
+# and how well its assistant predicts.  TARGET stops training at the first
+# evaluation whose test accuracy reaches it; LIMIT uses only the first N
+# training images, EVAL_LIMIT the first N test images (a quick run);
+# RV_BIN names the programs' directory (default build/bin), FMNIST the
+# dataset's (Debian's dataset-fashion-mnist).
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+bin="${RV_BIN:-$here/build/bin}"
+data="${FMNIST:-/usr/share/datasets/fashion-mnist}"
+out="${OUT:-$here/out/shrink}"
+epochs="${EPOCHS:-5}"
+limit=()
+[ -n "${LIMIT:-}" ] && limit=(--limit "$LIMIT")
+evlimit=()
+[ -n "${EVAL_LIMIT:-}" ] && evlimit=(--limit "$EVAL_LIMIT")
+target=()
+[ -n "${TARGET:-}" ] && target=(--target-acc "$TARGET")
+mkdir -p "$out"
+PATH="$bin:$here/scripts:$PATH"
+spec='randaugment n=1 m=5; random_crop size=28 padding=2; flip'
+
+# With TARGET the trainer exits without reading the rest of its input, and
+# the stages upstream die of SIGPIPE (141) at their next write: that end is
+# theirs to take, not the trainer's (rv-train-gpu(1), CAVEATS).
+upstream() { "$@" || [ $? -eq 141 ]; }
+
+echo "== decoding the Fashion-MNIST test set into $out" >&2
+rv-decode -q "${evlimit[@]}" "$data/t10k-images-idx3-ubyte.gz" \
+    "$data/t10k-labels-idx1-ubyte.gz" -o "$out/fmnist-test.rvs"
+
+fifo="$out/feedback.fifo"
+rm -f "$fifo"
+mkfifo "$fifo"
+trap 'rm -f "$fifo"' EXIT
+echo "== training cnn-small for $epochs epochs on a shrunk stream: '$spec' afresh in every epoch, rv-score's assistant keeping samples with probability 0.3 + 0.7 p" >&2
+upstream rv-decode -q -j 1 "${limit[@]}" --epochs "$epochs" --shuffle \
+    "$data/train-images-idx3-ubyte.gz" "$data/train-labels-idx1-ubyte.gz" |
+    upstream rv-augment -q -j 1 "$spec" |
+    upstream rv-score -v --feedback "$fifo" |
+    upstream rv-batch -q -b 128 |
+    rv-train-gpu -v -m cnn-small --schedule cosine --epochs "$epochs" \
+	--eval "$out/fmnist-test.rvs" "${target[@]}" --feedback "$fifo" \
+	--log "$out/train.log" -o "$out/summary.txt"
+cat "$out/summary.txt"
+rv-plot -o "$out/curves.png" --x epoch \
+    --title "cnn-small, Fashion-MNIST, shrunk by rv-score" \
+    "shrunk=$out/train.log"
+echo "== summary: $out/summary.txt; learning curves: $out/curves.png" >&2

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Standard training, the baseline the other pipelines are measured against:
+# rv-decode drives the epochs, each in its own shuffled order, and
+# rv-augment draws a fresh RandAugment, random crop and flip for every
+# sample in every epoch (its random numbers are keyed by the sample's epoch
+# and id, so no two epochs see the same image); rv-batch collates and
+# rv-train-gpu trains cnn-small on Fashion-MNIST, evaluating on the test
+# set after every epoch.
+#   rv-decode --epochs E --shuffle | rv-augment SPEC | rv-batch | rv-train-gpu
+# Run it after `make`:
+#   [OUT=dir] [EPOCHS=5] [TARGET=acc] [LIMIT=N] [EVAL_LIMIT=N] \
+#       pipelines/standard.sh
+# OUT (default out/standard) receives the test set, the trainer's log
+# (train.log), its summary (summary.txt, also printed) and the learning
+# curves (curves.png).  TARGET stops training at the first evaluation whose
+# test accuracy reaches it (rv-train-gpu --target-acc); LIMIT uses only the
+# first N training images, EVAL_LIMIT the first N test images (a quick
+# run); RV_BIN names the programs' directory (default build/bin), FMNIST
+# the dataset's (Debian's dataset-fashion-mnist).
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+bin="${RV_BIN:-$here/build/bin}"
+data="${FMNIST:-/usr/share/datasets/fashion-mnist}"
+out="${OUT:-$here/out/standard}"
+epochs="${EPOCHS:-5}"
+limit=()
+[ -n "${LIMIT:-}" ] && limit=(--limit "$LIMIT")
+evlimit=()
+[ -n "${EVAL_LIMIT:-}" ] && evlimit=(--limit "$EVAL_LIMIT")
+target=()
+[ -n "${TARGET:-}" ] && target=(--target-acc "$TARGET")
+mkdir -p "$out"
+PATH="$bin:$here/scripts:$PATH"
+spec='randaugment n=1 m=5; random_crop size=28 padding=2; flip'
+
+# With TARGET the trainer exits without reading the rest of its input, and
+# the stages upstream die of SIGPIPE (141) at their next write: that end is
+# theirs to take, not the trainer's (rv-train-gpu(1), CAVEATS).
+upstream() { "$@" || [ $? -eq 141 ]; }
+
+echo "== decoding the Fashion-MNIST test set into $out" >&2
+rv-decode -q "${evlimit[@]}" "$data/t10k-images-idx3-ubyte.gz" \
+    "$data/t10k-labels-idx1-ubyte.gz" -o "$out/fmnist-test.rvs"
+
+# One core each for decoding and augmenting 28x28 images, which cost
+# little; the trainer takes every core and says in its summary whether it
+# waited for input.
+echo "== training cnn-small for $epochs epochs, every sample augmented afresh in every epoch: '$spec'" >&2
+upstream rv-decode -q -j 1 "${limit[@]}" --epochs "$epochs" --shuffle \
+    "$data/train-images-idx3-ubyte.gz" "$data/train-labels-idx1-ubyte.gz" |
+    upstream rv-augment -v -j 1 "$spec" |
+    upstream rv-batch -q -b 128 |
+    rv-train-gpu -v -m cnn-small --schedule cosine --epochs "$epochs" \
+	--eval "$out/fmnist-test.rvs" "${target[@]}" \
+	--log "$out/train.log" -o "$out/summary.txt"
+cat "$out/summary.txt"
+rv-plot -o "$out/curves.png" --x epoch \
+    --title "cnn-small, Fashion-MNIST, standard augmentation" \
+    "standard=$out/train.log"
+echo "== summary: $out/summary.txt; learning curves: $out/curves.png" >&2
