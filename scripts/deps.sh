@@ -21,8 +21,15 @@ pkgs=(
 	imagemagick
 	python3
 	python3-pil
+	python3-numpy
+	python3-zstandard
+	python3-torch
 	shellcheck
 	valgrind
+	munge
+	slurmctld
+	slurmd
+	slurm-client
 	dataset-fashion-mnist
 	clang
 	libclang-rt-14-dev

@@ -1,0 +1,155 @@
+#!/usr/bin/env bats
+# pipelines/slurm-offline-refurbish.sbatch on a real single-node Slurm
+# cluster, started once for the file (tests/slurm-setup.bash) and stopped
+# whatever happens: the array's epoch files, written in uneven slices by
+# three tasks, are the bytes of one rv-refurbish run with the same seed;
+# the training job runs after the array and trains from them; a failed
+# task takes the training job with it.  Without Slurm: the script is
+# lint-clean, runs as one task and trains, resumes, and refuses to mix
+# its epochs with another run's.  The Slurm tests skip when not root
+# or when the packages are missing.
+# shellcheck shell=bash disable=SC2154
+
+load helpers
+load slurm-setup
+
+JOB="$REPO/pipelines/slurm-offline-refurbish.sbatch"
+EPOCHS=5
+# The settings of the test runs: 600 samples, a small model, 200 samples
+# to evaluate on.
+knobs() {
+	export RV_BIN="$BIN" LIMIT=600 EPOCHS=$EPOCHS REUSE=2 SEED=7 BATCH=64 \
+	    MODEL=mlp TEST="$BATS_FILE_TMPDIR/ref/test.rvs" \
+	    TRAIN_OPTS="--lr 0.05"
+}
+
+setup_file() {
+	local ref="$BATS_FILE_TMPDIR/ref"
+	need_fmnist
+	# The reference: one rv-refurbish run writing every epoch.
+	mkdir -p "$ref/epochs"
+	rv-decode -q --limit 600 "$FMNIST/train-images-idx3-ubyte.gz" \
+	    "$FMNIST/train-labels-idx1-ubyte.gz" -o "$ref/train.rvs"
+	rv-decode -q --limit 200 "$FMNIST/t10k-images-idx3-ubyte.gz" \
+	    "$FMNIST/t10k-labels-idx1-ubyte.gz" -o "$ref/test.rvs"
+	rv-refurbish -q -j 1 --partial 'randaugment n=1 m=5' \
+	    --final 'random_crop size=28 padding=2; flip' --reuse 2 \
+	    --epochs $EPOCHS --batch 64 --seed 7 -o "$ref/epochs/%04d.rvs" \
+	    "$ref/train.rvs"
+
+	if SLURM_SKIP="$(slurm_why_not)"; then
+		export SLURM_SKIP
+		return 0
+	fi
+	export SLURM_SKIP=
+	# Sockets live there: a short path, not under BATS_FILE_TMPDIR.
+	SLURM_DIR="$(mktemp -d /tmp/rv-slurm.XXXXXX)"
+	export SLURM_DIR
+	slurm_start "$SLURM_DIR"
+}
+
+teardown_file() {
+	slurm_stop "${SLURM_DIR:-}"
+	[ -z "${SLURM_DIR:-}" ] || rm -rf "$SLURM_DIR"
+}
+
+need_slurm() {
+	[ -z "$SLURM_SKIP" ] || skip "$SLURM_SKIP"
+	export SLURM_CONF="$SLURM_DIR/slurm.conf"
+}
+
+# same_epochs DIR: DIR/epochs holds the reference's files, no more.
+same_epochs() {
+	local e f
+	for ((e = 0; e < EPOCHS; e++)); do
+		printf -v f '%04d.rvs' "$e"
+		cmp "$BATS_FILE_TMPDIR/ref/epochs/$f" "$1/epochs/$f" || return 1
+	done
+	[ "$(find "$1/epochs" -type f | wc -l)" -eq "$EPOCHS" ]
+}
+
+@test "slurm-offline-refurbish: shellcheck finds nothing" {
+	command -v shellcheck >/dev/null || skip "shellcheck is not installed"
+	run -0 shellcheck -x -s bash "$JOB"
+}
+
+@test "slurm-offline-refurbish: without Slurm, one task writes every epoch and trains" {
+	local out="$BATS_TEST_TMPDIR/out"
+	knobs
+	OUT="$out" SLURM_CPUS_PER_TASK=1 run -0 --separate-stderr bash "$JOB"
+	same_epochs "$out"
+	cmp "$BATS_FILE_TMPDIR/ref/train.rvs" "$out/train.rvs"
+	[ "${lines[0]}" = "model     mlp, 535818 parameters" ]
+	grep -qx "epochs    $EPOCHS" "$out/summary.txt"
+	grep -qx "samples   $((EPOCHS * 600))" "$out/summary.txt"
+	grep -q "^eval      loss .* (epoch $((EPOCHS - 1)), " "$out/summary.txt"
+	[ -s "$out/model.ck" ]
+	[ "$(grep -c '^{"event":"epoch",' "$out/train.log")" -eq "$EPOCHS" ]
+	[[ "$stderr" == *"slurm-offline-refurbish: task 0 of 1: epochs 0 to 4 of 5"* ]]
+
+	# Again: every epoch is there, nothing is rewritten.
+	touch -d '2001-01-01' "$out"/epochs/*
+	OUT="$out" SLURM_CPUS_PER_TASK=1 TRAIN=0 run -0 bash "$JOB"
+	[ -z "$(find "$out/epochs" -type f -newermt 2002-01-01)" ]
+	# Another seed would mix two runs' epochs.
+	OUT="$out" SEED=8 run -1 --separate-stderr bash "$JOB" prepare
+	[ "$stderr" = "slurm-offline-refurbish: '$out/plan': the files there are another run's: use another OUT" ]
+	run -2 --separate-stderr bash "$JOB" bogus
+	[ "$stderr" = "usage: [sbatch] slurm-offline-refurbish [prepare | train]" ]
+}
+
+@test "slurm-offline-refurbish: an array of 3 tasks writes the epochs of one run; the training job follows" {
+	need_slurm
+	local out="$BATS_TEST_TMPDIR/out" job train t
+	knobs
+	cd "$BATS_TEST_TMPDIR"
+	# -c and --mem fit any test machine; the slices are 0, 1-2 and 3-4.
+	OUT="$out" run -0 sbatch --parsable --array=0-2 -c 1 --mem=256M "$JOB"
+	job="${output%%;*}"
+	slurm_wait 120
+	run -0 slurm_state "$job"
+	[ "${#lines[@]}" -eq 3 ]
+	for t in "${lines[@]}"; do
+		[[ "$t" == *" COMPLETED 0:0" ]] || { slurm_logs "$SLURM_DIR"; false; }
+	done
+	for t in 0 1 2; do
+		cat "rv-refurbish-${job}_$t.out"
+	done
+	grep -q "task 0 of 3: epochs 0 to 0 of 5" "rv-refurbish-${job}_0.out"
+	grep -q "task 1 of 3: epochs 1 to 2 of 5" "rv-refurbish-${job}_1.out"
+	grep -q "task 2 of 3: epochs 3 to 4 of 5" "rv-refurbish-${job}_2.out"
+	grep -q "training job [0-9]* runs after array $job" "rv-refurbish-${job}_0.out"
+	same_epochs "$out"
+	cmp "$BATS_FILE_TMPDIR/ref/train.rvs" "$out/train.rvs"
+
+	train="$(cat "$out/train.jobid")"
+	run -0 slurm_state "$train"
+	[ "$output" = "$train COMPLETED 0:0" ]
+	cat "rv-train-$train.out"
+	grep -qx "epochs    $EPOCHS" "$out/summary.txt"
+	grep -qx "samples   $((EPOCHS * 600))" "$out/summary.txt"
+	grep -q "^eval      loss " "$out/summary.txt"
+	grep -qx "epochs    $EPOCHS" "rv-train-$train.out"
+}
+
+@test "slurm-offline-refurbish: a failed task cancels the training job" {
+	need_slurm
+	local out="$BATS_TEST_TMPDIR/out" job train
+	knobs
+	cd "$BATS_TEST_TMPDIR"
+	# rv-refurbish refuses a --cache-dir that is not there, after the
+	# training job is submitted.
+	OUT="$out" CACHE_DIR=/nonexistent run -0 sbatch --parsable \
+	    --array=0-1 -c 1 --mem=256M "$JOB"
+	job="${output%%;*}"
+	slurm_wait 120
+	run -0 slurm_state "$job"
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == *" FAILED 1:0" ]]
+	[[ "${lines[1]}" == *" FAILED 1:0" ]]
+	train="$(cat "$out/train.jobid")"
+	run -0 slurm_state "$train"
+	[ "$output" = "$train CANCELLED 0:0" ]
+	[ ! -e "$out/summary.txt" ]
+	[ ! -e "rv-train-$train.out" ]
+}
