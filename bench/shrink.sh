@@ -20,7 +20,9 @@
 # accuracy, a fraction, default 0.90), SHRINK_THREADS (the trainer's -j,
 # default nproc), SHRINK_SEED (default 0), SHRINK_LIMIT (train on the first
 # N training images only, for a quick check; default all 60000),
-# SHRINK_POLICIES (default "uniform assistant history"), SHRINK_EVAL_EVERY
+# SHRINK_POLICIES (default "uniform assistant history"; assistant-image is
+# the assistant on image features alone, --features image; uniform-F keeps
+# a fraction F, the control at a shrunk run's share), SHRINK_EVAL_EVERY
 # (also evaluate every N steps; default 0, epoch ends only), SHRINK_REPORT
 # (1: run nothing, print the table of the last run's logs again).  Output
 # in bench/out/shrink/: per policy P, P.log (the trainer's --log),
@@ -75,8 +77,10 @@ fi
 declare -A seen_policy=()
 for p in "${policies[@]}"; do
 	case $p in
-	uniform | assistant | history) ;;
-	*) die "SHRINK_POLICIES: '$p': uniform, assistant or history" ;;
+	uniform | assistant | assistant-image | history) ;;
+	uniform-0.[0-9]*) [[ $p =~ ^uniform-0\.[0-9]+$ ]] ||
+	    die "SHRINK_POLICIES: '$p': uniform-F wants a fraction F" ;;
+	*) die "SHRINK_POLICIES: '$p': uniform, uniform-F, assistant, assistant-image or history" ;;
 	esac
 	[ -z "${seen_policy[$p]:-}" ] || die "SHRINK_POLICIES: '$p' twice"
 	seen_policy[$p]=1
@@ -99,7 +103,10 @@ trap 'rm -rf "$tmp"' EXIT
 policy_args() {
 	case $1 in
 	uniform) printf '%s\n' --policy uniform --keep 1 ;;
+	uniform-*) printf '%s\n' --policy uniform --keep "${1#uniform-}" ;;
 	assistant) printf '%s\n' --policy assistant --floor "$floor" ;;
+	assistant-image) printf '%s\n' --policy assistant --floor "$floor" \
+	    --features image ;;
 	history) printf '%s\n' --policy history --floor "$floor" \
 	    --beta "$beta" ;;
 	esac

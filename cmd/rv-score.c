@@ -23,7 +23,8 @@
 static const char usage[] =
     "usage: rv-score [-qv] [-j N] [-o FILE] [--feedback PATH] [--policy P]\n"
     "                [--floor B] [--beta X] [--keep F] [--reweight]\n"
-    "                [--target gradnorm|loss] [--lr LR] [--l2 L]\n"
+    "                [--target gradnorm|loss] [--features F] [--lr LR]\n"
+    "                [--l2 L]\n"
     "                [--min-feedback N] [--max-inflight N] [--max-ids N]\n"
     "                [--seed S] [--level L] [file ...]\n"
     "  -o, --output FILE      write the stream to FILE (default stdout)\n"
@@ -35,12 +36,14 @@ static const char usage[] =
     "      --keep F           uniform: fraction kept, (0, 1] (default 0.5)\n"
     "      --reweight         write weight 1/P(keep) into kept samples\n"
     "      --target T         assistant: learn gradnorm (default) or loss\n"
+    "      --features F       assistant: image,history (default) or image\n"
     "      --lr LR            assistant SGD step (default 0.05)\n"
     "      --l2 L             assistant L2 (default 1e-4)\n"
     "      --min-feedback N   assistant warm-up: lines learned before any\n"
     "                         drop (default 1000)\n"
     "      --max-inflight N   kept samples awaiting feedback (default 65536)\n"
-    "      --max-ids N        history: ids remembered (default 1048576)\n"
+    "      --max-ids N        history and history features: ids remembered\n"
+    "                         (default 1048576)\n"
     "      --seed S           seed of the keep draws (default 0)\n"
     "      --level L          zstd level -7..19, 0 stores (default: $RV_LEVEL,\n"
     "                         else 0 to a pipe, -1 to a file)\n"
@@ -52,6 +55,7 @@ static const char usage[] =
 
 enum {
 	OPT_BETA = RV_OPT_FIRST_PRIVATE,
+	OPT_FEATURES,
 	OPT_FEEDBACK,
 	OPT_FLOOR,
 	OPT_KEEP,
@@ -85,6 +89,7 @@ struct score {
 	struct rv_shrink *s;	/* made at the first sample */
 	struct rv_fb_reader *fb;
 	uint64_t bad_lines, epochs;
+	uint64_t samples;	/* read, for the progress line */
 	uint32_t classes;	/* from the metadata, for the assistant */
 	int meta_out;		/* our metadata record is out */
 	struct rv_fb_line lines[FB_LINES];
@@ -111,6 +116,7 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 	static const struct option longopts[] = {
 		RV_COMMON_LONGOPTS,
 		{ "beta", required_argument, NULL, OPT_BETA },
+		{ "features", required_argument, NULL, OPT_FEATURES },
 		{ "feedback", required_argument, NULL, OPT_FEEDBACK },
 		{ "floor", required_argument, NULL, OPT_FLOOR },
 		{ "keep", required_argument, NULL, OPT_KEEP },
@@ -145,6 +151,15 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 			break;
 		case OPT_BETA:
 			cf->beta = F64("--beta", 1e-6, 1e6);
+			break;
+		case OPT_FEATURES:
+			if (strcmp(optarg, "image,history") == 0)
+				cf->hist_feat = 1;
+			else if (strcmp(optarg, "image") == 0)
+				cf->hist_feat = 0;
+			else
+				rv_usage_die(usage, "--features: '%s': want "
+				    "image,history or image", optarg);
 			break;
 		case OPT_FEEDBACK:
 			o->feedback = optarg;
@@ -328,7 +343,6 @@ run_input(const char *path, struct score *sc, struct rv_progress *prog)
 {
 	struct rv_reader *r;
 	struct rv_rec rec;
-	struct rv_shrink_stats st;
 	int got = 0, rc = 0;
 
 	if ((r = rv_reader_open(path)) == NULL) {
@@ -344,6 +358,7 @@ run_input(const char *path, struct score *sc, struct rv_progress *prog)
 		switch (rec.kind) {
 		case RV_SAMPLE:
 			rc = sample(sc, &rec);
+			sc->samples++;
 			break;
 		case RV_BATCH:
 			rc = rv_seterr("rv-score works on samples: put it "
@@ -366,8 +381,9 @@ run_input(const char *path, struct score *sc, struct rv_progress *prog)
 			    rv_reader_name(r),
 			    (unsigned long long)rv_reader_records(r) - 1,
 			    (unsigned long long)rv_reader_offset(r));
-		rv_score_stats(sc->s, &st);
-		rv_progress_tick(prog, st.total_seen);
+		/* not rv_score_stats(): the assistant's AUC sorts its
+		 * window, far too dear for every sample */
+		rv_progress_tick(prog, sc->samples);
 	}
 	if (rc == 0 && (got < 0 || rv_reader_check_end(r) < 0))
 		rc = -1;

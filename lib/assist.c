@@ -325,3 +325,9 @@ rv_assist_stats(const struct rv_assist *a, struct rv_assist_stats *s)
 	s->pos_rate = (double)npos / (double)a->win_n;
 	s->auc = window_auc(a, npos);
 }
+
+double
+rv_assist_mean(const struct rv_assist *a)
+{
+	return a->mean;
+}

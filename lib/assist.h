@@ -81,6 +81,8 @@ double rv_assist_predict(const struct rv_assist *a, const float *phi,
  */
 void rv_assist_learn(struct rv_assist *a, const float *phi, int32_t label,
     double value);
+/* The running mean of the target value, NaN before the first. */
+double rv_assist_mean(const struct rv_assist *a);
 /* Sorts in a scratch buffer of a's: not concurrently on one assistant. */
 void rv_assist_stats(const struct rv_assist *a, struct rv_assist_stats *s);
 

@@ -101,6 +101,8 @@ rv_score_meta_conf(struct rv_meta *m, const struct rv_shrink_conf *c)
 	if (c->policy == RV_POLICY_ASSISTANT) {
 		rc |= rv_meta_set(m, "score.target",
 		    c->assist.target == RV_TARGET_LOSS ? "loss" : "gradnorm");
+		rc |= rv_meta_set(m, "score.features",
+		    c->hist_feat ? "image,history" : "image");
 		rc |= set_f64(m, "score.lr", c->assist.lr);
 		rc |= set_f64(m, "score.l2", c->assist.l2);
 		rc |= set_u64(m, "score.min_feedback", c->min_feedback);

@@ -40,7 +40,8 @@ struct idmap {
 struct rv_shrink {
 	struct rv_shrink_conf conf;
 	uint32_t channels;
-	size_t nfeat;
+	size_t nfeat;		/* image features, then RV_HIST_FEAT if on */
+	size_t nimg;		/* image features: rv_feat_len(channels) */
 	struct rv_assist *a;
 	float *phi;		/* features of the sample being decided */
 
@@ -49,7 +50,8 @@ struct rv_shrink {
 	float *fly_phi;
 	int32_t *fly_label;
 
-	/* history: the last gradnorm of each id, recent ones to rank it */
+	/* history, and the assistant's history features: the last value
+	 * (gradnorm; the assistant's target value) of each id */
 	struct idmap hist;
 	float *hist_gn;
 	float recent[RECENT], sorted[RECENT];
@@ -208,6 +210,7 @@ rv_shrink_conf_init(struct rv_shrink_conf *c)
 	c->min_feedback = 1000;
 	c->max_inflight = (size_t)1 << 16;
 	c->max_ids = (size_t)1 << 20;
+	c->hist_feat = 1;
 	rv_assist_conf_init(&c->assist);
 }
 
@@ -240,6 +243,48 @@ check_conf(const struct rv_shrink_conf *c, uint32_t channels)
 	return 0;
 }
 
+/* Does this configuration keep each id's last value? */
+static int
+uses_hist(const struct rv_shrink_conf *c)
+{
+	return c->policy == RV_POLICY_HISTORY ||
+	    (c->policy == RV_POLICY_ASSISTANT && c->hist_feat);
+}
+
+/*
+ * The assistant's history features of an id: the log of its last value
+ * over the running mean of values, clamped to [-4, 4], and 1; both 0 for
+ * an id never heard of (or before there is a mean).  The ratio is what
+ * the label compares (value > mean), in a scale that does not drift as
+ * the gradient norms shrink over training.
+ */
+static void
+hist_features(const struct rv_shrink *s, uint64_t id, float *f)
+{
+	uint32_t slot = idmap_find(&s->hist, id);
+	double m = rv_assist_mean(s->a), r;
+
+	f[0] = f[1] = 0;
+	if (slot == NIL || !(m > 0))
+		return;
+	r = log(fmax(s->hist_gn[slot], 1e-30) / m);
+	f[0] = (float)fmin(fmax(r, -4), 4);
+	f[1] = 1;
+}
+
+/* Remember v as id's last value. */
+static void
+hist_put(struct rv_shrink *s, uint64_t id, float v)
+{
+	uint32_t slot = idmap_find(&s->hist, id);
+
+	if (slot == NIL)
+		slot = idmap_insert(&s->hist, id);
+	else
+		idmap_touch(&s->hist, slot);
+	s->hist_gn[slot] = v;
+}
+
 struct rv_shrink *
 rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
     uint32_t classes)
@@ -252,7 +297,8 @@ rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
 		return NULL;
 	if (c->policy == RV_POLICY_ASSISTANT) {
 		ac = c->assist;
-		ac.nfeat = (uint32_t)rv_feat_len(channels);
+		ac.nfeat = (uint32_t)(rv_feat_len(channels) +
+		    (c->hist_feat ? RV_HIST_FEAT : 0));
 		ac.classes = classes;
 		if ((a = rv_assist_new(&ac)) == NULL) {
 			rv_preferr("shrink");
@@ -262,9 +308,12 @@ rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
 	s = xcalloc(1, sizeof(*s));
 	s->conf = *c;
 	s->channels = channels;
-	s->nfeat = rv_feat_len(channels);
+	s->nimg = rv_feat_len(channels);
+	s->nfeat = s->nimg;
 	s->a = a;
 	if (a != NULL) {
+		if (c->hist_feat)
+			s->nfeat += RV_HIST_FEAT;
 		s->conf.assist.nfeat = (uint32_t)s->nfeat;
 		s->conf.assist.classes = classes;
 		s->phi = xcalloc(s->nfeat, sizeof(*s->phi));
@@ -274,7 +323,7 @@ rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
 		s->fly_label = xcalloc(c->max_inflight,
 		    sizeof(*s->fly_label));
 	}
-	if (c->policy == RV_POLICY_HISTORY) {
+	if (uses_hist(c)) {
 		idmap_init(&s->hist, c->max_ids);
 		s->hist_gn = xcalloc(c->max_ids, sizeof(*s->hist_gn));
 	}
@@ -292,7 +341,7 @@ rv_shrink_free(struct rv_shrink *s)
 		idmap_release(&s->fly);
 	free(s->fly_phi);
 	free(s->fly_label);
-	if (s->conf.policy == RV_POLICY_HISTORY)
+	if (uses_hist(&s->conf))
 		idmap_release(&s->hist);
 	free(s->hist_gn);
 	free(s);
@@ -373,6 +422,8 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 	switch (cf->policy) {
 	case RV_POLICY_ASSISTANT:
 		rv_feat(px, h, w, c, s->phi);
+		if (cf->hist_feat)
+			hist_features(s, id, s->phi + s->nimg);
 		p = rv_assist_predict(s->a, s->phi, label);
 		out->score = (float)p;
 		pk = cf->floor + (1 - cf->floor) * p;
@@ -430,13 +481,16 @@ rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l)
 
 	switch (s->conf.policy) {
 	case RV_POLICY_ASSISTANT:
+		v = s->conf.assist.target == RV_TARGET_LOSS ? l->loss :
+		    l->gradnorm;
+		/* what the line says of its id holds even when unmatched */
+		if (s->conf.hist_feat && isfinite(v))
+			hist_put(s, l->id, (float)v);
 		slot = idmap_find(&s->fly, l->id);
 		if (slot == NIL) {
 			s->unmatched++;
 			return;
 		}
-		v = s->conf.assist.target == RV_TARGET_LOSS ? l->loss :
-		    l->gradnorm;
 		rv_assist_learn(s->a, s->fly_phi + (size_t)slot * s->nfeat,
 		    s->fly_label[slot], v);
 		idmap_remove(&s->fly, slot);
@@ -445,12 +499,7 @@ rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l)
 		/* NaN would break the sort order; parsed lines are finite */
 		if (!isfinite(l->gradnorm))
 			return;
-		slot = idmap_find(&s->hist, l->id);
-		if (slot == NIL)
-			slot = idmap_insert(&s->hist, l->id);
-		else
-			idmap_touch(&s->hist, slot);
-		s->hist_gn[slot] = l->gradnorm;
+		hist_put(s, l->id, l->gradnorm);
 		push_recent(s, l->gradnorm);
 		break;
 	default:

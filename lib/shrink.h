@@ -29,6 +29,14 @@
 #ifndef RV_SHRINK_H
 #define RV_SHRINK_H
 
+/*
+ * The assistant's features may end with RV_HIST_FEAT of the sample's own
+ * history: log(its last value / the running mean), clamped to [-4, 4],
+ * and an indicator that it has one (both 0 for an id never heard of).
+ * The ids remembered are bounded by max_ids, as for the history policy.
+ */
+#define RV_HIST_FEAT	2
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +59,8 @@ struct rv_shrink_conf {
 	uint64_t min_feedback;	/* assistant warm-up lines (default 1000) */
 	size_t max_inflight;	/* default 1 << 16 */
 	size_t max_ids;		/* default 1 << 20 */
+	int hist_feat;		/* assistant: add the id's history features
+				 * (default 1; see RV_HIST_FEAT) */
 	struct rv_assist_conf assist;	/* lr, l2, mean_decay, target */
 };
 

@@ -64,7 +64,7 @@ setup() {
 	[[ "${lines[0]}" == "usage: rv-score [-qv] "* ]]
 	[ -z "$stderr" ]
 	local opt
-	for opt in output feedback policy floor beta keep reweight target \
+	for opt in output feedback policy floor beta keep reweight target features \
 	    lr l2 min-feedback max-inflight max-ids seed level jobs quiet \
 	    verbose help version; do
 		[[ "$output" == *"--$opt"* ]] || { echo "no --$opt"; return 1; }
@@ -85,6 +85,7 @@ setup() {
 --keep 0|--keep: '0': out of range (0, 1]
 --keep 1.5|--keep: '1.5': out of range [0, 1]
 --target acc|--target: 'acc': want gradnorm or loss
+--features pixels|--features: 'pixels': want image,history or image
 --max-inflight 0|--max-inflight: '0': out of range [1, 1073741824]
 --bogus|unknown option '--bogus'
 EOF
