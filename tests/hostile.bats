@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Hostile input: every stream reader (rv-batch, rv-inspect, rv-augment,
-# rv-refurbish, rv-train-gpu) fed truncated and corrupted streams, and rv-decode fed bad
+# rv-refurbish, rv-score, rv-train-gpu) fed truncated and corrupted streams, and rv-decode fed bad
 # images, odd names and links.  The promise: the right output, or one line
 # `prog: 'file': record N at byte B: reason` and exit 1; never a crash.
 # The stream is 20 Fashion-MNIST samples (11 kB), so the file runs fast.
@@ -199,6 +199,11 @@ corrupt_check() {
 	    --reuse 2 --epochs 2
 }
 
+@test "hostile: rv-score: every truncation is reported with its record, cuts between records too" {
+	trunc_check 1 stream rv-score -q
+	trunc_check 1 stream rv-score -q --policy history
+}
+
 @test "hostile: rv-train-gpu: every truncation is reported with its record, cuts between records too" {
 	trunc_check 1 train rv-train-gpu -q -j 1 -b 4 \
 	    -m 'conv 2 k=3 pad=1; relu; maxpool 4; linear'
@@ -207,7 +212,7 @@ corrupt_check() {
 @test "hostile: a truncation read from a pipe names <stdin>" {
 	head -c 3000 "$S" > "$T/cut.rvs"
 	for p in "rv-inspect" "rv-batch -b 4" "rv-augment flip" \
-	    "rv-refurbish -q --partial flip --final flip" \
+	    "rv-refurbish -q --partial flip --final flip" "rv-score -q" \
 	    "rv-train-gpu -q -j 1 -b 4 -m linear"; do
 		run -1 --separate-stderr bash -c "$p < '$T/cut.rvs' > /dev/null"
 		[ "$stderr" = "${p%% *}: '<stdin>': record 5 at byte 2569: truncated frame" ]
@@ -220,6 +225,8 @@ corrupt_check() {
 	corrupt_check rv-batch -b 4
 	corrupt_check rv-augment flip
 	corrupt_check rv-refurbish -q -j 2 --partial flip --final flip --reuse 2
+	corrupt_check rv-score -q
+	corrupt_check rv-score -q --policy uniform --keep 0.5 --reweight
 	corrupt_check rv-train-gpu -q -j 1 -b 4 -m linear
 }
 

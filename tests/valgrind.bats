@@ -33,6 +33,23 @@ setup() {
 	grep -q '^samples *600 ' "$T/summary"
 }
 
+@test "valgrind: rv-score, learning from a feedback file under each policy, is memcheck-clean" {
+	rv-decode -q --limit 300 --epochs 3 "$FMNIST/train-images-idx3-ubyte.gz" \
+	    "$FMNIST/train-labels-idx1-ubyte.gz" -o "$T/s.rvs"
+	# two epochs of feedback, some ids hard (gradnorm 1.1), most easy
+	awk 'BEGIN { for (e = 0; e < 2; e++) for (i = 0; i < 300; i++)
+	    printf "%d\t%d\t%d\t%.6g\t%.6g\n", i, e, e * 10 + int(i / 32),
+	        0.5 + (i % 7) / 7, (i % 5 == 0) + 0.1 }' > "$T/fb.txt"
+	for p in "assistant --min-feedback 10" "assistant --features image" \
+	    "history" "uniform --keep 0.5"; do
+		# shellcheck disable=SC2086
+		run -0 --separate-stderr "${VG[@]}" rv-score -v --policy $p \
+		    --reweight --feedback "$T/fb.txt" -o "$T/out.rvs" "$T/s.rvs"
+		[[ "$stderr" == *"rv-score: 900 seen, "* ]]
+		[ "$(grep -vc '^rv-score: ' <<< "$stderr")" -eq 0 ]
+	done
+}
+
 @test "valgrind: JPEG and PNG decoding of every fixture flavour is memcheck-clean" {
 	need_fixtures
 	run -0 --separate-stderr bash -c "${VG[*]} rv-decode -q -j 2 '$FIX/ds/folder' \
