@@ -37,6 +37,8 @@ rv-decode -q --limit %n $IMG $LAB
 rv-batch -b 4 %s
 rv-augment flip %s
 rv-refurbish -q -j 2 --partial flip --final flip --epochs 3 %s
+rv-score -q %s
+rv-score -q --policy uniform --keep 0.9 --reweight %s
 rv-inspect %s
 rv-inspect --dump %s %s %s %s %s %s %s %s %s %s %s %s
 EOF
@@ -77,7 +79,7 @@ full_fs() {
 
 @test "faults: an upstream that stops mid-record: 'truncated frame', exit 1" {
 	for p in "rv-batch -b 4" "rv-augment flip" "rv-inspect" \
-	    "rv-refurbish -q --partial flip --final flip"; do
+	    "rv-refurbish -q --partial flip --final flip" "rv-score -q"; do
 		run -1 --separate-stderr bash -c "head -c 100000 '$D/m.rvs' | $p > /dev/null"
 		re="^${p%% *}: '<stdin>': record [0-9]+ at byte [0-9]+: truncated frame\$"
 		[[ "$stderr" =~ $re ]]
@@ -174,6 +176,13 @@ signal_run() {
 	# rv-augment from a long upstream, killed with SIGTERM
 	run -0 --separate-stderr signal_run TERM 0.2 "$T/o" bash -c "exec rv-augment flip -o '$T/o/a.rvs' \
 	    < <(rv-decode -q --epochs 1000 '$IMG' '$LAB')"
+	[ "$output" = "1 143" ]
+	[ ! -s "$T/err" ]
+	[ -z "$(ls -A "$T/o")" ]
+	# rv-score from a long upstream, with feedback, killed with SIGTERM
+	mkfifo "$T/fb"
+	run -0 --separate-stderr signal_run TERM 0.3 "$T/o" bash -c "exec rv-score -q --feedback '$T/fb' \
+	    -o '$T/o/s.rvs' < <(rv-decode -q --epochs 1000 '$IMG' '$LAB')"
 	[ "$output" = "1 143" ]
 	[ ! -s "$T/err" ]
 	[ -z "$(ls -A "$T/o")" ]
