@@ -1,33 +1,40 @@
 #!/usr/bin/env bash
 # Shrinking experiment (issue 6): does rv-score's assistant reach a target
 # test accuracy with fewer gradient computations than training on every
-# sample?  cnn-small on Fashion-MNIST, on the CPU, three closed-loop runs
+# sample?  cnn-small on Fashion-MNIST, on the CPU, closed-loop runs
 # (rv-decode | rv-score | rv-batch | rv-train-gpu, the trainer's feedback
 # back to rv-score through a FIFO) that differ only in rv-score's policy:
-# uniform --keep 1 (every sample: the baseline), assistant (floor 0.3) and
-# history (floor 0.3, beta 1).  Each run stops at the first evaluation at
+# uniform --keep 1 (every sample: the baseline), assistant (floor 0.3,
+# features image,history), assistant-image (the same on the pooled image
+# alone: AutoAssist as published), history (floor 0.3, beta 1:
+# Selective-Backprop) and uniform-0.45 (a random 45%, the assistant's
+# kept share after warm-up: the control that tells choosing the right
+# samples from merely fewer).  Each run stops at the first evaluation at
 # or above the target (--target-acc), or after E epochs.  Per policy:
 # reached, grads and wall seconds at the target, epochs, final test
 # accuracy, the ratios against uniform, and rv-score's own numbers (kept
 # share, last assistant accuracy and AUC from its -v epoch lines).
 # Targets, printed PASS or MISS (a miss does not fail the run): the
 # assistant reaches the target with <= 0.7x uniform's grads, and ends
-# within 0.3 points of uniform's test accuracy.
+# within 0.3 points of uniform's test accuracy.  The target, 91.5%, is
+# one that uniform training reaches in 5 to 6 of the 10 epochs: at 90%,
+# reached in 2.5, the first epoch, which every policy trains whole
+# (warm-up), is most of the run and leaves shrinking little to save.
 #
 # Builds nothing: expects `make` to have built the programs.  Environment:
 # RV_BUILD (build dir, default build), SHRINK_EPOCHS (E, the most epochs
 # and the cosine schedule's length, default 10), SHRINK_TARGET (test
-# accuracy, a fraction, default 0.90), SHRINK_THREADS (the trainer's -j,
+# accuracy, a fraction, default 0.915), SHRINK_THREADS (the trainer's -j,
 # default nproc), SHRINK_SEED (default 0), SHRINK_LIMIT (train on the first
 # N training images only, for a quick check; default all 60000),
-# SHRINK_POLICIES (default "uniform assistant history"; assistant-image is
-# the assistant on image features alone, --features image; uniform-F keeps
-# a fraction F, the control at a shrunk run's share), SHRINK_EVAL_EVERY
-# (also evaluate every N steps; default 0, epoch ends only), SHRINK_REPORT
-# (1: run nothing, print the table of the last run's logs again).  Output
-# in bench/out/shrink/: per policy P, P.log (the trainer's --log),
-# P.summary, P.score (rv-score -v), P.wall (pipeline seconds); grads.png
-# and wall.png (scripts/rv-plot --x grads, --x wall).
+# SHRINK_POLICIES (default "uniform assistant assistant-image history
+# uniform-0.45"; uniform-F keeps a fraction F), SHRINK_EVAL_EVERY (also
+# evaluate every N steps; default 100, so that a run's grads at the
+# target are not rounded up to an epoch end; 0: epoch ends only),
+# SHRINK_REPORT (1: run nothing, print the table of the last run's logs
+# again).  Output in bench/out/shrink/: per policy P, P.log (the trainer's
+# --log), P.summary, P.score (rv-score -v), P.wall (pipeline seconds);
+# grads.png and wall.png (scripts/rv-plot --x grads, --x wall).
 set -euo pipefail
 export LC_ALL=C
 
@@ -40,12 +47,12 @@ case $build in
 *) bin=$root/$build/bin ;;
 esac
 epochs=${SHRINK_EPOCHS:-10}
-target=${SHRINK_TARGET:-0.90}
+target=${SHRINK_TARGET:-0.915}
 threads=${SHRINK_THREADS:-$(nproc)}
 seed=${SHRINK_SEED:-0}
 limit=${SHRINK_LIMIT:-}
-read -r -a policies <<<"${SHRINK_POLICIES:-uniform assistant history}"
-eval_every=${SHRINK_EVAL_EVERY:-0}
+read -r -a policies <<<"${SHRINK_POLICIES:-uniform assistant assistant-image history uniform-0.45}"
+eval_every=${SHRINK_EVAL_EVERY:-100}
 report=${SHRINK_REPORT:-0}
 lr=0.05
 batch=128
