@@ -23,6 +23,7 @@ pkgs=(
 	python3-pil
 	python3-numpy
 	python3-zstandard
+	python3-xxhash
 	python3-torch
 	shellcheck
 	valgrind

@@ -57,9 +57,12 @@ setup() {
 }
 
 @test "rvstream: batches kept by the caller stay intact while the reader reuses buffers" {
-	rv-decode -q --limit 2000 "$IMG" "$LAB" | rv-batch -b 128 -o "$T/b.rvs"
-	run -0 "${CHK[@]}" keep "$T/b.rvs"
-	[ "$output" = "keep ok: 16 batches" ]
+	for level in -1 0; do
+		rv-decode -q --limit 2000 "$IMG" "$LAB" |
+		    rv-batch -b 128 --level $level -o "$T/b.rvs"
+		run -0 "${CHK[@]}" keep "$T/b.rvs"
+		[ "$output" = "keep ok: 16 batches" ]
+	done
 }
 
 @test "rvstream: RvDataset works in a DataLoader, split over workers for a file, refused for stdin" {
@@ -68,16 +71,30 @@ setup() {
 	[ "$output" = "dataset ok: 10 batches, 2 workers split them" ]
 }
 
+@test "rvstream: stored frames are read straight into the payload; frames mixing stored and compressed blocks fall back" {
+	"$PY" -c 'import xxhash' || skip "no python3-xxhash: the stored-block path is off"
+	run -0 bash -c "set -o pipefail; rv-decode -q --limit 600 --epochs 2 '$IMG' '$LAB' |
+	    rv-batch -b 100 --level 0 | ${CHK[*]} blocks"
+	[ "$output" = "blocks ok: mixed frames both ways, 12 stored batches, direct 15 of 15 records" ]
+}
+
 @test "rvstream: every truncation raises RvStreamError with the byte offset, or is a whole shorter stream" {
-	rv-decode -q --limit 10 --epochs 2 "$IMG" "$LAB" | rv-batch -b 4 -o "$T/b.rvs"
-	run -0 "${CHK[@]}" truncations "$T/b.rvs"
-	[[ "$output" =~ ^"truncations ok: "([0-9]+)" prefixes, "([0-9]+)" errors, 3 whole shorter streams"$ ]]
+	# compressed frames (a file) and stored ones (the stored-block path)
+	for level in -1 0; do
+		rv-decode -q --limit 10 --epochs 2 "$IMG" "$LAB" |
+		    rv-batch -b 4 --level $level -o "$T/b.rvs"
+		run -0 "${CHK[@]}" truncations "$T/b.rvs"
+		[[ "$output" =~ ^"truncations ok: "([0-9]+)" prefixes, "([0-9]+)" errors, 3 whole shorter streams"$ ]]
+	done
 }
 
 @test "rvstream: random corruption raises RvStreamError, never another exception" {
-	rv-decode -q --limit 10 --epochs 2 "$IMG" "$LAB" | rv-batch -b 4 --level 5 -o "$T/b.rvs"
-	run -0 "${CHK[@]}" corruptions "$T/b.rvs" 400
-	[[ "$output" == "corruptions ok: "*" of 400 raised RvStreamError" ]]
+	for level in 5 0; do
+		rv-decode -q --limit 10 --epochs 2 "$IMG" "$LAB" |
+		    rv-batch -b 4 --level $level -o "$T/b.rvs"
+		run -0 "${CHK[@]}" corruptions "$T/b.rvs" 400
+		[[ "$output" == "corruptions ok: "*" of 400 raised RvStreamError" ]]
+	done
 }
 
 @test "rvstream: bad streams raise a clear one-line RvStreamError" {

@@ -4,6 +4,10 @@ The reader walks each frame's block headers to find where it ends, so an
 error names the frame's byte offset in the compressed input, then
 decompresses the frame straight into the buffer the tensors will view:
 a batch's pixels are copied once, by the decompressor, and never again.
+A frame of stored blocks, which is what rv writes to a pipe, does not
+even go through the decompressor when python3-xxhash is there: its
+blocks are read from the input into their place in that buffer, and the
+frame's XXH64 checksum is checked here (_direct_body).
 Every record is checked as rv's own reader checks it (magic, version,
 kinds, shapes, sizes, frame boundaries, checksums) before any buffer is
 sized from it, so a hostile stream raises RvStreamError, never a bigger
@@ -29,6 +33,11 @@ try:
     import torch
 except ImportError:  # numpy arrays instead of tensors
     torch = None
+
+try:  # python3-xxhash: stored frames without a trip through zstd
+    import xxhash
+except ImportError:
+    xxhash = None
 
 HDR = struct.Struct("<IHHBBHIQiIIIIIffQ")
 HDR_LEN = HDR.size  # 64
@@ -308,6 +317,8 @@ class Reader:
         self._hdr = bytearray(HDR_LEN)
         self._open_epoch = None  # epoch with data and no epoch-end yet
         self._pool = []  # payload buffers, reused once nothing views them
+        self.direct_records = 0  # records read by the stored-block path
+        self._direct = xxhash is not None
         self._it = None
 
     # -- context manager and closing
@@ -388,7 +399,10 @@ class Reader:
             raise self._err(off, f"frame content size {fcs} is out of "
                                  "range for a record")
         blk_max = min(window if window else BLOCK_MAX, BLOCK_MAX)
-        # Blocks: a 3-byte header each, last flag in bit 0.
+        # Blocks: a 3-byte header each, last flag in bit 0.  A frame of
+        # stored (raw) blocks, what rv writes to a pipe, goes straight
+        # into the payload buffer: see _direct_body.
+        first = True
         while True:
             self._grow(pos + 3 + BLOCK_MAX + 4)
             mv = memoryview(self._fbuf)
@@ -401,13 +415,98 @@ class Reader:
             n = 1 if btype == 1 else bsize
             self._need(mv[pos:pos + n], off, "block")
             pos += n
+            if first and self._direct and fhd & 0x04 and btype == 0 and \
+                    bsize >= HDR_LEN:
+                rec, pos, ended = self._direct_body(off, fcs, pos - n,
+                                                    bsize, bh & 1, blk_max)
+                if rec is not None:
+                    return pos, off, fcs, rec
+                first = False
+                if ended:
+                    break
+                continue  # _fbuf holds the frame so far: walk on
+            first = False
             if bh & 1:
                 break
         if fhd & 0x04:
             self._need(memoryview(self._fbuf)[pos:pos + 4], off,
                        "frame checksum")
             pos += 4
-        return pos, off, fcs
+        return pos, off, fcs, None
+
+    def _direct_body(self, off, fcs, data, first_size, last, blk_max):
+        """Read a frame whose first block is stored straight into the
+        payload buffer: the record header is checked from the first
+        block, and each later stored block is read into its place in the
+        payload, with the XXH64 of the content checked at the end as the
+        decompressor would.  No copy through _fbuf, no decompression.
+
+        data is the first block's offset in _fbuf.  Returns (record, pos,
+        ended): record (header, payload) when the frame was read whole;
+        else None, and the frame read so far is in _fbuf up to pos (the
+        blocks that went to the payload copied back, their headers
+        remade), ended saying whether its last block was read: the caller
+        walks on and decompresses as usual.  That happens at a compressed
+        or RLE block, or when the header is longer than the first block.
+        """
+        fb = self._fbuf
+        h = HDR.unpack_from(fb, data)
+        plen = self._check(h, off, fcs)
+        hlen = h[2]
+        if hlen > first_size:
+            return None, data + first_size, last
+        payload = self._buffer(plen)
+        pv = memoryview(payload)
+        k = first_size - hlen
+        if k > plen:
+            raise self._err(off, "frame holds more than one record")
+        pv[:k] = memoryview(fb)[data + hlen:data + first_size]
+        hasher = xxhash.xxh64()
+        hasher.update(memoryview(fb)[data:data + first_size])
+        filled = k
+        segs = []  # (offset in payload, size) of the later stored blocks
+        bh3 = bytearray(3)
+        while not last:
+            self._need(memoryview(bh3), off, "block header")
+            bh = int.from_bytes(bh3, "little")
+            btype, bsize = bh >> 1 & 3, bh >> 3
+            if btype == 3 or bsize > blk_max:
+                raise self._err(off, "corrupt block header")
+            if btype != 0:
+                pos = self._refill(data + first_size, segs, pv, bh3)
+                n = 1 if btype == 1 else bsize
+                self._need(memoryview(self._fbuf)[pos:pos + n], off,
+                           "block")
+                return None, pos + n, bh & 1
+            if filled + bsize > plen:
+                raise self._err(off, "frame holds more than one record")
+            seg = pv[filled:filled + bsize]
+            self._need(seg, off, "block")
+            hasher.update(seg)
+            segs.append((filled, bsize))
+            filled += bsize
+            last = bh & 1
+        if filled != plen:
+            raise self._err(off, "frame ends inside the record's payload")
+        ck = bytearray(4)
+        self._need(memoryview(ck), off, "frame checksum")
+        if int.from_bytes(ck, "little") != hasher.intdigest() & 0xFFFFFFFF:
+            raise self._err(off, "corrupt frame: checksum mismatch")
+        self.direct_records += 1
+        return (h, payload), None, True
+
+    def _refill(self, pos, segs, pv, bh3):
+        """Write the stored blocks segs of pv back into _fbuf from pos, as
+        they were in the frame (header, data), then the block header bh3;
+        return where _fbuf's frame now ends."""
+        self._grow(pos + sum(3 + n for _, n in segs) + 3 + BLOCK_MAX + 4)
+        fb = self._fbuf
+        for o, n in segs:
+            fb[pos:pos + 3] = (n << 3).to_bytes(3, "little")
+            fb[pos + 3:pos + 3 + n] = pv[o:o + n]
+            pos += 3 + n
+        fb[pos:pos + 3] = bh3
+        return pos + 3
 
     def _grow(self, n):
         # a new buffer, not extend(): memoryviews of the old may live on
@@ -430,7 +529,9 @@ class Reader:
         fr = self._frame()
         if fr is None:
             return None
-        flen, off, fcs = fr
+        flen, off, fcs, rec = fr
+        if rec is not None:  # read by the stored-block path
+            return rec[0], rec[1], off
         try:
             r = self._dctx.stream_reader(memoryview(self._fbuf)[:flen],
                                          read_across_frames=False)
