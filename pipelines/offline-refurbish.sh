@@ -23,19 +23,13 @@
 # build/bin), FMNIST the dataset's (Debian's dataset-fashion-mnist).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-bin="${RV_BIN:-$here/build/bin}"
-data="${FMNIST:-/usr/share/datasets/fashion-mnist}"
-out="${OUT:-$here/out/offline-refurbish}"
-epochs="${EPOCHS:-5}"
-limit=()
-[ -n "${LIMIT:-}" ] && limit=(--limit "$LIMIT")
-evlimit=()
-[ -n "${EVAL_LIMIT:-}" ] && evlimit=(--limit "$EVAL_LIMIT")
+# shellcheck source=pipelines/common.bash
+. "$here/pipelines/common.bash"
+pipeline_env offline-refurbish
 # Epoch files of an earlier run, perhaps of other options, would be
 # resumed from: start afresh.
 rm -rf "$out/epochs"
 mkdir -p "$out/epochs"
-PATH="$bin:$here/scripts:$PATH"
 partial='randaugment n=1 m=5'
 final='random_crop size=28 padding=2; flip'
 # The options that decide the bytes of the epochs: the same in both runs.
@@ -43,10 +37,8 @@ refurbish=(rv-refurbish -v --partial "$partial" --final "$final" --reuse 3
     --epochs "$epochs" --batch 128 -o "$out/epochs/%03d.rvs")
 
 echo "== decoding Fashion-MNIST (train and test) into $out" >&2
-rv-decode -q "${limit[@]}" "$data/train-images-idx3-ubyte.gz" \
-    "$data/train-labels-idx1-ubyte.gz" -o "$out/fmnist-train.rvs"
-rv-decode -q "${evlimit[@]}" "$data/t10k-images-idx3-ubyte.gz" \
-    "$data/t10k-labels-idx1-ubyte.gz" -o "$out/fmnist-test.rvs"
+decode_fmnist train -q
+decode_fmnist test -q
 
 # Nothing else runs yet: rv-refurbish takes every core.
 half=$(((epochs + 1) / 2))

@@ -21,33 +21,17 @@
 # the dataset's (Debian's dataset-fashion-mnist).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-bin="${RV_BIN:-$here/build/bin}"
-data="${FMNIST:-/usr/share/datasets/fashion-mnist}"
-out="${OUT:-$here/out/refurbish}"
-epochs="${EPOCHS:-5}"
-limit=()
-[ -n "${LIMIT:-}" ] && limit=(--limit "$LIMIT")
-evlimit=()
-[ -n "${EVAL_LIMIT:-}" ] && evlimit=(--limit "$EVAL_LIMIT")
-target=()
-[ -n "${TARGET:-}" ] && target=(--target-acc "$TARGET")
-mkdir -p "$out"
-PATH="$bin:$here/scripts:$PATH"
+# shellcheck source=pipelines/common.bash
+. "$here/pipelines/common.bash"
+pipeline_env refurbish
 partial='randaugment n=1 m=5'
 final='random_crop size=28 padding=2; flip'
-
-# With TARGET the trainer exits without reading the rest of its input, and
-# the stages upstream die of SIGPIPE (141) at their next write: that end is
-# theirs to take, not the trainer's (rv-train-gpu(1), CAVEATS).
-upstream() { "$@" || [ $? -eq 141 ]; }
 
 # rv-refurbish reads its input once; from a file it indexes the records and
 # reads back by offset the samples whose partial it must compute afresh.
 echo "== decoding Fashion-MNIST (train and test) into $out" >&2
-rv-decode -q "${limit[@]}" "$data/train-images-idx3-ubyte.gz" \
-    "$data/train-labels-idx1-ubyte.gz" -o "$out/fmnist-train.rvs"
-rv-decode -q "${evlimit[@]}" "$data/t10k-images-idx3-ubyte.gz" \
-    "$data/t10k-labels-idx1-ubyte.gz" -o "$out/fmnist-test.rvs"
+decode_fmnist train -q
+decode_fmnist test -q
 
 # One core for refurbishing 28x28 images, which costs little; the trainer
 # takes every core and says in its summary whether it waited for input.

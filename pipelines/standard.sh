@@ -19,28 +19,13 @@
 # the dataset's (Debian's dataset-fashion-mnist).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-bin="${RV_BIN:-$here/build/bin}"
-data="${FMNIST:-/usr/share/datasets/fashion-mnist}"
-out="${OUT:-$here/out/standard}"
-epochs="${EPOCHS:-5}"
-limit=()
-[ -n "${LIMIT:-}" ] && limit=(--limit "$LIMIT")
-evlimit=()
-[ -n "${EVAL_LIMIT:-}" ] && evlimit=(--limit "$EVAL_LIMIT")
-target=()
-[ -n "${TARGET:-}" ] && target=(--target-acc "$TARGET")
-mkdir -p "$out"
-PATH="$bin:$here/scripts:$PATH"
+# shellcheck source=pipelines/common.bash
+. "$here/pipelines/common.bash"
+pipeline_env standard
 spec='randaugment n=1 m=5; random_crop size=28 padding=2; flip'
 
-# With TARGET the trainer exits without reading the rest of its input, and
-# the stages upstream die of SIGPIPE (141) at their next write: that end is
-# theirs to take, not the trainer's (rv-train-gpu(1), CAVEATS).
-upstream() { "$@" || [ $? -eq 141 ]; }
-
 echo "== decoding the Fashion-MNIST test set into $out" >&2
-rv-decode -q "${evlimit[@]}" "$data/t10k-images-idx3-ubyte.gz" \
-    "$data/t10k-labels-idx1-ubyte.gz" -o "$out/fmnist-test.rvs"
+decode_fmnist test -q
 
 # One core each for decoding and augmenting 28x28 images, which cost
 # little; the trainer takes every core and says in its summary whether it

@@ -8,17 +8,16 @@
 # dataset-fashion-mnist.
 # Run it after `make`, with a python3 that has torch (Debian:
 # python3-torch) and python3-zstandard:
-#   OUT=dir [EPOCHS=5] [LIMIT=N] [PYTHON=python3] pipelines/torch-train.sh
-# LIMIT decodes only the first N training samples (a quick run).
+#   [OUT=dir] [EPOCHS=5] [LIMIT=N] [EVAL_LIMIT=N] [PYTHON=python3] \
+#       pipelines/torch-train.sh
+# OUT (default out/torch-train) receives the data, the summary and the
+# per-epoch log; LIMIT uses only the first N training images, EVAL_LIMIT
+# the first N test images (a quick run).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-bin="${RV_BIN:-$here/build/bin}"
-data="${FMNIST:-/usr/share/datasets/fashion-mnist}"
-out="${OUT:-$here/out-torch}"
-epochs="${EPOCHS:-5}"
-limit=()
-[ -n "${LIMIT:-}" ] && limit=(--limit "$LIMIT")
-PATH="$bin:$PATH"
+# shellcheck source=pipelines/common.bash
+. "$here/pipelines/common.bash"
+pipeline_env torch-train
 py="${PYTHON:-}"
 if [ -z "$py" ]; then	# the first python3 that has torch
 	for p in python3 /usr/bin/python3; do
@@ -32,12 +31,9 @@ fi
 	echo "torch-train.sh: no python3 with torch and zstandard: apt-get install python3-torch python3-zstandard" >&2
 	exit 1
 }
-mkdir -p "$out"
 
-rv-decode -q "${limit[@]}" "$data/train-images-idx3-ubyte.gz" \
-    "$data/train-labels-idx1-ubyte.gz" -o "$out/fmnist-train.rvs"
-rv-decode -q "$data/t10k-images-idx3-ubyte.gz" \
-    "$data/t10k-labels-idx1-ubyte.gz" -o "$out/fmnist-test.rvs"
+decode_fmnist train -q
+decode_fmnist test -q
 
 fifo="$out/feedback.fifo"
 rm -f "$fifo"

@@ -1,0 +1,50 @@
+# Shared by the pipelines in this directory (sourced, not run): the
+# settings each takes from the environment, and two helpers.  A pipeline
+# sets `here` (the source tree) and calls pipeline_env NAME; then:
+#   bin      the programs' directory: RV_BIN, else build/bin (put on PATH,
+#            with scripts/)
+#   data     Fashion-MNIST's IDX files: FMNIST, else Debian's
+#            /usr/share/datasets/fashion-mnist
+#   out      the output directory, made: OUT, else out/NAME (out without
+#            NAME)
+#   epochs   EPOCHS, else 5
+#   limit    rv-decode options for the training set: --limit LIMIT
+#   evlimit  and for the test set: --limit EVAL_LIMIT
+#   target   rv-train-gpu options: --target-acc TARGET
+# shellcheck shell=bash
+# shellcheck disable=SC2034	# the variables are the sourcing script's
+
+pipeline_env() {
+	bin="${RV_BIN:-$here/build/bin}"
+	data="${FMNIST:-/usr/share/datasets/fashion-mnist}"
+	out="${OUT:-$here/out${1:+/$1}}"
+	epochs="${EPOCHS:-5}"
+	limit=()
+	[ -z "${LIMIT:-}" ] || limit=(--limit "$LIMIT")
+	evlimit=()
+	[ -z "${EVAL_LIMIT:-}" ] || evlimit=(--limit "$EVAL_LIMIT")
+	target=()
+	[ -z "${TARGET:-}" ] || target=(--target-acc "$TARGET")
+	mkdir -p "$out"
+	PATH="$bin:$here/scripts:$PATH"
+}
+
+# decode_fmnist train|test [rv-decode options]: the training or test set
+# into $out/fmnist-train.rvs or $out/fmnist-test.rvs (LIMIT, EVAL_LIMIT).
+decode_fmnist() {
+	local set=$1 prefix lim
+	shift
+	if [ "$set" = train ]; then
+		prefix=train lim=("${limit[@]}")
+	else
+		prefix=t10k lim=("${evlimit[@]}")
+	fi
+	rv-decode "$@" "${lim[@]}" "$data/$prefix-images-idx3-ubyte.gz" \
+	    "$data/$prefix-labels-idx1-ubyte.gz" -o "$out/fmnist-$set.rvs"
+}
+
+# With TARGET the trainer exits without reading the rest of its input, and
+# the stages upstream die of SIGPIPE (141) at their next write: that end is
+# theirs to take, not the trainer's (rv-train-gpu(1), CAVEATS).  Run them
+# as `upstream CMD...`.
+upstream() { "$@" || [ $? -eq 141 ]; }
