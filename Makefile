@@ -5,6 +5,11 @@
 
 PREFIX    ?= /usr/local
 MANPREFIX ?= $(PREFIX)/share/man
+# python/rvstream, the PyTorch bridge: where Debian's python3 looks for
+# packages under PREFIX (/usr/local/lib/python3.11/dist-packages).
+PYTHONDIR ?= $(PREFIX)/lib/python$(shell python3 -c \
+    'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || \
+    echo 3)/dist-packages
 DESTDIR   ?=
 CC        ?= cc
 CFLAGS    ?= -O2 -g
@@ -148,12 +153,15 @@ install: all
 	cp -f $(MAN1) $(DESTDIR)$(MANPREFIX)/man1/
 	cp -f $(MAN5) $(DESTDIR)$(MANPREFIX)/man5/
 	cp -f $(MAN7) $(DESTDIR)$(MANPREFIX)/man7/
+	mkdir -p $(DESTDIR)$(PYTHONDIR)/rvstream
+	cp -f python/rvstream/*.py $(DESTDIR)$(PYTHONDIR)/rvstream/
 
 uninstall:
 	rm -f $(PROGS:%=$(DESTDIR)$(PREFIX)/bin/%) $(DESTDIR)$(PREFIX)/bin/rv-plot \
 	    $(MAN1:man/%=$(DESTDIR)$(MANPREFIX)/man1/%) \
 	    $(MAN5:man/%=$(DESTDIR)$(MANPREFIX)/man5/%) \
 	    $(MAN7:man/%=$(DESTDIR)$(MANPREFIX)/man7/%)
+	rm -rf $(DESTDIR)$(PYTHONDIR)/rvstream
 
 clean:
 	rm -rf build build-asan tests/fixtures

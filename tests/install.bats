@@ -20,6 +20,14 @@ load helpers
 	[ -f "$d/opt/rv/man/man7/rv-ops.7" ]
 	run -0 "$d/opt/rv/bin/rv-decode" --version
 	[ "$output" = "rv-decode 0.1.0" ]
+	# the PyTorch bridge, importable from where it went
+	py=("$d"/opt/rv/lib/python3*/dist-packages)
+	[ -f "${py[0]}/rvstream/__init__.py" ] && [ -f "${py[0]}/rvstream/_stream.py" ]
+	if /usr/bin/python3 -c 'import numpy, zstandard' 2>/dev/null; then
+		run -0 env PYTHONPATH="${py[0]}" /usr/bin/python3 -c \
+		    'import rvstream; print(rvstream.__version__)'
+		[ "$output" = "0.1.0" ]
+	fi
 	run -0 make -s -C "$REPO" BUILD="${RV_BUILD:-build}" uninstall \
 	    DESTDIR="$d" PREFIX=/opt/rv MANPREFIX=/opt/rv/man
 	[ -z "$(find "$d" -type f)" ]
