@@ -11,6 +11,7 @@
 #   limit    rv-decode options for the training set: --limit LIMIT
 #   evlimit  and for the test set: --limit EVAL_LIMIT
 #   target   rv-train-gpu options: --target-acc TARGET
+#   evalopt  and --eval-every EVAL_EVERY (evaluate every N steps too)
 # shellcheck shell=bash
 # shellcheck disable=SC2034	# the variables are the sourcing script's
 
@@ -25,6 +26,8 @@ pipeline_env() {
 	[ -z "${EVAL_LIMIT:-}" ] || evlimit=(--limit "$EVAL_LIMIT")
 	target=()
 	[ -z "${TARGET:-}" ] || target=(--target-acc "$TARGET")
+	evalopt=()
+	[ -z "${EVAL_EVERY:-}" ] || evalopt=(--eval-every "$EVAL_EVERY")
 	mkdir -p "$out"
 	PATH="$bin:$here/scripts:$PATH"
 }

@@ -15,7 +15,8 @@
 #   rv-refurbish --partial P --final F --reuse 3 train.rvs |
 #       rv-score --feedback fb | rv-batch | rv-train-gpu --feedback fb
 # Run it from `make demo`, or after `make`:
-#   [OUT=dir] [EPOCHS=5] [TARGET=acc] [LIMIT=N] [EVAL_LIMIT=N] \
+#   [OUT=dir] [EPOCHS=5] [TARGET=acc] [EVAL_EVERY=N] [LIMIT=N] \
+#       [EVAL_LIMIT=N] \
 #       pipelines/refurbish-shrink.sh
 # OUT (default out) receives the decoded data, the contact sheets
 # (fmnist-grid.png, fmnist-refurbished.png), the trainer's log (train.log),
@@ -25,6 +26,7 @@
 # reaches it; LIMIT uses only the first N training images, EVAL_LIMIT the
 # first N test images (a quick run); RV_BIN names the programs' directory
 # (default build/bin), FMNIST the dataset's.
+# EVAL_EVERY N evaluates every N steps too (rv-train-gpu --eval-every).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=pipelines/common.bash
@@ -66,7 +68,7 @@ echo "== training cnn-small for $epochs epochs on a refurbished, shrunk stream: 
 	    upstream rv-score -v --feedback "$fifo" |
 	    upstream rv-batch -q -b 128 |
 	    rv-train-gpu -v -m cnn-small --schedule cosine --epochs "$epochs" \
-		--eval "$out/fmnist-test.rvs" "${target[@]}" \
+		--eval "$out/fmnist-test.rvs" "${target[@]}" "${evalopt[@]}" \
 		--feedback "$fifo" --log "$out/train.log" \
 		--save "$out/cnn-small.ck" -o "$out/train-summary.txt"
 } 2> >(tee "$out/train.err" >&2)

@@ -9,7 +9,8 @@
 #   rv-decode -o train.rvs | rv-refurbish --partial P --final F --reuse 3 |
 #       rv-batch | rv-train-gpu
 # Run it after `make`:
-#   [OUT=dir] [EPOCHS=5] [TARGET=acc] [LIMIT=N] [EVAL_LIMIT=N] \
+#   [OUT=dir] [EPOCHS=5] [TARGET=acc] [EVAL_EVERY=N] [LIMIT=N] \
+#       [EVAL_LIMIT=N] \
 #       pipelines/refurbish.sh
 # OUT (default out/refurbish) receives the decoded data, the trainer's log
 # (train.log), its summary (summary.txt, also printed) and the learning
@@ -19,6 +20,7 @@
 # first N training images, EVAL_LIMIT the first N test images (a quick
 # run); RV_BIN names the programs' directory (default build/bin), FMNIST
 # the dataset's (Debian's dataset-fashion-mnist).
+# EVAL_EVERY N evaluates every N steps too (rv-train-gpu --eval-every).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=pipelines/common.bash
@@ -40,7 +42,7 @@ upstream rv-refurbish -v -j 1 --partial "$partial" --final "$final" \
     --reuse 3 --epochs "$epochs" --batch 128 "$out/fmnist-train.rvs" |
     upstream rv-batch -q -b 128 |
     rv-train-gpu -v -m cnn-small --schedule cosine --epochs "$epochs" \
-	--eval "$out/fmnist-test.rvs" "${target[@]}" \
+	--eval "$out/fmnist-test.rvs" "${target[@]}" "${evalopt[@]}" \
 	--log "$out/train.log" -o "$out/summary.txt"
 cat "$out/summary.txt"
 rv-plot -o "$out/curves.png" --x epoch \

@@ -14,7 +14,8 @@
 #   rv-decode --epochs E --shuffle | rv-augment SPEC | rv-score --feedback fb |
 #       rv-batch | rv-train-gpu --feedback fb
 # Run it after `make`:
-#   [OUT=dir] [EPOCHS=5] [TARGET=acc] [LIMIT=N] [EVAL_LIMIT=N] \
+#   [OUT=dir] [EPOCHS=5] [TARGET=acc] [EVAL_EVERY=N] [LIMIT=N] \
+#       [EVAL_LIMIT=N] \
 #       pipelines/shrink.sh
 # OUT (default out/shrink) receives the test set, the trainer's log
 # (train.log), its summary (summary.txt, also printed) and the learning
@@ -24,6 +25,7 @@
 # training images, EVAL_LIMIT the first N test images (a quick run);
 # RV_BIN names the programs' directory (default build/bin), FMNIST the
 # dataset's (Debian's dataset-fashion-mnist).
+# EVAL_EVERY N evaluates every N steps too (rv-train-gpu --eval-every).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=pipelines/common.bash
@@ -45,7 +47,7 @@ upstream rv-decode -q -j 1 "${limit[@]}" --epochs "$epochs" --shuffle \
     upstream rv-score -v --feedback "$fifo" |
     upstream rv-batch -q -b 128 |
     rv-train-gpu -v -m cnn-small --schedule cosine --epochs "$epochs" \
-	--eval "$out/fmnist-test.rvs" "${target[@]}" --feedback "$fifo" \
+	--eval "$out/fmnist-test.rvs" "${target[@]}" "${evalopt[@]}" --feedback "$fifo" \
 	--log "$out/train.log" -o "$out/summary.txt"
 cat "$out/summary.txt"
 rv-plot -o "$out/curves.png" --x epoch \

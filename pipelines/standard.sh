@@ -8,7 +8,8 @@
 # set after every epoch.
 #   rv-decode --epochs E --shuffle | rv-augment SPEC | rv-batch | rv-train-gpu
 # Run it after `make`:
-#   [OUT=dir] [EPOCHS=5] [TARGET=acc] [LIMIT=N] [EVAL_LIMIT=N] \
+#   [OUT=dir] [EPOCHS=5] [TARGET=acc] [EVAL_EVERY=N] [LIMIT=N] \
+#       [EVAL_LIMIT=N] \
 #       pipelines/standard.sh
 # OUT (default out/standard) receives the test set, the trainer's log
 # (train.log), its summary (summary.txt, also printed) and the learning
@@ -17,6 +18,7 @@
 # first N training images, EVAL_LIMIT the first N test images (a quick
 # run); RV_BIN names the programs' directory (default build/bin), FMNIST
 # the dataset's (Debian's dataset-fashion-mnist).
+# EVAL_EVERY N evaluates every N steps too (rv-train-gpu --eval-every).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=pipelines/common.bash
@@ -36,7 +38,7 @@ upstream rv-decode -q -j 1 "${limit[@]}" --epochs "$epochs" --shuffle \
     upstream rv-augment -v -j 1 "$spec" |
     upstream rv-batch -q -b 128 |
     rv-train-gpu -v -m cnn-small --schedule cosine --epochs "$epochs" \
-	--eval "$out/fmnist-test.rvs" "${target[@]}" \
+	--eval "$out/fmnist-test.rvs" "${target[@]}" "${evalopt[@]}" \
 	--log "$out/train.log" -o "$out/summary.txt"
 cat "$out/summary.txt"
 rv-plot -o "$out/curves.png" --x epoch \

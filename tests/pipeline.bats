@@ -92,6 +92,11 @@ main_summary_ok() {
 	[ "$(grep -c '"event":"eval"' "$T/out/train.log")" -eq 2 ]
 	cmp -s <(echo "$output") "$T/out/summary.txt"
 	is_png "$T/out/curves.png"
+	# EVAL_EVERY: evaluated every 10 steps too (16 steps an epoch)
+	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=2000 \
+	    EVAL_LIMIT=1000 EPOCHS=2 EVAL_EVERY=10 bash "$REPO/pipelines/standard.sh"
+	run -0 grep -o '"event":"eval","step":[0-9]*,' "$T/out/train.log"
+	[ "$(echo $output)" = '"event":"eval","step":10, "event":"eval","step":16, "event":"eval","step":20, "event":"eval","step":30, "event":"eval","step":32,' ]
 }
 
 @test "refurbish.sh: refurbish with reuse 3 | batch | train" {
