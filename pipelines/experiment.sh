@@ -28,7 +28,7 @@
 # On Fashion-MNIST's 28x28 images augmentation costs the CPU little, so the
 # wall-time gains of refurbishing are small here; gradient computations
 # are what shrinking saves.  The four runs take about 4 minutes on an idle
-# 2-core machine at the default target, 6 with EVAL_EVERY=100.
+# 2-core machine at the default target, 5 with EVAL_EVERY=100.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 bin="${RV_BIN:-$here/build/bin}"
