@@ -14,6 +14,7 @@ sized from it, so a hostile stream raises RvStreamError, never a bigger
 allocation than its bytes justify.
 """
 
+import io
 import os
 import queue
 import struct
@@ -230,7 +231,6 @@ class _Source:
     def __init__(self, src):
         self.own = False
         if isinstance(src, (bytes, bytearray, memoryview)):
-            import io
             self.f = io.BytesIO(src)
             self.name = "<bytes>"
         elif isinstance(src, (str, os.PathLike)):
@@ -309,6 +309,7 @@ class Reader:
         self.batch_size = batch_size
         self.as_torch = as_torch
         self.meta = {}
+        self._norm = (None, None)  # the meta's mean and std, parsed
         self.epoch_ends = []
         self.records_read = 0
         self._cap = payload_cap()
@@ -319,7 +320,6 @@ class Reader:
         self._pool = []  # payload buffers, reused once nothing views them
         self.direct_records = 0  # records read by the stored-block path
         self._direct = xxhash is not None
-        self._it = None
 
     # -- context manager and closing
     def close(self):
@@ -340,8 +340,10 @@ class Reader:
             raise self._err(off, f"truncated {what}")
 
     def _frame(self):
-        """Read the next record's frame into _fbuf; return (length, offset)
-        or None at the end of the input."""
+        """Read the next record's frame: (length, offset, content size,
+        record), the frame in _fbuf[:length] and record None, or record
+        (header, payload) when the stored-block path read it whole; None
+        at the end of the input."""
         src = self._src
         while True:
             off = src.off
@@ -402,31 +404,26 @@ class Reader:
         # Blocks: a 3-byte header each, last flag in bit 0.  A frame of
         # stored (raw) blocks, what rv writes to a pipe, goes straight
         # into the payload buffer: see _direct_body.
-        first = True
+        direct = self._direct and fhd & 0x04  # for the first block
         while True:
             self._grow(pos + 3 + BLOCK_MAX + 4)
             mv = memoryview(self._fbuf)
             self._need(mv[pos:pos + 3], off, "block header")
             bh = int.from_bytes(self._fbuf[pos:pos + 3], "little")
             pos += 3
-            btype, bsize = bh >> 1 & 3, bh >> 3
-            if btype == 3 or bsize > blk_max:
-                raise self._err(off, "corrupt block header")
+            btype, bsize = self._block(bh, off, blk_max)
             n = 1 if btype == 1 else bsize
             self._need(mv[pos:pos + n], off, "block")
             pos += n
-            if first and self._direct and fhd & 0x04 and btype == 0 and \
-                    bsize >= HDR_LEN:
-                rec, pos, ended = self._direct_body(off, fcs, pos - n,
-                                                    bsize, bh & 1, blk_max)
+            last = bh & 1
+            if direct and btype == 0 and bsize >= HDR_LEN:
+                rec, pos, last = self._direct_body(off, fcs, pos - n,
+                                                   bsize, last, blk_max)
                 if rec is not None:
                     return pos, off, fcs, rec
-                first = False
-                if ended:
-                    break
-                continue  # _fbuf holds the frame so far: walk on
-            first = False
-            if bh & 1:
+                # _fbuf holds the frame so far: walk on
+            direct = False
+            if last:
                 break
         if fhd & 0x04:
             self._need(memoryview(self._fbuf)[pos:pos + 4], off,
@@ -469,9 +466,7 @@ class Reader:
         while not last:
             self._need(memoryview(bh3), off, "block header")
             bh = int.from_bytes(bh3, "little")
-            btype, bsize = bh >> 1 & 3, bh >> 3
-            if btype == 3 or bsize > blk_max:
-                raise self._err(off, "corrupt block header")
+            btype, bsize = self._block(bh, off, blk_max)
             if btype != 0:
                 pos = self._refill(data + first_size, segs, pv, bh3)
                 n = 1 if btype == 1 else bsize
@@ -494,6 +489,13 @@ class Reader:
             raise self._err(off, "corrupt frame: checksum mismatch")
         self.direct_records += 1
         return (h, payload), None, True
+
+    def _block(self, bh, off, blk_max):
+        """The type and size of the block whose 3-byte header is bh."""
+        btype, bsize = bh >> 1 & 3, bh >> 3
+        if btype == 3 or bsize > blk_max:
+            raise self._err(off, "corrupt block header")
+        return btype, bsize
 
     def _refill(self, pos, segs, pv, bh3):
         """Write the stored blocks segs of pv back into _fbuf from pos, as
@@ -636,6 +638,8 @@ class Reader:
             if kind == META:
                 m = self._meta(payload, off)
                 self.meta.update(m)
+                self._norm = (_meta_floats(self.meta, "mean"),
+                              _meta_floats(self.meta, "std"))
                 yield m
             elif kind == EPOCH_END:
                 self._open_epoch = None
@@ -648,10 +652,7 @@ class Reader:
             else:
                 self._open_epoch = h[6]
                 yield Batch(h[6], h[5], h[12], (h[9], h[10], h[11]),
-                            payload, *self._norm(), self.as_torch)
-
-    def _norm(self):
-        return _meta_floats(self.meta, "mean"), _meta_floats(self.meta, "std")
+                            payload, *self._norm, self.as_torch)
 
     def _meta(self, payload, off):
         try:
@@ -685,7 +686,7 @@ class Reader:
         for i, s in enumerate(samples):
             px[i] = s.pixels.reshape(-1)
             flags |= s.flags
-        return Batch(s0.epoch, flags, n, s0.shape, buf, *self._norm(),
+        return Batch(s0.epoch, flags, n, s0.shape, buf, *self._norm,
                      self.as_torch)
 
     def events(self):
