@@ -135,6 +135,8 @@ setup() {
 	rv-batch -b 60 "$T/s.rvs" -o "$T/b.rvs"
 	run -0 "${CHK[@]}" feedback_file "$T/b.rvs" "$T/fb.txt"
 	[ "$output" = "feedback file ok: 1200 lines" ]
+	run -0 "${CHK[@]}" feedback_bad "$T/bad.txt"
+	[ "$output" = "bad feedback ok: 7 refused, nothing of them written" ]
 	run -0 --separate-stderr rv-score -v --feedback "$T/fb.txt" \
 	    --min-feedback 100 -o "$T/scored.rvs" "$T/s.rvs"
 	# every line parsed: learned from, or unmatched (read before its

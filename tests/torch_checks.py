@@ -192,8 +192,6 @@ def check_blocks():
                             0, 0, 0, -1, 0, 0, 0, 4, 0, 1.0, float("nan"), 0)
     z = zstandard.ZstdCompressor(level=1, write_checksum=True,
                                  write_content_size=True)
-    zs = zstandard.ZstdCompressor(level=1, write_checksum=True,
-                                  write_content_size=True)
     cases = {
         "noise first": np.concatenate([noise, flat]),
         "flat first": np.concatenate([flat, noise]),
@@ -206,7 +204,7 @@ def check_blocks():
         if first_block_type(frame) != want_first:
             fail(f"{name}: zstd made a first block of type "
                  f"{first_block_type(frame)}")
-        data = frame + zs.compress(epoch_end)
+        data = frame + z.compress(epoch_end)
         for direct in (True, False):
             r = rvstream.Reader(data)
             r._direct = direct and rvstream._stream.xxhash is not None
@@ -344,6 +342,39 @@ def check_feedback_file(src, path):
     if len(lines) != n or not all(pat.fullmatch(ln) for ln in lines):
         fail("lines do not match rv-feedback(5)")
     print(f"feedback file ok: {n} lines")
+
+
+def check_feedback_bad(path):
+    """Values rv-feedback(5) forbids raise ValueError, and a call that
+    raises queues none of its lines, not even those before the bad one."""
+    fb = rvstream.FeedbackWriter(path)
+    fb.write([1, 2], 0, 0, [0.5, 0.5], [1.0, 1.0])
+    bad = [([1, 2, 3], 0, 1, [0.5, float("nan"), 0.5], [1.0, 1.0, 1.0],
+            "sample 2: loss nan is not a finite non-negative number"),
+           ([1, 2], 0, 1, [0.5, 0.5], [1.0, -1.0],
+            "sample 2: gradnorm -1.0 is not a finite non-negative number"),
+           ([1, 2], 0, 1, [0.5, 0.5], [1.0, 1e39],
+            "sample 2: gradnorm 1e+39 is not a finite non-negative number"),
+           ([1, 2], 1 << 32, 1, [0.5, 0.5], [1.0, 1.0],
+            "epoch 4294967296 is out of range"),
+           ([1, 2], 0, -1, [0.5, 0.5], [1.0, 1.0],
+            "step -1 is out of range"),
+           ([1, 2], 0, 1, [0.5], [1.0, 1.0],
+            "2 ids, 1 losses and 2 gradnorms"),
+           ([1, 2], [0], 1, [0.5, 0.5], [1.0, 1.0], "2 ids and 1 epochs")]
+    for ids, ep, step, lo, gn, want in bad:
+        try:
+            fb.write(ids, ep, step, lo, gn)
+            fail(f"no error for '{want}'")
+        except ValueError as e:
+            if not str(e).startswith(want):
+                fail(f"'{e}', not '{want}'")
+    fb.close()
+    got = open(path, "rb").read()
+    if got != b"1\t0\t0\t0.5\t1\n2\t0\t0\t0.5\t1\n" or \
+            fb.written != 2 or fb.dropped:
+        fail(f"{fb.written} written, {fb.dropped} dropped: {got!r}")
+    print(f"bad feedback ok: {len(bad)} refused, nothing of them written")
 
 
 def check_feedback_noreader(fifo):

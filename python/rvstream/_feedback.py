@@ -48,8 +48,8 @@ class FeedbackWriter:
         self.path = os.fspath(path)
         self.written = 0
         self.dropped = 0
-        self._q = collections.deque()
-        self._cap = queue_lines
+        # full, the deque drops its oldest line as a new one comes
+        self._q = collections.deque(maxlen=queue_lines)
         self._fd = None
         self._file = None
         self._next_open = 0.0
@@ -102,7 +102,8 @@ class FeedbackWriter:
         step = int(step)
         if not 0 <= step <= U64:
             raise ValueError(f"step {step} is out of range")
-        q = self._q
+        # every line checked before any is queued: all or nothing
+        lines = []
         for i, e, lo, g in zip(ids, epochs, losses, gns):
             for name, v in (("loss", lo), ("gradnorm", g)):
                 if not (math.isfinite(v) and 0 <= v <= F32_MAX):
@@ -111,12 +112,11 @@ class FeedbackWriter:
                         "finite non-negative number (rv-feedback(5))")
             if not 0 <= int(e) <= 0xFFFFFFFF:
                 raise ValueError(f"epoch {e} is out of range")
-            q.append(b"%d\t%d\t%d\t%.6g\t%.6g\n" %
-                     (int(i) & U64, int(e), step, lo, g))
-        over = len(q) - self._cap
-        for _ in range(max(over, 0)):
-            q.popleft()
-            self.dropped += 1
+            lines.append(b"%d\t%d\t%d\t%.6g\t%.6g\n" %
+                         (int(i) & U64, int(e), step, lo, g))
+        q = self._q
+        self.dropped += max(len(q) + len(lines) - q.maxlen, 0)
+        q.extend(lines)
         self._pump()
 
     def _pump(self):
