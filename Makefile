@@ -38,7 +38,8 @@ OPENBLAS_DIR ?= /usr/lib/$(MULTIARCH)/openblas-openmp
 
 OPENMP      ?= -fopenmp
 ALL_CFLAGS   = -std=c17 $(WARN) $(CFLAGS) -pthread $(OPENMP)
-ALL_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -Ilib -MMD -MP $(CPPFLAGS)
+ALL_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -Ilib -MMD -MP \
+	       $(ALL_CPPFLAGS_CUDA) $(CPPFLAGS)
 LDFLAGS     += $(OPENMP)
 LDLIBS      += -ldnnl -lturbojpeg -lpng -larchive -lzstd -lxxhash -lz \
 	       $(BLASLIBS) -lpthread -lm
@@ -59,6 +60,30 @@ MAN7 = man/rv.7 man/rv-ops.7
 
 LIBSRC  = $(sort $(wildcard lib/*.c))
 LIBOBJ  = $(LIBSRC:%.c=$(BUILD)/%.o)
+
+# The CUDA backend (lib/*.cu): built when nvcc is found, CUDA=0 skips it.
+# SASS for Ampere and Hopper, PTX for later GPUs; cuDNN 9 and cuBLAS from
+# the CUDA tree.  Only what calls the backend (rv-train-gpu, the unit
+# tests of nn_cuda) links the CUDA libraries (--as-needed).
+NVCC      ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) \
+	     $(shell command -v nvcc 2>/dev/null))
+CUDA      ?= $(if $(NVCC),1,0)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 \
+	     -gencode arch=compute_90,code=[sm_90,compute_90]
+NVCCFLAGS ?= -O2 -g
+NVWARN     = -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
+ifeq ($(WERROR),1)
+NVWARN    += -Werror all-warnings -Xcompiler -Werror
+endif
+ifeq ($(CUDA),1)
+CUSRC   = $(sort $(wildcard lib/*.cu))
+LIBOBJ += $(CUSRC:%.cu=$(BUILD)/%.o)
+ALL_CPPFLAGS_CUDA = -DRV_HAVE_CUDA
+LDLIBS += -Wl,--as-needed -L$(CUDA_HOME)/lib64 \
+	  -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublas -lcudart -lstdc++ \
+	  -Wl,--no-as-needed
+endif
 LIB     = $(BUILD)/librv.a
 BINDIR  = $(BUILD)/bin
 BINS    = $(PROGS:%=$(BINDIR)/%)
@@ -74,6 +99,19 @@ all: $(BINS)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) -std=c++17 $(NVCCFLAGS) $(CUDA_ARCH) $(NVWARN) -Ilib \
+	    -DRV_HAVE_CUDA -MMD -MP -c -o $@ $<
+
+# nn_cpu.c holds the CUDA stubs when the backend is not built: switching
+# CUDA in a build tree rebuilds it.
+$(BUILD)/lib/nn_cpu.o: $(BUILD)/.cuda-$(CUDA)
+$(BUILD)/.cuda-$(CUDA):
+	@mkdir -p $(@D)
+	@rm -f $(BUILD)/.cuda-*
+	@touch $@
 
 $(LIB): $(LIBOBJ)
 	@mkdir -p $(@D)
@@ -125,7 +163,7 @@ fuzz:
 lint:
 	mandoc -T lint -W warning $(MAN1) $(MAN5) $(MAN7)
 	shellcheck -x pipelines/*.sh pipelines/*.sbatch scripts/*.sh scripts/rv-plot bench/*.sh bench/run \
-	    fuzz/*.sh tests/*.bash tests/*.sh tests/run .ci/run
+	    fuzz/*.sh tests/*.bash tests/*.sh tests/gpu/*.sh tests/run .ci/run
 
 fmt:
 	clang-format -i lib/*.c lib/*.h cmd/*.c tests/unit/*.c

@@ -20,7 +20,8 @@
 
 static const char usage[] =
     "usage: rv-train-gpu [-qv] [-j N] [-o FILE] [-m MODEL] [-b N]\n"
-    "                    [--device auto|cpu|cuda] [--lr LR] [--momentum M]\n"
+    "                    [--device auto|cpu|cuda[:N]] [--precision P]\n"
+    "                    [--lr LR] [--momentum M]\n"
     "                    [--nesterov] [--wd WD] [--label-smoothing E]\n"
     "                    [--schedule const|step|cosine] [--epochs E]\n"
     "                    [--step-size E] [--gamma G] [--warmup N]\n"
@@ -34,7 +35,8 @@ static const char usage[] =
     "  -b, --batch N           batch size for sample input and evaluation\n"
     "                          (default 128; batch records keep theirs)\n"
     "  -o, --output FILE       write the summary to FILE (default stdout)\n"
-    "      --device D          auto (default), cpu or cuda\n"
+    "      --device D          auto (default), cpu, cuda or cuda:N\n"
+    "      --precision P       CUDA: fp32 (default), tf32 or bf16\n"
     "      --lr LR             base learning rate (default 0.05)\n"
     "      --momentum M        SGD momentum (default 0.9)\n"
     "      --nesterov          Nesterov momentum\n"
@@ -72,6 +74,7 @@ static const char usage[] =
 
 enum {
 	OPT_DEVICE = RV_OPT_FIRST_PRIVATE,
+	OPT_PRECISION,
 	OPT_LR, OPT_MOMENTUM, OPT_NESTEROV, OPT_WD, OPT_SMOOTH,
 	OPT_SCHEDULE, OPT_EPOCHS, OPT_STEP_SIZE, OPT_GAMMA, OPT_WARMUP,
 	OPT_MEAN, OPT_STD, OPT_CLASSES, OPT_EVAL, OPT_EVAL_EVERY,
@@ -154,6 +157,7 @@ parse_args(int argc, char *argv[], struct opts *o)
 		{ "batch", required_argument, NULL, 'b' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "device", required_argument, NULL, OPT_DEVICE },
+		{ "precision", required_argument, NULL, OPT_PRECISION },
 		{ "lr", required_argument, NULL, OPT_LR },
 		{ "momentum", required_argument, NULL, OPT_MOMENTUM },
 		{ "nesterov", no_argument, NULL, OPT_NESTEROV },
@@ -214,12 +218,29 @@ parse_args(int argc, char *argv[], struct opts *o)
 			o->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
 			break;
 		case OPT_DEVICE:
+			if (strncmp(optarg, "cuda:", 5) == 0) {
+				t->device = (int)rv_opt_u64("--device cuda:N",
+				    optarg + 5, 0, 1023, usage);
+				o->device = "cuda";
+				break;
+			}
 			if (strcmp(optarg, "auto") != 0 &&
 			    strcmp(optarg, "cpu") != 0 &&
 			    strcmp(optarg, "cuda") != 0)
 				rv_usage_die(usage, "--device: '%s': want "
 				    "auto, cpu or cuda", optarg);
 			o->device = optarg;
+			break;
+		case OPT_PRECISION:
+			if (strcmp(optarg, "fp32") == 0)
+				t->precision = RV_PREC_FP32;
+			else if (strcmp(optarg, "tf32") == 0)
+				t->precision = RV_PREC_TF32;
+			else if (strcmp(optarg, "bf16") == 0)
+				t->precision = RV_PREC_BF16;
+			else
+				rv_usage_die(usage, "--precision: '%s': want "
+				    "fp32, tf32 or bf16", optarg);
 			break;
 		case OPT_LR:
 			t->hyper.lr = (float)rv_opt_f64("--lr", optarg, 0, 100,
@@ -338,11 +359,15 @@ parse_args(int argc, char *argv[], struct opts *o)
 	t->ninputs = argc - optind;
 	if (t->resume_path == NULL)
 		check_model(t->model);
+	if (strcmp(o->device, "cpu") == 0 && t->precision != RV_PREC_FP32)
+		rv_usage_die(usage, "--precision %s: the CPU backend trains in "
+		    "fp32 only", t->precision == RV_PREC_BF16 ? "bf16" :
+		    "tf32");
 }
 
 /* --device: the backend, or exit 1 when the asked-for one is missing. */
 static const struct rv_nn_ops *
-pick_device(const char *dev, int quiet)
+pick_device(const char *dev, int quiet, enum rv_precision prec)
 {
 	const struct rv_nn_ops *cuda = rv_nn_cuda();
 
@@ -355,8 +380,9 @@ pick_device(const char *dev, int quiet)
 		    "this rv was built without CUDA (CUDA=0 or no nvcc)" :
 		    "no CUDA device found");
 	if (!quiet)
-		rv_warn("no CUDA %s: training on the CPU", cuda == NULL ?
-		    "backend built" : "device found");
+		rv_warn("no CUDA %s: training on the CPU%s", cuda == NULL ?
+		    "backend built" : "device found", prec != RV_PREC_FP32 ?
+		    " in fp32" : "");
 	return &rv_nn_cpu;
 }
 
@@ -391,7 +417,9 @@ main(int argc, char *argv[])
 	    NULL)
 		setenv("GOMP_SPINCOUNT", "1000", 0);
 	parse_args(argc, argv, &o);
-	o.t.backend = pick_device(o.device, o.c.quiet);
+	o.t.backend = pick_device(o.device, o.c.quiet, o.t.precision);
+	if (o.t.backend == &rv_nn_cpu)
+		o.t.precision = RV_PREC_FP32;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);

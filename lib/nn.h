@@ -111,6 +111,19 @@ void rv_net_init(const struct rv_net *net, uint64_t seed, float *params,
 
 /* ---- Backends ---------------------------------------------------------- */
 
+/*
+ * CUDA arithmetic.  FP32: fp32 everywhere, no tensor-core shortcuts.
+ * TF32: fp32 tensors, convolutions and GEMMs on tensor cores with 10-bit
+ * mantissas (PyTorch's default for convolutions).  BF16: bf16 activations
+ * and weight copies, fp32 accumulation, fp32 master weights, batch-norm
+ * statistics and optimiser; channels-last (NHWC) layout.
+ */
+enum rv_precision {
+	RV_PREC_FP32 = 0,
+	RV_PREC_TF32,
+	RV_PREC_BF16,
+};
+
 struct rv_nn_config {
 	const struct rv_net *net;
 	int batch_max;		/* largest batch that will be passed */
@@ -121,7 +134,8 @@ struct rv_nn_config {
 	float label_smoothing;	/* of the loss eval() reports; train()
 				 * takes its own from struct rv_nn_hyper */
 	int device;		/* CUDA: device ordinal */
-	int bf16;		/* CUDA: bf16 compute, fp32 master weights */
+	enum rv_precision precision;	/* CUDA; the CPU is always fp32 */
+	int async;		/* the caller calls ops->wait (see there) */
 };
 
 /* One batch as it comes off the stream; everything borrowed. */
@@ -179,6 +193,19 @@ struct rv_nn_ops {
 	    float *bufs);
 	int (*set_state)(void *be, const float *params,
 	    const float *momentum, const float *bufs);
+	/*
+	 * NULL for a backend whose train() finishes before it returns.
+	 * Otherwise, when the config's async was set, train() may return
+	 * once the step is queued, its out arrays (which must stay valid)
+	 * filled later: wait(be, keep) returns once at most `keep` steps
+	 * are still in flight, every earlier step's out arrays filled, or
+	 * -1 with rv_errmsg() set when one failed.  eval(), get_state() and
+	 * set_state() wait for every step first.  Without async, train()
+	 * waits for its own step.
+	 */
+	int (*wait)(void *be, int keep);
+	/* NULL, or a line naming the device ("NVIDIA H200, bf16"). */
+	const char *(*describe)(void *be);
 };
 
 extern const struct rv_nn_ops rv_nn_cpu;

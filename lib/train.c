@@ -37,6 +37,15 @@ struct window {
 	uint64_t n, correct, samples0;
 };
 
+/* A step queued on an asynchronous backend, its results not yet read. */
+struct pending {
+	struct rv_tin_item *it;		/* held until then */
+	float *loss, *gnorm;		/* its out arrays */
+	int32_t *pred;
+	uint64_t step;			/* the step count after it */
+	float lr;
+};
+
 struct trainer {
 	const struct rv_train_conf *conf;
 	struct rv_train_result *res;
@@ -56,9 +65,15 @@ struct trainer {
 	struct window logw, epw;
 	double t0, wall0, wait;
 	float mean[4], std[4];
-	/* per-step outputs, batch_max each */
+	/* per-step outputs, batch_max each: two sets, so that a backend
+	 * with ops->wait computes one step while the other's are read */
 	float *loss, *gnorm;
 	int32_t *pred;
+	float *loss2, *gnorm2;
+	int32_t *pred2;
+	int flip;			/* the set the next step writes */
+	struct rv_tin *in;
+	struct pending pend;		/* a step in flight (pend.it) */
 	int done;			/* a stopping rule fired */
 	int have_train;			/* train_loss/acc set by an epoch */
 	uint64_t meta_samples;		/* the stream's samples an epoch */
@@ -249,14 +264,26 @@ stream_params(struct trainer *t, uint32_t c, int *classes)
 }
 
 static void
-alloc_outputs(struct trainer *t, int n)
+free_outputs(struct trainer *t)
 {
 	free(t->loss);
 	free(t->gnorm);
 	free(t->pred);
+	free(t->loss2);
+	free(t->gnorm2);
+	free(t->pred2);
+}
+
+static void
+alloc_outputs(struct trainer *t, int n)
+{
+	free_outputs(t);
 	t->loss = xmalloc((size_t)n * sizeof(*t->loss));
 	t->gnorm = xmalloc((size_t)n * sizeof(*t->gnorm));
 	t->pred = xmalloc((size_t)n * sizeof(*t->pred));
+	t->loss2 = xmalloc((size_t)n * sizeof(*t->loss2));
+	t->gnorm2 = xmalloc((size_t)n * sizeof(*t->gnorm2));
+	t->pred2 = xmalloc((size_t)n * sizeof(*t->pred2));
 }
 
 static void *
@@ -270,9 +297,23 @@ make_backend(struct trainer *t, int batch_max)
 	cfg.threads = t->conf->threads;
 	cfg.seed = t->conf->seed;
 	cfg.label_smoothing = t->conf->hyper.label_smoothing;
+	cfg.device = t->conf->device;
+	cfg.precision = t->conf->precision;
+	cfg.async = t->conf->backend->wait != NULL;
 	memcpy(cfg.mean, t->mean, sizeof(cfg.mean));
 	memcpy(cfg.std, t->std, sizeof(cfg.std));
 	return t->conf->backend->create(&cfg);
+}
+
+/* The device line of the summary, once the backend exists. */
+static void
+describe(struct trainer *t)
+{
+	const struct rv_nn_ops *ops = t->conf->backend;
+
+	if (ops->describe != NULL && ops->describe(t->be) != NULL)
+		snprintf(t->res->device, sizeof(t->res->device), "%s (%s)",
+		    ops->name, ops->describe(t->be));
 }
 
 /* A batch larger than any before: a new backend holding the same state. */
@@ -342,6 +383,7 @@ setup_model(struct trainer *t, const struct rv_tin_item *b)
 	bmax = (int)b->n > (int)conf->batch ? (int)b->n : (int)conf->batch;
 	if ((t->be = make_backend(t, bmax)) == NULL)
 		return -1;
+	describe(t);
 	t->batch_max = bmax;
 	alloc_outputs(t, bmax);
 	if (t->ck.spec != NULL && ops->set_state(t->be, t->ck.params,
@@ -467,8 +509,9 @@ evaluate(struct trainer *t)
 }
 
 static void
-feedback(struct trainer *t, const struct rv_tin_item *b)
+feedback(struct trainer *t, const struct pending *p)
 {
+	const struct rv_tin_item *b = p->it;
 	struct rv_fb_line l;
 	uint32_t i;
 
@@ -477,80 +520,154 @@ feedback(struct trainer *t, const struct rv_tin_item *b)
 	for (i = 0; i < b->n; i++) {
 		l.id = b->ids[i];
 		l.epoch = b->epoch;
-		l.step = t->pos.step;
-		l.loss = t->loss[i];
-		l.gradnorm = t->gnorm[i];
+		l.step = p->step;
+		l.loss = p->loss[i];
+		l.gradnorm = p->gnorm[i];
 		rv_fb_put(t->fb, &l);
 	}
 }
 
+/* A step's results are in: statistics, the divergence check, feedback. */
 static int
-train_batch(struct trainer *t, const struct rv_tin_item *b)
+finish(struct trainer *t, const struct pending *p)
 {
-	const struct rv_train_conf *conf = t->conf;
-	struct rv_nn_hyper h = conf->hyper;
-	struct rv_nn_batch nb;
-	struct rv_nn_out out = { t->loss, t->gnorm, t->pred };
+	const struct rv_tin_item *b = p->it;
 	double lsum = 0;
 	uint64_t correct = 0;
 	uint32_t i;
 
-	if (b->h != (uint32_t)t->net.in.h || b->w != (uint32_t)t->net.in.w ||
-	    b->c != (uint32_t)t->net.in.c)
-		return rv_seterr("batch of %ux%ux%u samples: the model takes "
-		    "%dx%dx%d", b->h, b->w, b->c, t->net.in.h, t->net.in.w,
-		    t->net.in.c);
-	for (i = 0; i < b->n; i++)
-		if (b->labels[i] < 0 || b->labels[i] >= t->net.classes)
-			return rv_seterr("sample %llu: label %d is not a "
-			    "class of the model (0 to %d)",
-			    (unsigned long long)b->ids[i], b->labels[i],
-			    t->net.classes - 1);
-	if ((int)b->n > t->batch_max && grow_backend(t, (int)b->n) < 0)
-		return -1;
-	h.lr = (float)rv_train_lr(conf, t->pos.step, epoch_pos(t));
-	nb.n = (int)b->n;
-	nb.pixels = b->pixels;
-	nb.ids = b->ids;
-	nb.labels = b->labels;
-	nb.weights = b->weights;
-	nb.step = t->pos.step;
-	if (conf->backend->train(t->be, &nb, &h, &out) < 0)
-		return -1;
 	for (i = 0; i < b->n; i++) {
-		lsum += t->loss[i];
-		correct += t->pred[i] == b->labels[i];
+		lsum += p->loss[i];
+		correct += p->pred[i] == b->labels[i];
 	}
 	if (!isfinite(lsum))
 		return rv_seterr("training diverged at step %llu (loss %s): "
-		    "try a lower --lr", (unsigned long long)t->pos.step + 1,
+		    "try a lower --lr", (unsigned long long)p->step,
 		    isnan(lsum) ? "nan" : "inf");
-	t->pos.step++;
-	t->pos.batches++;
-	t->pos.samples += b->n;
-	t->pos.grads += b->n;
-	t->pos.epoch = b->epoch;
-	t->pos.epoch_samples += b->n;
-	t->pos.ids_hash = XXH64(b->ids, 8 * (size_t)b->n, t->pos.ids_hash);
 	t->logw.loss += lsum;
 	t->logw.correct += correct;
 	t->logw.n += b->n;
 	t->epw.loss += lsum;
 	t->epw.correct += correct;
 	t->epw.n += b->n;
-	feedback(t, b);
+	feedback(t, p);
 	rv_progress_tick(&t->prog, t->pos.samples);
-	if (conf->log_every > 0 && t->pos.step % conf->log_every == 0) {
-		log_window(t, "step", &t->logw, h.lr);
+	return 0;
+}
+
+/* Wait for the step in flight, if any, and finish it. */
+static int
+drain(struct trainer *t)
+{
+	const struct rv_nn_ops *ops = t->conf->backend;
+	int rc = 0;
+
+	if (t->pend.it == NULL)
+		return 0;
+	if (ops->wait != NULL && ops->wait(t->be, 0) < 0)
+		rc = -1;
+	if (rc == 0)
+		rc = finish(t, &t->pend);
+	rv_tin_done(t->in, t->pend.it);
+	t->pend.it = NULL;
+	return rc;
+}
+
+/*
+ * One training step.  On a backend with ops->wait the step is queued
+ * and `it` held (*held set) until the next step is queued too: then the
+ * previous step's results are read while this one computes.  Steps that
+ * log, evaluate, save or stop wait for their own results first, so
+ * everything they see is as with a synchronous backend.
+ */
+static int
+train_batch(struct trainer *t, struct rv_tin_item *it, int *held)
+{
+	const struct rv_train_conf *conf = t->conf;
+	const struct rv_nn_ops *ops = conf->backend;
+	struct rv_nn_hyper h = conf->hyper;
+	struct rv_nn_batch nb;
+	struct rv_nn_out out;
+	struct pending p;
+	uint64_t st;
+
+	*held = 0;
+	if (it->h != (uint32_t)t->net.in.h || it->w != (uint32_t)t->net.in.w ||
+	    it->c != (uint32_t)t->net.in.c)
+		return rv_seterr("batch of %ux%ux%u samples: the model takes "
+		    "%dx%dx%d", it->h, it->w, it->c, t->net.in.h, t->net.in.w,
+		    t->net.in.c);
+	for (uint32_t i = 0; i < it->n; i++)
+		if (it->labels[i] < 0 || it->labels[i] >= t->net.classes)
+			return rv_seterr("sample %llu: label %d is not a "
+			    "class of the model (0 to %d)",
+			    (unsigned long long)it->ids[i], it->labels[i],
+			    t->net.classes - 1);
+	if ((int)it->n > t->batch_max && (drain(t) < 0 ||
+	    grow_backend(t, (int)it->n) < 0))
+		return -1;
+	h.lr = (float)rv_train_lr(conf, t->pos.step, epoch_pos(t));
+	nb.n = (int)it->n;
+	nb.pixels = it->pixels;
+	nb.ids = it->ids;
+	nb.labels = it->labels;
+	nb.weights = it->weights;
+	nb.step = t->pos.step;
+	p.it = it;
+	p.loss = t->flip ? t->loss2 : t->loss;
+	p.gnorm = t->flip ? t->gnorm2 : t->gnorm;
+	p.pred = t->flip ? t->pred2 : t->pred;
+	p.lr = h.lr;
+	out.loss = p.loss;
+	out.gradnorm = p.gnorm;
+	out.pred = p.pred;
+	if (ops->train(t->be, &nb, &h, &out) < 0)
+		return -1;
+	t->flip = !t->flip;
+	t->pos.step++;
+	t->pos.batches++;
+	t->pos.samples += it->n;
+	t->pos.grads += it->n;
+	t->pos.epoch = it->epoch;
+	t->pos.epoch_samples += it->n;
+	t->pos.ids_hash = XXH64(it->ids, 8 * (size_t)it->n, t->pos.ids_hash);
+	p.step = st = t->pos.step;
+	if (ops->wait != NULL) {
+		/* The previous step's results, while this one computes. */
+		if (t->pend.it != NULL) {
+			if (ops->wait(t->be, 1) < 0)
+				return -1;
+			if (finish(t, &t->pend) < 0)
+				return -1;
+			rv_tin_done(t->in, t->pend.it);
+		}
+		t->pend = p;
+		*held = 1;
+		if ((conf->log_every > 0 && st % conf->log_every == 0) ||
+		    (conf->eval_every > 0 && st % conf->eval_every == 0) ||
+		    (conf->save_every > 0 && st % conf->save_every == 0) ||
+		    (conf->max_steps > 0 && st >= conf->max_steps) ||
+		    (conf->stop != NULL && *conf->stop)) {
+			*held = 0;
+			t->pend.it = NULL;
+			if (ops->wait(t->be, 0) < 0 || finish(t, &p) < 0)
+				return -1;
+		}
+		if (*held)
+			return 0;
+	} else if (finish(t, &p) < 0)
+		return -1;
+	if (conf->log_every > 0 && st % conf->log_every == 0) {
+		log_window(t, "step", &t->logw, p.lr);
 		window_reset(t, &t->logw);
 	}
-	if (conf->eval_every > 0 && t->pos.step % conf->eval_every == 0 &&
+	if (conf->eval_every > 0 && st % conf->eval_every == 0 &&
 	    evaluate(t) < 0)
 		return -1;
-	if (conf->save_every > 0 && t->pos.step % conf->save_every == 0 &&
+	if (conf->save_every > 0 && st % conf->save_every == 0 &&
 	    save(t) < 0)
 		return -1;
-	if (conf->max_steps > 0 && t->pos.step >= conf->max_steps)
+	if (conf->max_steps > 0 && st >= conf->max_steps)
 		t->done = 1;
 	return 0;
 }
@@ -656,8 +773,9 @@ loop(struct trainer *t, struct rv_tin *in)
 {
 	const struct rv_train_conf *conf = t->conf;
 	struct rv_tin_item *it;
-	int rc = 0, skip;
+	int rc = 0, skip, held;
 
+	t->in = in;
 	while (rc == 0 && !t->done) {
 		if ((conf->stop != NULL && *conf->stop) ||
 		    (it = rv_tin_next(in, &t->wait, conf->stop)) == NULL) {
@@ -668,6 +786,10 @@ loop(struct trainer *t, struct rv_tin *in)
 			rc = setup_model(t, it);
 		if (rc == 0)
 			rc = skipping(t, it, &skip);
+		held = 0;
+		/* Everything but a batch sees every step's results. */
+		if (rc == 0 && !skip && it->kind != RV_TIN_BATCH)
+			rc = drain(t);
 		if (rc == 0 && !skip) {
 			switch (it->kind) {
 			case RV_TIN_META:
@@ -675,7 +797,7 @@ loop(struct trainer *t, struct rv_tin *in)
 				meta_samples(t);
 				break;
 			case RV_TIN_BATCH:
-				rc = train_batch(t, it);
+				rc = train_batch(t, it, &held);
 				break;
 			case RV_TIN_EPOCH_END:
 				rc = epoch_end(t, it->epoch);
@@ -688,8 +810,12 @@ loop(struct trainer *t, struct rv_tin *in)
 				break;
 			}
 		}
-		rv_tin_done(in, it);
+		if (!held)
+			rv_tin_done(in, it);
 	}
+	if (rc == 0)
+		rc = drain(t);
+	t->pend.it = NULL;	/* after a failure: rv_tin_stop() frees it */
 	if (rc == 0 && t->skip_batches > 0 && !t->res->interrupted)
 		rc = rv_seterr("resume: the input ended after %llu of the "
 		    "%llu batches the checkpoint had trained on",
@@ -772,7 +898,7 @@ rv_train_run(const struct rv_train_conf *conf, struct rv_train_result *res)
 	window_reset(&t, &t.epw);
 	rv_progress_init(&t.prog, conf->quiet, "samples");
 	if ((in = rv_tin_start(conf->inputs, conf->ninputs, conf->batch,
-	    3)) == NULL)
+	    conf->backend->wait != NULL ? 4 : 3)) == NULL)
 		goto end;
 	if (loop(&t, in) < 0)
 		goto end;
@@ -809,9 +935,7 @@ end:
 	rv_eval_release(&t.eval);
 	rv_ckpt_release(&t.ck);
 	rv_meta_release(&t.meta);
-	free(t.loss);
-	free(t.gnorm);
-	free(t.pred);
+	free_outputs(&t);
 	return rc;
 }
 

@@ -22,6 +22,8 @@ enum rv_sched {
 struct rv_train_conf {
 	const char *model;		/* preset or spec */
 	const struct rv_nn_ops *backend;
+	int device;			/* CUDA device ordinal */
+	enum rv_precision precision;	/* CUDA only */
 	int threads;
 	uint64_t seed;
 	uint32_t batch;			/* collate samples; eval batch */

@@ -31,7 +31,8 @@ struct rv_tin {
 	struct rv_tin_item *slots;
 	int depth;
 	int head;		/* oldest filled slot */
-	int count;		/* filled slots, the one being used included */
+	int count;		/* filled slots, those being used included */
+	int taken;		/* the oldest `taken` are the trainer's */
 	int quit;
 	/* thread side */
 	char *const *paths;
@@ -266,7 +267,7 @@ rv_tin_next(struct rv_tin *t, double *waited, volatile sig_atomic_t *stop)
 	struct timespec ts;
 
 	pthread_mutex_lock(&t->mu);
-	while (t->count == 0 && !(stop != NULL && *stop)) {
+	while (t->count <= t->taken && !(stop != NULL && *stop)) {
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 50 * 1000 * 1000;
 		if (ts.tv_nsec >= 1000000000L) {
@@ -275,8 +276,8 @@ rv_tin_next(struct rv_tin *t, double *waited, volatile sig_atomic_t *stop)
 		}
 		pthread_cond_timedwait(&t->cv, &t->mu, &ts);
 	}
-	if (t->count > 0)
-		it = &t->slots[t->head];
+	if (t->count > t->taken)
+		it = &t->slots[(t->head + t->taken++) % t->depth];
 	pthread_mutex_unlock(&t->mu);
 	if (waited != NULL)
 		*waited += rv_now() - t0;
@@ -290,6 +291,7 @@ rv_tin_done(struct rv_tin *t, struct rv_tin_item *it)
 	pthread_mutex_lock(&t->mu);
 	t->head = (t->head + 1) % t->depth;
 	t->count--;
+	t->taken--;
 	pthread_cond_broadcast(&t->cv);
 	pthread_mutex_unlock(&t->mu);
 }

@@ -52,7 +52,8 @@ struct rv_tin *rv_tin_start(char *const *paths, int npaths, uint32_t batch,
  * The next item, waiting for it if need be; the time waited is added to
  * *waited.  Returns NULL without waiting more (and with nothing taken)
  * once *stop becomes non-zero (checked every 50 ms).  The item stays the
- * caller's until rv_tin_done().
+ * caller's until rv_tin_done(); the caller may hold several (fewer than
+ * depth) and hands them back in the order it took them.
  */
 struct rv_tin_item *rv_tin_next(struct rv_tin *t, double *waited,
     volatile sig_atomic_t *stop);

@@ -11,5 +11,5 @@ load helpers
 	}
 	cd "$REPO"
 	run -0 shellcheck -x pipelines/*.sh pipelines/*.sbatch scripts/*.sh scripts/rv-plot bench/*.sh bench/run \
-	    fuzz/*.sh tests/*.bash tests/*.sh tests/run .ci/run
+	    fuzz/*.sh tests/*.bash tests/*.sh tests/gpu/*.sh tests/run .ci/run
 }

@@ -1,0 +1,1977 @@
+/*
+ * The CUDA backend: trains a whole struct rv_net on one device, with
+ * cuDNN for convolutions, batch norm and pooling, cuBLAS for linear
+ * layers, and the kernels of nn_cuda_kern.cuh for the rest (input
+ * normalisation, ReLU, residual adds, dropout, the loss with its
+ * per-sample gradient norms, SGD).  Built when nvcc is found (Makefile,
+ * CUDA=0 skips it); the same struct rv_nn_ops as the CPU backend.
+ *
+ * Memory.  Everything is sized for batch_max and allocated in create():
+ * one output tensor a layer (ReLU and residual adds in place where
+ * nothing reads their input again), two gradient buffers used in turn,
+ * one cuDNN workspace sized by the convolution algorithms chosen.  A
+ * smaller batch uses the first n samples' worth of each tensor.
+ *
+ * Algorithms.  At create() every convolution's forward, backward-data and
+ * backward-filter algorithms are timed on the real tensors
+ * (cudnnFind*AlgorithmEx) and the fastest deterministic one within the
+ * memory left is kept; layers of the same geometry share the result.  A
+ * batch of another size takes cuDNN's heuristic choice that fits the
+ * workspace.  Only deterministic algorithms are used, so a run repeats
+ * bit for bit on the same device.
+ *
+ * Input.  A step copies the batch into one of two pinned host buffers
+ * and uploads it on a transfer stream, which waits only for the step two
+ * back to be done with that slot; the compute stream waits for the
+ * upload.  With config.async the step returns once queued and its
+ * per-sample results (loss, gradient norm, prediction: computed on the
+ * device) come back with an asynchronous copy that wait() collects, so
+ * the next batch is copied and uploaded while this one computes.
+ *
+ * Precision.  FP32 and TF32 keep activations in fp32 NCHW; BF16 keeps
+ * them in bf16 NHWC (channels-last, what cuDNN's tensor-core kernels
+ * want), with bf16 copies of the convolution and linear weights made
+ * from the fp32 master weights before each step, and weight gradients
+ * widened back to fp32 for the update.  Batch norm keeps fp32 scale,
+ * shift and statistics in every mode; no loss scaling is needed for bf16.
+ */
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "err.h"
+#include "nn.h"
+#include "rng.h"
+}
+#include "nn_cuda_host.h"
+#include "nn_cuda_kern.cuh"
+
+typedef __nv_bfloat16 bf16;
+
+#define BN_EPS 1e-5
+#define BN_MOMENTUM 0.1
+#define NSLOT 2			/* input and output buffers in turn */
+#define TPB 256			/* threads a block, elementwise kernels */
+
+/* ---- Errors ----------------------------------------------------------- */
+
+#define CK(call) do {							\
+	cudaError_t e_ = (call);					\
+	if (e_ != cudaSuccess)						\
+		return rv_seterr("cuda: %s: %s", #call,			\
+		    cudaGetErrorString(e_));				\
+} while (0)
+#define DK(call) do {							\
+	cudnnStatus_t s_ = (call);					\
+	if (s_ != CUDNN_STATUS_SUCCESS)					\
+		return rv_seterr("cudnn: %s: %s", #call,		\
+		    cudnnGetErrorString(s_));				\
+} while (0)
+#define BK(call) do {							\
+	cublasStatus_t s_ = (call);					\
+	if (s_ != CUBLAS_STATUS_SUCCESS)				\
+		return rv_seterr("cublas: %s: %s", #call,		\
+		    cublasGetStatusString(s_));				\
+} while (0)
+/* A kernel launch: its configuration errors show at once. */
+#define LAUNCHED() CK(cudaGetLastError())
+
+/* ---- Kernels ---------------------------------------------------------- */
+
+static unsigned
+blocks(uint64_t n)
+{
+	uint64_t b = (n + TPB - 1) / TPB;
+
+	return (unsigned)(b > 65535u * 8 ? 65535u * 8 : (b ? b : 1));
+}
+
+#define GRID_LOOP(idx, len)						\
+	for (uint64_t idx = (uint64_t)blockIdx.x * blockDim.x +		\
+	    threadIdx.x; idx < (len);					\
+	    idx += (uint64_t)gridDim.x * blockDim.x)
+
+/* u8 HWC samples -> T in NCHW or NHWC through the per-channel table
+ * lut[ch][v] = (v / 255 - mean) / std, the CPU's exact values. */
+template <typename T>
+__global__ void
+k_input(int n, int h, int w, int c, int nhwc, const uint8_t *px,
+    const float *lut, T *x)
+{
+	uint64_t len = (uint64_t)n * c * h * w;
+	int hw = h * w;
+
+	GRID_LOOP(idx, len) {
+		int i, ch, j;
+
+		unindex(idx, c, hw, nhwc, &i, &ch, &j);
+		x[idx] = from_f<T>(lut[ch * 256 +
+		    px[((uint64_t)i * hw + j) * c + ch]]);
+	}
+}
+
+template <typename T>
+__global__ void
+k_relu_fwd(uint64_t len, const T *x, T *y)
+{
+	GRID_LOOP(idx, len) {
+		float v = to_f(x[idx]);
+
+		y[idx] = from_f<T>(v > 0.0f ? v : 0.0f);
+	}
+}
+
+template <typename T>
+__global__ void
+k_relu_bwd(uint64_t len, const T *y, const T *dy, T *dx)
+{
+	GRID_LOOP(idx, len)
+		dx[idx] = to_f(y[idx]) > 0.0f ? dy[idx] : from_f<T>(0.0f);
+}
+
+template <typename T>
+__global__ void
+k_add(uint64_t len, const T *a, const T *b, T *y)
+{
+	GRID_LOOP(idx, len)
+		y[idx] = from_f<T>(to_f(a[idx]) + to_f(b[idx]));
+}
+
+template <typename T>
+__global__ void
+k_dropout_fwd(int n, int c, int hw, int nhwc, float p, float scale,
+    uint32_t k0, uint32_t k1, uint32_t step, const uint64_t *ids,
+    const T *x, T *y, float *mask)
+{
+	uint64_t len = (uint64_t)n * c * hw;
+
+	GRID_LOOP(idx, len) {
+		int i, ch, j;
+		float s;
+
+		unindex(idx, c, hw, nhwc, &i, &ch, &j);
+		s = drop_scale(k0, k1, step, ids[i], (uint64_t)ch * hw + j,
+		    p, scale);
+		mask[idx] = s;
+		y[idx] = from_f<T>(to_f(x[idx]) * s);
+	}
+}
+
+template <typename T>
+__global__ void
+k_scale(uint64_t len, const float *mask, const T *dy, T *dx)
+{
+	GRID_LOOP(idx, len)
+		dx[idx] = from_f<T>(to_f(dy[idx]) * mask[idx]);
+}
+
+/* y += b[channel] */
+template <typename T>
+__global__ void
+k_bias_add(int n, int c, int hw, int nhwc, const float *b, T *y)
+{
+	uint64_t len = (uint64_t)n * c * hw;
+
+	GRID_LOOP(idx, len) {
+		int i, ch, j;
+
+		unindex(idx, c, hw, nhwc, &i, &ch, &j);
+		y[idx] = from_f<T>(to_f(y[idx]) + b[ch]);
+	}
+}
+
+/* out[ch] = sum of dy over samples and plane: a block a channel, in an
+ * order fixed by the shapes (deterministic). */
+template <typename T>
+__global__ void
+k_chan_sum(int n, int c, int hw, int nhwc, const T *dy, float *out)
+{
+	__shared__ float part[TPB];
+	int ch = blockIdx.x;
+	uint64_t m = (uint64_t)n * hw;
+	float s = 0.0f;
+
+	for (uint64_t t = threadIdx.x; t < m; t += blockDim.x) {
+		uint64_t i = t / hw, j = t % hw;
+		uint64_t idx = nhwc ? (i * hw + j) * c + ch :
+		    (i * c + ch) * hw + j;
+
+		s += to_f(dy[idx]);
+	}
+	part[threadIdx.x] = s;
+	__syncthreads();
+	for (int k = blockDim.x / 2; k > 0; k /= 2) {
+		if ((int)threadIdx.x < k)
+			part[threadIdx.x] += part[threadIdx.x + k];
+		__syncthreads();
+	}
+	if (threadIdx.x == 0)
+		out[ch] = part[0];
+}
+
+/* fp32 KCRS -> bf16 (KRSC when nhwc), and back for the gradients. */
+__global__ void
+k_cast_w(uint64_t len, int c, int rs, int nhwc, const float *src, bf16 *dst)
+{
+	GRID_LOOP(idx, len)
+		dst[nhwc ? krsc_index(idx, c, rs) : idx] =
+		    __float2bfloat16_rn(src[idx]);
+}
+
+__global__ void
+k_uncast_w(uint64_t len, int c, int rs, int nhwc, const bf16 *src,
+    float *dst)
+{
+	GRID_LOOP(idx, len)
+		dst[idx] = __bfloat162float(src[nhwc ?
+		    krsc_index(idx, c, rs) : idx]);
+}
+
+/* [n][c][hw] between NHWC and NCHW (to_nchw 1: NHWC -> NCHW). */
+template <typename T>
+__global__ void
+k_permute(int n, int c, int hw, int to_nchw, const T *src, T *dst)
+{
+	uint64_t len = (uint64_t)n * c * hw;
+
+	GRID_LOOP(idx, len) {
+		int i, ch, j;
+		uint64_t nchw, nhwc;
+
+		unindex(idx, c, hw, !to_nchw, &i, &ch, &j);
+		nchw = ((uint64_t)i * c + ch) * hw + j;
+		nhwc = ((uint64_t)i * hw + j) * c + ch;
+		if (to_nchw)
+			dst[nchw] = src[nhwc];
+		else
+			dst[nhwc] = src[nchw];
+	}
+}
+
+/* Loss, ||p - q||, prediction and dz for each sample; logits z[n][k]. */
+template <typename T>
+__global__ void
+k_softmax_ce(int k, int n, const T *z, const int32_t *label,
+    const float *wt, float ls, float *loss, T *dz, float *pq, int32_t *pred)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+	loss[i] = (float)softmax_ce1<T>(k, n, z + (uint64_t)i * k, 1,
+	    label[i], wt != NULL ? wt[i] : 1.0, ls,
+	    dz != NULL ? dz + (uint64_t)i * k : NULL, &pq[i], &pred[i]);
+}
+
+/* gn[i] = pq[i] sqrt(||h_i||^2 + bias), h[n][f] the last layer's input. */
+template <typename T>
+__global__ void
+k_gradnorm(int n, uint64_t f, const T *h, int bias, const float *pq,
+    float *gn)
+{
+	__shared__ double part[TPB];
+	int i = blockIdx.x;
+	double s = 0.0;
+
+	for (uint64_t j = threadIdx.x; j < f; j += blockDim.x) {
+		double v = to_f(h[(uint64_t)i * f + j]);
+
+		s += v * v;
+	}
+	part[threadIdx.x] = s;
+	__syncthreads();
+	for (int k = blockDim.x / 2; k > 0; k /= 2) {
+		if ((int)threadIdx.x < k)
+			part[threadIdx.x] += part[threadIdx.x + k];
+		__syncthreads();
+	}
+	if (threadIdx.x == 0)
+		gn[i] = (float)(pq[i] * sqrt(part[0] + (bias ? 1.0 : 0.0)));
+}
+
+__global__ void
+k_sgd(uint64_t len, float *p, const float *g, float *v, float lr, float mom,
+    float wd, int nesterov)
+{
+	GRID_LOOP(idx, len)
+		sgd1(&p[idx], g[idx], &v[idx], lr, mom, wd, nesterov);
+}
+
+/* ---- The backend ------------------------------------------------------ */
+
+struct algos {
+	cudnnConvolutionFwdAlgo_t fwd;
+	cudnnConvolutionBwdDataAlgo_t bwd;
+	cudnnConvolutionBwdFilterAlgo_t wgt;
+	cudnnMathType_t mf, mb, mw;
+	size_t ws;		/* the most of the three's workspaces */
+};
+
+struct conv {
+	cudnnFilterDescriptor_t wd;
+	cudnnConvolutionDescriptor_t cf, cb, cw;	/* one a direction:
+							 * math types differ */
+	struct algos tuned;	/* for batch_max */
+	struct algos cur;	/* for the batch size of the descriptors */
+	int ci, co, k;		/* weight [co][ci][k][k] */
+	int stride, pad;
+	struct rv_shape in;
+};
+
+struct cu_layer {
+	void *y;		/* output; aliases the input for RES and
+				 * in-place RELU/ADD */
+	cudnnTensorDescriptor_t yd;	/* output, for the current n */
+	cudnnTensorDescriptor_t bnd;	/* BN, ADD proj: scale/shift desc */
+	cudnnPoolingDescriptor_t pd;	/* MAXPOOL, AVGPOOL, GAP */
+	struct conv cv;		/* CONV, ADD proj */
+	int has_conv;
+	float *save_mean, *save_invstd;	/* BN, ADD proj */
+	float *mask;		/* DROPOUT */
+	void *sc_x;		/* ADD proj: the 1x1 conv's output */
+	void *dsc;		/* RES: gradient come through the shortcut */
+	void *xt;		/* LINEAR in NHWC with h*w > 1: its input
+				 * in NCHW order, which backward reads */
+	int inplace, needg;
+};
+
+struct dev_in {			/* one input slot, on the device */
+	uint8_t *px;
+	int32_t *labels;
+	float *weights;
+	uint64_t *ids;
+};
+
+struct cu {
+	struct rv_net net;	/* layers copied; spec not kept */
+	int batch_max, dev, async;
+	enum rv_precision prec;
+	int nhwc;		/* bf16 */
+	size_t tsz;		/* bytes an activation */
+	cudnnDataType_t dt;
+	cudnnTensorFormat_t fmt;
+	cudnnBatchNormMode_t bn_train_mode;
+	uint64_t seed;
+	float ls;		/* eval()'s label smoothing */
+	int has_dropout;
+	struct cu_layer *l;
+	cudnnHandle_t dnn;
+	cublasHandle_t blas;
+	cudaStream_t cs, ts;	/* compute, transfer */
+	cudnnTensorDescriptor_t xd;	/* the input */
+	int cur_n;		/* batch size the descriptors are set for */
+
+	float *params, *grads, *mom, *bufs;	/* device, fp32 */
+	bf16 *wh;		/* bf16: weight copies, params' offsets */
+	bf16 *gwh;		/* bf16: one conv weight gradient */
+	float *lut;		/* [4][256] input table */
+	void *x;		/* the input tensor */
+	void *g[2];		/* gradient buffers (and forward scratch) */
+	void *lin_dx;		/* LINEAR NHWC h*w > 1: dx in NCHW */
+	float *pq, *d_loss, *d_gn;
+	int32_t *d_pred;
+	float *dummy;		/* running statistics nobody keeps */
+	void *ws;
+	size_t ws_size;
+
+	/* Input and output slots. */
+	size_t in_bytes;	/* one slot */
+	uint8_t *h_in[NSLOT];	/* pinned */
+	struct dev_in d_in[NSLOT];
+	void *d_in_base[NSLOT];
+	cudaEvent_t ev_up[NSLOT], ev_done[NSLOT];
+	char *h_out[NSLOT];	/* pinned: loss, gn, pred */
+	struct rv_nn_out pend_out[NSLOT];
+	int pend_n[NSLOT], pend[NSLOT];
+	int slot;		/* the next step's */
+	int inflight;
+	char desc[320];
+};
+
+static size_t
+tlen(struct rv_shape s)
+{
+	return (size_t)s.c * s.h * s.w;
+}
+
+static size_t
+hwof(struct rv_shape s)
+{
+	return (size_t)s.h * s.w;
+}
+
+static size_t
+wlen(const struct rv_layer *ly)
+{
+	if (ly->kind == RV_LAYER_CONV)
+		return (size_t)ly->out * ly->in.c * ly->k * ly->k;
+	return (size_t)ly->out * tlen(ly->in);
+}
+
+/* The input of layer i and its descriptor. */
+static void *
+lin(struct cu *c, int i)
+{
+	return i > 0 ? c->l[i - 1].y : c->x;
+}
+
+static cudnnTensorDescriptor_t
+lind(struct cu *c, int i)
+{
+	return i > 0 ? c->l[i - 1].yd : c->xd;
+}
+
+/* Weights as the convolution or GEMM reads them. */
+static void *
+wptr(struct cu *c, size_t off)
+{
+	if (c->prec == RV_PREC_BF16)
+		return c->wh + off;
+	return c->params + off;
+}
+
+static const float one = 1.0f, zero = 0.0f;
+
+/* ---- Descriptors and algorithms -------------------------------------- */
+
+static int
+conv_init(struct cu *c, struct conv *cv, int ci, int co, int k, int stride,
+    int pad, struct rv_shape in)
+{
+	cudnnConvolutionDescriptor_t *d[3] = { &cv->cf, &cv->cb, &cv->cw };
+	cudnnMathType_t m = c->prec == RV_PREC_FP32 ? CUDNN_FMA_MATH :
+	    c->prec == RV_PREC_TF32 ? CUDNN_DEFAULT_MATH :
+	    CUDNN_TENSOR_OP_MATH;
+
+	cv->ci = ci;
+	cv->co = co;
+	cv->k = k;
+	cv->stride = stride;
+	cv->pad = pad;
+	cv->in = in;
+	DK(cudnnCreateFilterDescriptor(&cv->wd));
+	DK(cudnnSetFilter4dDescriptor(cv->wd, c->dt, c->fmt, co, ci, k, k));
+	for (int j = 0; j < 3; j++) {
+		DK(cudnnCreateConvolutionDescriptor(d[j]));
+		DK(cudnnSetConvolution2dDescriptor(*d[j], pad, pad, stride,
+		    stride, 1, 1, CUDNN_CROSS_CORRELATION,
+		    CUDNN_DATA_FLOAT));
+		DK(cudnnSetConvolutionMathType(*d[j], m));
+	}
+	return 0;
+}
+
+static int
+math_ok(const struct cu *c, cudnnMathType_t m)
+{
+	return c->prec != RV_PREC_FP32 || m == CUDNN_FMA_MATH ||
+	    m == CUDNN_DEFAULT_MATH;
+}
+
+static int
+set_math(struct conv *cv, const struct algos *a)
+{
+	DK(cudnnSetConvolutionMathType(cv->cf, a->mf));
+	DK(cudnnSetConvolutionMathType(cv->cb, a->mb));
+	DK(cudnnSetConvolutionMathType(cv->cw, a->mw));
+	return 0;
+}
+
+/*
+ * Heuristic algorithms for the descriptors as set now, within the
+ * workspace there is: cuDNN's first deterministic suggestion that fits.
+ */
+#define PICK(perf, got, fit, out, mout) do {				\
+	int k_;								\
+	for (k_ = 0; k_ < (got); k_++)					\
+		if ((perf)[k_].status == CUDNN_STATUS_SUCCESS &&	\
+		    (perf)[k_].determinism == CUDNN_DETERMINISTIC &&	\
+		    math_ok(c, (perf)[k_].mathType) &&			\
+		    (perf)[k_].memory <= (fit))				\
+			break;						\
+	if (k_ == (got))						\
+		return rv_seterr("cudnn: no deterministic algorithm "	\
+		    "fits %zu bytes of workspace", (size_t)(fit));	\
+	(out) = (perf)[k_].algo;					\
+	(mout) = (perf)[k_].mathType;					\
+	if ((perf)[k_].memory > a->ws)					\
+		a->ws = (perf)[k_].memory;				\
+} while (0)
+
+static int
+heuristic(struct cu *c, struct conv *cv, cudnnTensorDescriptor_t xd,
+    cudnnTensorDescriptor_t yd, size_t fit, struct algos *a)
+{
+	cudnnConvolutionFwdAlgoPerf_t pf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+	cudnnConvolutionBwdDataAlgoPerf_t pb[
+	    CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+	cudnnConvolutionBwdFilterAlgoPerf_t pw[
+	    CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+	int got;
+
+	a->ws = 0;
+	DK(cudnnGetConvolutionForwardAlgorithm_v7(c->dnn, xd, cv->wd, cv->cf,
+	    yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, pf));
+	PICK(pf, got, fit, a->fwd, a->mf);
+	DK(cudnnGetConvolutionBackwardDataAlgorithm_v7(c->dnn, cv->wd, yd,
+	    cv->cb, xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, pb));
+	PICK(pb, got, fit, a->bwd, a->mb);
+	DK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(c->dnn, xd, yd,
+	    cv->cw, cv->wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got,
+	    pw));
+	PICK(pw, got, fit, a->wgt, a->mw);
+	return set_math(cv, a);
+}
+
+/* Time every algorithm on the real tensors (batch_max): the fastest
+ * deterministic one that fits `fit` bytes, for each direction. */
+static int
+tune(struct cu *c, struct conv *cv, cudnnTensorDescriptor_t xd, void *x,
+    cudnnTensorDescriptor_t yd, void *y, void *w, void *dw, void *dx,
+    void *ws, size_t fit, struct algos *a)
+{
+	cudnnConvolutionFwdAlgoPerf_t pf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+	cudnnConvolutionBwdDataAlgoPerf_t pb[
+	    CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+	cudnnConvolutionBwdFilterAlgoPerf_t pw[
+	    CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+	int got;
+
+	a->ws = 0;
+	DK(cudnnFindConvolutionForwardAlgorithmEx(c->dnn, xd, x, cv->wd, w,
+	    cv->cf, yd, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, pf, ws,
+	    fit));
+	PICK(pf, got, fit, a->fwd, a->mf);
+	DK(cudnnFindConvolutionBackwardDataAlgorithmEx(c->dnn, cv->wd, w, yd,
+	    y, cv->cb, xd, dx, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got,
+	    pb, ws, fit));
+	PICK(pb, got, fit, a->bwd, a->mb);
+	DK(cudnnFindConvolutionBackwardFilterAlgorithmEx(c->dnn, xd, x, yd, y,
+	    cv->cw, cv->wd, dw, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got,
+	    pw, ws, fit));
+	PICK(pw, got, fit, a->wgt, a->mw);
+	return set_math(cv, a);
+}
+
+static int
+set4d(struct cu *c, cudnnTensorDescriptor_t d, int n, struct rv_shape s)
+{
+	DK(cudnnSetTensor4dDescriptor(d, c->fmt, c->dt, n, s.c, s.h, s.w));
+	return 0;
+}
+
+/* The proj conv of ADD layer i reads its RES layer's input. */
+static cudnnTensorDescriptor_t
+proj_xd(struct cu *c, int i)
+{
+	return c->l[c->net.layers[i].res].yd;
+}
+
+/* Point every tensor descriptor at batch size n, with algorithms to
+ * match: the tuned ones at batch_max, else heuristics. */
+static int
+set_batch(struct cu *c, int n)
+{
+	int i;
+
+	if (n == c->cur_n)
+		return 0;
+	if (set4d(c, c->xd, n, c->net.in) < 0)
+		return -1;
+	for (i = 0; i < c->net.nlayers; i++)
+		if (set4d(c, c->l[i].yd, n, c->net.layers[i].outs) < 0)
+			return -1;
+	for (i = 0; i < c->net.nlayers; i++) {
+		struct cu_layer *cl = &c->l[i];
+		cudnnTensorDescriptor_t xd;
+
+		if (!cl->has_conv)
+			continue;
+		xd = c->net.layers[i].kind == RV_LAYER_CONV ? lind(c, i) :
+		    proj_xd(c, i);
+		if (n == c->batch_max) {
+			cl->cv.cur = cl->cv.tuned;
+			if (set_math(&cl->cv, &cl->cv.cur) < 0)
+				return -1;
+		} else if (heuristic(c, &cl->cv, xd, cl->yd, c->ws_size,
+		    &cl->cv.cur) < 0)
+			return rv_preferr("cuda: layer %d, batch of %d", i + 1,
+			    n);
+	}
+	c->cur_n = n;
+	return 0;
+}
+
+/* ---- Set-up ----------------------------------------------------------- */
+
+static void
+mark_layers(struct cu *c)
+{
+	const struct rv_net *net = &c->net;
+
+	for (int i = 0; i < net->nlayers; i++) {
+		const struct rv_layer *ly = &net->layers[i];
+		struct cu_layer *cl = &c->l[i];
+		int din = i > 0 && c->l[i - 1].needg;
+		enum rv_layer_kind prev = i > 0 ? net->layers[i - 1].kind :
+		    RV_LAYER_CONV;
+		/* Backward reads the output of RELU and of cuDNN's pools;
+		 * RES is read by its shortcut. */
+		int keep = prev == RV_LAYER_RES || prev == RV_LAYER_RELU ||
+		    prev == RV_LAYER_MAXPOOL || prev == RV_LAYER_AVGPOOL ||
+		    prev == RV_LAYER_GAP;
+
+		cl->inplace = (ly->kind == RV_LAYER_RELU ||
+		    ly->kind == RV_LAYER_ADD) && !keep;
+		switch (ly->kind) {
+		case RV_LAYER_CONV:
+		case RV_LAYER_BN:
+		case RV_LAYER_LINEAR:
+			cl->needg = 1;
+			break;
+		case RV_LAYER_ADD:
+			cl->needg = din || ly->proj;
+			break;
+		default:
+			cl->needg = din;
+		}
+		if (ly->kind == RV_LAYER_DROPOUT)
+			c->has_dropout = 1;
+	}
+}
+
+/* A device allocation, counted for the message when it fails. */
+static int
+dalloc(void *p, size_t bytes, size_t *total)
+{
+	void **pp = (void **)p;
+
+	*total += bytes;
+	if (bytes == 0) {
+		*pp = NULL;
+		return 0;
+	}
+	if (cudaMalloc(pp, bytes) != cudaSuccess) {
+		*pp = NULL;
+		(void)cudaGetLastError();
+		return rv_seterr("cuda: out of device memory after %.0f MiB "
+		    "(%.0f MiB more asked)", (*total - bytes) / 1048576.0,
+		    bytes / 1048576.0);
+	}
+	return 0;
+}
+
+static int
+alloc_all(struct cu *c)
+{
+	const struct rv_net *net = &c->net;
+	size_t bm = (size_t)c->batch_max, gmax = tlen(net->in) * bm;
+	size_t tot = 0, maxw = 0, maxlin = 0, maxc = 1, ts = c->tsz;
+	int i;
+
+	if (dalloc(&c->params, net->nparams * 4, &tot) < 0 ||
+	    dalloc(&c->grads, net->nparams * 4, &tot) < 0 ||
+	    dalloc(&c->mom, net->nparams * 4, &tot) < 0 ||
+	    dalloc(&c->bufs, net->nbufs * 4, &tot) < 0 ||
+	    dalloc(&c->lut, 4 * 256 * 4, &tot) < 0 ||
+	    dalloc(&c->x, tlen(net->in) * bm * ts, &tot) < 0)
+		return -1;
+	if (c->prec == RV_PREC_BF16 &&
+	    dalloc(&c->wh, net->nparams * sizeof(bf16), &tot) < 0)
+		return -1;
+	for (i = 0; i < net->nlayers; i++) {
+		const struct rv_layer *ly = &net->layers[i];
+		struct cu_layer *cl = &c->l[i];
+		size_t out = tlen(ly->outs) * bm;
+
+		if (out > gmax)
+			gmax = out;
+		if (!cl->inplace && ly->kind != RV_LAYER_RES &&
+		    dalloc(&cl->y, out * ts, &tot) < 0)
+			return -1;
+		switch (ly->kind) {
+		case RV_LAYER_CONV:
+			if (wlen(ly) > maxw)
+				maxw = wlen(ly);
+			break;
+		case RV_LAYER_BN:
+			if (dalloc(&cl->save_mean, ly->in.c * 4, &tot) < 0 ||
+			    dalloc(&cl->save_invstd, ly->in.c * 4, &tot) < 0)
+				return -1;
+			if ((size_t)ly->in.c > maxc)
+				maxc = ly->in.c;
+			break;
+		case RV_LAYER_DROPOUT:
+			if (dalloc(&cl->mask, out * 4, &tot) < 0)
+				return -1;
+			break;
+		case RV_LAYER_LINEAR:
+			if (c->nhwc && hwof(ly->in) > 1) {
+				if (dalloc(&cl->xt, tlen(ly->in) * bm * ts,
+				    &tot) < 0)
+					return -1;
+				if (tlen(ly->in) * bm > maxlin)
+					maxlin = tlen(ly->in) * bm;
+			}
+			break;
+		case RV_LAYER_RES:
+			if (i > 0 && c->l[i - 1].needg &&
+			    dalloc(&cl->dsc, tlen(ly->in) * bm * ts, &tot) < 0)
+				return -1;
+			break;
+		case RV_LAYER_ADD:
+			if (!ly->proj)
+				break;
+			if (dalloc(&cl->sc_x, out * ts, &tot) < 0 ||
+			    dalloc(&cl->save_mean, ly->outs.c * 4, &tot) < 0 ||
+			    dalloc(&cl->save_invstd, ly->outs.c * 4, &tot) < 0)
+				return -1;
+			if ((size_t)ly->outs.c > maxc)
+				maxc = ly->outs.c;
+			if ((size_t)ly->outs.c *
+			    net->layers[ly->res].in.c > maxw)
+				maxw = (size_t)ly->outs.c *
+				    net->layers[ly->res].in.c;
+			break;
+		default:
+			break;
+		}
+	}
+	if (dalloc(&c->g[0], gmax * ts, &tot) < 0 ||
+	    dalloc(&c->g[1], gmax * ts, &tot) < 0 ||
+	    dalloc(&c->pq, bm * 4, &tot) < 0 ||
+	    dalloc(&c->d_loss, bm * 4, &tot) < 0 ||
+	    dalloc(&c->d_gn, bm * 4, &tot) < 0 ||
+	    dalloc(&c->d_pred, bm * 4, &tot) < 0 ||
+	    dalloc(&c->dummy, 2 * maxc * 4, &tot) < 0)
+		return -1;
+	if (c->prec == RV_PREC_BF16 &&
+	    dalloc(&c->gwh, maxw * sizeof(bf16), &tot) < 0)
+		return -1;
+	if (maxlin > 0 && dalloc(&c->lin_dx, maxlin * ts, &tot) < 0)
+		return -1;
+	/* Input slots: pixels, then labels, weights, ids, 8-aligned. */
+	c->in_bytes = ((tlen(net->in) * bm + 7) & ~(size_t)7) + bm * 16;
+	for (i = 0; i < NSLOT; i++) {
+		char *b;
+
+		if (dalloc(&c->d_in_base[i], c->in_bytes, &tot) < 0)
+			return -1;
+		if (cudaMallocHost((void **)&c->h_in[i], c->in_bytes) !=
+		    cudaSuccess || cudaMallocHost((void **)&c->h_out[i],
+		    bm * 12) != cudaSuccess) {
+			(void)cudaGetLastError();
+			return rv_seterr("cuda: %.0f MiB of pinned host "
+			    "memory: out of memory", (double)(c->in_bytes +
+			    bm * 12) / 1048576.0);
+		}
+		b = (char *)c->d_in_base[i];
+		c->d_in[i].px = (uint8_t *)b;
+		b += (tlen(net->in) * bm + 7) & ~(size_t)7;
+		c->d_in[i].ids = (uint64_t *)b;
+		c->d_in[i].labels = (int32_t *)(b + bm * 8);
+		c->d_in[i].weights = (float *)(b + bm * 12);
+	}
+	return 0;
+}
+
+static int
+create_descs(struct cu *c)
+{
+	const struct rv_net *net = &c->net;
+
+	DK(cudnnCreateTensorDescriptor(&c->xd));
+	for (int i = 0; i < net->nlayers; i++) {
+		const struct rv_layer *ly = &net->layers[i];
+		struct cu_layer *cl = &c->l[i];
+		cudnnPoolingMode_t pm;
+
+		DK(cudnnCreateTensorDescriptor(&cl->yd));
+		switch (ly->kind) {
+		case RV_LAYER_CONV:
+			cl->has_conv = 1;
+			if (conv_init(c, &cl->cv, ly->in.c, ly->out, ly->k,
+			    ly->stride, ly->pad, ly->in) < 0)
+				return -1;
+			break;
+		case RV_LAYER_ADD:
+			if (!ly->proj)
+				break;
+			cl->has_conv = 1;
+			if (conv_init(c, &cl->cv, net->layers[ly->res].in.c,
+			    ly->outs.c, 1, ly->proj_stride, 0,
+			    net->layers[ly->res].in) < 0)
+				return -1;
+			[[fallthrough]];
+		case RV_LAYER_BN:
+			DK(cudnnCreateTensorDescriptor(&cl->bnd));
+			break;
+		case RV_LAYER_MAXPOOL:
+		case RV_LAYER_AVGPOOL:
+		case RV_LAYER_GAP:
+			pm = ly->kind == RV_LAYER_MAXPOOL ?
+			    CUDNN_POOLING_MAX_DETERMINISTIC :
+			    CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
+			DK(cudnnCreatePoolingDescriptor(&cl->pd));
+			if (ly->kind == RV_LAYER_GAP)
+				DK(cudnnSetPooling2dDescriptor(cl->pd, pm,
+				    CUDNN_PROPAGATE_NAN, ly->in.h, ly->in.w,
+				    0, 0, ly->in.h, ly->in.w));
+			else
+				DK(cudnnSetPooling2dDescriptor(cl->pd, pm,
+				    CUDNN_PROPAGATE_NAN, ly->k, ly->k,
+				    ly->pad, ly->pad, ly->stride,
+				    ly->stride));
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Descriptors at batch_max, batch-norm parameter descriptors, and every
+ * convolution tuned in a scratch workspace of what memory is left. */
+static int
+plan_convs(struct cu *c)
+{
+	const struct rv_net *net = &c->net;
+	size_t fre, total, fit, need = 0;
+	void *scratch = NULL;
+	int i, rc = -1;
+
+	c->cur_n = 0;
+	for (i = 0; i < net->nlayers; i++)
+		if (set4d(c, c->l[i].yd, c->batch_max, net->layers[i].outs) < 0)
+			return -1;
+	if (set4d(c, c->xd, c->batch_max, net->in) < 0)
+		return -1;
+	for (i = 0; i < net->nlayers; i++)
+		if (c->l[i].bnd != NULL)
+			DK(cudnnDeriveBNTensorDescriptor(c->l[i].bnd,
+			    c->l[i].yd, CUDNN_BATCHNORM_SPATIAL));
+	CK(cudaMemGetInfo(&fre, &total));
+	/* Leave a little for cuDNN's and cuBLAS's own needs. */
+	fit = fre > ((size_t)768 << 20) ? fre - ((size_t)768 << 20) : 0;
+	if (fit > ((size_t)4 << 30))
+		fit = (size_t)4 << 30;
+	while (fit >= ((size_t)16 << 20) &&
+	    cudaMalloc(&scratch, fit) != cudaSuccess) {
+		(void)cudaGetLastError();
+		scratch = NULL;
+		fit /= 2;
+	}
+	if (scratch == NULL)
+		fit = 0;
+	for (i = 0; i < net->nlayers; i++) {
+		const struct rv_layer *ly = &net->layers[i];
+		struct cu_layer *cl = &c->l[i];
+		struct conv *cv = &cl->cv;
+		cudnnTensorDescriptor_t xd;
+		void *x, *y, *dx;
+		int j;
+
+		if (!cl->has_conv)
+			continue;
+		/* The same geometry as an earlier layer: its choice. */
+		for (j = 0; j < i; j++) {
+			struct conv *o = &c->l[j].cv;
+
+			if (c->l[j].has_conv && o->ci == cv->ci &&
+			    o->co == cv->co && o->k == cv->k &&
+			    o->stride == cv->stride && o->pad == cv->pad &&
+			    o->in.h == cv->in.h && o->in.w == cv->in.w)
+				break;
+		}
+		if (j < i) {
+			cv->tuned = c->l[j].cv.tuned;
+			if (set_math(cv, &cv->tuned) < 0)
+				goto end;
+			continue;
+		}
+		if (ly->kind == RV_LAYER_CONV) {
+			xd = lind(c, i);
+			x = lin(c, i);
+			y = cl->y;
+		} else {
+			xd = proj_xd(c, i);
+			x = c->l[ly->res].y;
+			y = cl->sc_x;
+		}
+		/* Any buffer of the input's size takes dx while tuning. */
+		dx = c->g[1];
+		if (tune(c, cv, xd, x, cl->yd, y, wptr(c, ly->param_off),
+		    c->prec == RV_PREC_BF16 ? (void *)c->gwh :
+		    (void *)(c->grads + ly->param_off), dx, scratch, fit,
+		    &cv->tuned) < 0) {
+			rv_preferr("cuda: layer %d", i + 1);
+			goto end;
+		}
+		if (cv->tuned.ws > need)
+			need = cv->tuned.ws;
+	}
+	for (i = 0; i < net->nlayers; i++)
+		if (c->l[i].has_conv && c->l[i].cv.tuned.ws > need)
+			need = c->l[i].cv.tuned.ws;
+	rc = 0;
+end:
+	if (scratch != NULL)
+		cudaFree(scratch);
+	if (rc == 0) {
+		size_t tot = 0;
+
+		c->ws_size = need;
+		rc = dalloc(&c->ws, need, &tot);
+		for (i = 0; rc == 0 && i < net->nlayers; i++)
+			c->l[i].cv.cur = c->l[i].cv.tuned;
+		c->cur_n = c->batch_max;
+	}
+	return rc;
+}
+
+static void cu_destroy(void *be);
+
+static int
+check_net(const struct rv_net *net)
+{
+	const struct rv_layer *last;
+
+	if (net->nlayers < 1)
+		return rv_seterr("cuda: model: no layers");
+	last = &net->layers[net->nlayers - 1];
+	if (last->kind != RV_LAYER_LINEAR || last->out != net->classes ||
+	    net->classes < 1)
+		return rv_seterr("cuda: model: the last layer must be a "
+		    "linear layer with one output a class");
+	if (net->in.c < 1 || net->in.c > 4)
+		return rv_seterr("cuda: model: %d input channels: 1 to 4 "
+		    "supported", net->in.c);
+	for (int i = 0; i < net->nlayers; i++) {
+		const struct rv_layer *ly = &net->layers[i];
+		struct rv_shape in = i > 0 ? net->layers[i - 1].outs : net->in;
+
+		if (ly->in.c != in.c || ly->in.h != in.h || ly->in.w != in.w ||
+		    ly->param_off + ly->nparam > net->nparams ||
+		    ly->buf_off + ly->nbuf > net->nbufs ||
+		    (ly->kind == RV_LAYER_ADD && (ly->res < 0 || ly->res >= i ||
+		    net->layers[ly->res].kind != RV_LAYER_RES)))
+			return rv_seterr("cuda: model: layer %d: inconsistent "
+			    "shapes or parameter counts", i + 1);
+	}
+	return 0;
+}
+
+static int
+pick_device(struct cu *c, int dev)
+{
+	struct cudaDeviceProp p;
+	int n = 0;
+
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+		(void)cudaGetLastError();
+		return rv_seterr("cuda: no CUDA device found");
+	}
+	if (dev < 0 || dev >= n)
+		return rv_seterr("cuda: device %d: there %s %d (0 to %d)", dev,
+		    n == 1 ? "is" : "are", n, n - 1);
+	CK(cudaSetDevice(dev));
+	CK(cudaGetDeviceProperties(&p, dev));
+	if (c->prec == RV_PREC_BF16 && p.major < 8)
+		return rv_seterr("cuda: %s (compute capability %d.%d): bf16 "
+		    "needs 8.0 or later", p.name, p.major, p.minor);
+	if (c->prec == RV_PREC_TF32 && p.major < 8)
+		return rv_seterr("cuda: %s (compute capability %d.%d): tf32 "
+		    "needs 8.0 or later", p.name, p.major, p.minor);
+	snprintf(c->desc, sizeof(c->desc), "%s, %s", p.name,
+	    c->prec == RV_PREC_BF16 ? "bf16" : c->prec == RV_PREC_TF32 ?
+	    "tf32" : "fp32");
+	c->dev = dev;
+	return 0;
+}
+
+static void *
+cu_create(const struct rv_nn_config *cfg)
+{
+	const struct rv_net *net = cfg->net;
+	float lut[4 * 256];
+	struct cu *c;
+	int i;
+
+	if (net == NULL || cfg->batch_max < 1) {
+		rv_seterr("cuda: bad configuration: need a model and "
+		    "batch_max >= 1");
+		return NULL;
+	}
+	if (check_net(net) < 0)
+		return NULL;
+	for (i = 0; i < net->in.c; i++)
+		if (!(cfg->std[i] > 0) || !isfinite(cfg->mean[i])) {
+			rv_seterr("cuda: channel %d: bad mean %g or std %g",
+			    i, cfg->mean[i], cfg->std[i]);
+			return NULL;
+		}
+	if ((c = (struct cu *)calloc(1, sizeof(*c))) == NULL ||
+	    (c->l = (struct cu_layer *)calloc(net->nlayers,
+	    sizeof(*c->l))) == NULL ||
+	    (c->net.layers = (struct rv_layer *)malloc(net->nlayers *
+	    sizeof(*net->layers))) == NULL) {
+		rv_seterr("cuda: out of memory");
+		cu_destroy(c);
+		return NULL;
+	}
+	memcpy(c->net.layers, net->layers, net->nlayers * sizeof(*net->layers));
+	c->net.nlayers = net->nlayers;
+	c->net.in = net->in;
+	c->net.classes = net->classes;
+	c->net.nparams = net->nparams;
+	c->net.nbufs = net->nbufs;
+	c->batch_max = cfg->batch_max;
+	c->seed = cfg->seed;
+	c->ls = cfg->label_smoothing;
+	c->async = cfg->async;
+	c->prec = cfg->precision;
+	c->nhwc = c->prec == RV_PREC_BF16;
+	c->tsz = c->nhwc ? sizeof(bf16) : sizeof(float);
+	c->dt = c->nhwc ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+	c->fmt = c->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+	/* PyTorch's choice too: the persistent kernels for channels-last. */
+	c->bn_train_mode = c->nhwc ? CUDNN_BATCHNORM_SPATIAL_PERSISTENT :
+	    CUDNN_BATCHNORM_SPATIAL;
+	mark_layers(c);
+	if (pick_device(c, cfg->device) < 0)
+		goto fail;
+	if (cudaStreamCreateWithFlags(&c->cs, cudaStreamNonBlocking) !=
+	    cudaSuccess || cudaStreamCreateWithFlags(&c->ts,
+	    cudaStreamNonBlocking) != cudaSuccess) {
+		rv_seterr("cuda: cannot create streams: %s",
+		    cudaGetErrorString(cudaGetLastError()));
+		goto fail;
+	}
+	for (i = 0; i < NSLOT; i++)
+		if (cudaEventCreateWithFlags(&c->ev_up[i],
+		    cudaEventDisableTiming) != cudaSuccess ||
+		    cudaEventCreateWithFlags(&c->ev_done[i],
+		    cudaEventDisableTiming) != cudaSuccess) {
+			rv_seterr("cuda: cannot create events");
+			goto fail;
+		}
+	if (cudnnCreate(&c->dnn) != CUDNN_STATUS_SUCCESS) {
+		rv_seterr("cudnn: cannot initialise (is libcudnn 9 "
+		    "installed?)");
+		goto fail;
+	}
+	if (cublasCreate(&c->blas) != CUBLAS_STATUS_SUCCESS) {
+		rv_seterr("cublas: cannot initialise");
+		goto fail;
+	}
+	if (cudnnSetStream(c->dnn, c->cs) != CUDNN_STATUS_SUCCESS ||
+	    cublasSetStream(c->blas, c->cs) != CUBLAS_STATUS_SUCCESS ||
+	    cublasSetMathMode(c->blas, c->prec == RV_PREC_FP32 ?
+	    CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH) !=
+	    CUBLAS_STATUS_SUCCESS) {
+		rv_seterr("cuda: cannot set up the library handles");
+		goto fail;
+	}
+	if (create_descs(c) < 0 || alloc_all(c) < 0)
+		goto fail;
+	for (i = 0; i < net->nlayers; i++)
+		if (c->l[i].y == NULL)
+			c->l[i].y = lin(c, i);
+	for (i = 0; i < 4 * 256; i++) {
+		int ch = i / 256 < net->in.c ? i / 256 : 0;
+
+		lut[i] = ((float)(i % 256) / 255.0f - cfg->mean[ch]) /
+		    cfg->std[ch];
+	}
+	if (cudaMemcpy(c->lut, lut, sizeof(lut), cudaMemcpyHostToDevice) !=
+	    cudaSuccess) {
+		rv_seterr("cuda: upload: %s",
+		    cudaGetErrorString(cudaGetLastError()));
+		goto fail;
+	}
+	if (plan_convs(c) < 0)
+		goto fail;
+	{
+		/* Initial state: as the CPU backend's, made on the host. */
+		float *p = (float *)malloc((net->nparams + net->nbufs + 1) *
+		    sizeof(float));
+		int rc;
+
+		if (p == NULL) {
+			rv_seterr("cuda: out of memory");
+			goto fail;
+		}
+		rv_net_init(net, cfg->seed, p, p + net->nparams);
+		rc = cudaMemcpy(c->params, p, net->nparams * 4,
+		    cudaMemcpyHostToDevice) != cudaSuccess ||
+		    cudaMemcpy(c->bufs, p + net->nparams, net->nbufs * 4,
+		    cudaMemcpyHostToDevice) != cudaSuccess ||
+		    cudaMemset(c->mom, 0, net->nparams * 4) != cudaSuccess;
+		free(p);
+		if (rc) {
+			rv_seterr("cuda: upload: %s",
+			    cudaGetErrorString(cudaGetLastError()));
+			goto fail;
+		}
+	}
+	return c;
+fail:
+	cu_destroy(c);
+	return NULL;
+}
+
+static void
+cu_destroy(void *be)
+{
+	struct cu *c = (struct cu *)be;
+	int i;
+
+	if (c == NULL)
+		return;
+	if (c->cs != NULL)
+		cudaStreamSynchronize(c->cs);
+	if (c->ts != NULL)
+		cudaStreamSynchronize(c->ts);
+	if (c->l != NULL)
+		for (i = 0; i < c->net.nlayers; i++) {
+			struct cu_layer *cl = &c->l[i];
+
+			if (cl->yd != NULL)
+				cudnnDestroyTensorDescriptor(cl->yd);
+			if (cl->bnd != NULL)
+				cudnnDestroyTensorDescriptor(cl->bnd);
+			if (cl->pd != NULL)
+				cudnnDestroyPoolingDescriptor(cl->pd);
+			if (cl->cv.wd != NULL)
+				cudnnDestroyFilterDescriptor(cl->cv.wd);
+			if (cl->cv.cf != NULL)
+				cudnnDestroyConvolutionDescriptor(cl->cv.cf);
+			if (cl->cv.cb != NULL)
+				cudnnDestroyConvolutionDescriptor(cl->cv.cb);
+			if (cl->cv.cw != NULL)
+				cudnnDestroyConvolutionDescriptor(cl->cv.cw);
+			if (!cl->inplace &&
+			    c->net.layers[i].kind != RV_LAYER_RES)
+				cudaFree(cl->y);
+			cudaFree(cl->save_mean);
+			cudaFree(cl->save_invstd);
+			cudaFree(cl->mask);
+			cudaFree(cl->sc_x);
+			cudaFree(cl->dsc);
+			cudaFree(cl->xt);
+		}
+	if (c->xd != NULL)
+		cudnnDestroyTensorDescriptor(c->xd);
+	cudaFree(c->params);
+	cudaFree(c->grads);
+	cudaFree(c->mom);
+	cudaFree(c->bufs);
+	cudaFree(c->wh);
+	cudaFree(c->gwh);
+	cudaFree(c->lut);
+	cudaFree(c->x);
+	cudaFree(c->g[0]);
+	cudaFree(c->g[1]);
+	cudaFree(c->lin_dx);
+	cudaFree(c->pq);
+	cudaFree(c->d_loss);
+	cudaFree(c->d_gn);
+	cudaFree(c->d_pred);
+	cudaFree(c->dummy);
+	cudaFree(c->ws);
+	for (i = 0; i < NSLOT; i++) {
+		cudaFree(c->d_in_base[i]);
+		if (c->h_in[i] != NULL)
+			cudaFreeHost(c->h_in[i]);
+		if (c->h_out[i] != NULL)
+			cudaFreeHost(c->h_out[i]);
+		if (c->ev_up[i] != NULL)
+			cudaEventDestroy(c->ev_up[i]);
+		if (c->ev_done[i] != NULL)
+			cudaEventDestroy(c->ev_done[i]);
+	}
+	if (c->blas != NULL)
+		cublasDestroy(c->blas);
+	if (c->dnn != NULL)
+		cudnnDestroy(c->dnn);
+	if (c->cs != NULL)
+		cudaStreamDestroy(c->cs);
+	if (c->ts != NULL)
+		cudaStreamDestroy(c->ts);
+	(void)cudaGetLastError();
+	free(c->net.layers);
+	free(c->l);
+	free(c);
+}
+
+/* ---- Forward and backward -------------------------------------------- */
+
+enum fwd_mode { FWD_TRAIN, FWD_EVAL };
+
+template <typename T>
+static int
+elementwise_relu(struct cu *c, uint64_t len, const void *x, void *y)
+{
+	k_relu_fwd<T><<<blocks(len), TPB, 0, c->cs>>>(len, (const T *)x,
+	    (T *)y);
+	LAUNCHED();
+	return 0;
+}
+
+/* bf16 copies of every conv and linear weight (KRSC for convs). */
+static int
+cast_weights(struct cu *c)
+{
+	const struct rv_net *net = &c->net;
+
+	for (int i = 0; i < net->nlayers; i++) {
+		const struct rv_layer *ly = &net->layers[i];
+		uint64_t len;
+		int ci, rs;
+
+		if (ly->kind == RV_LAYER_CONV) {
+			len = wlen(ly);
+			ci = ly->in.c;
+			rs = ly->k * ly->k;
+		} else if (ly->kind == RV_LAYER_LINEAR) {
+			len = wlen(ly);
+			ci = 1;
+			rs = 1;
+		} else if (ly->kind == RV_LAYER_ADD && ly->proj) {
+			ci = net->layers[ly->res].in.c;
+			len = (uint64_t)ly->outs.c * ci;
+			rs = 1;
+		} else
+			continue;
+		k_cast_w<<<blocks(len), TPB, 0, c->cs>>>(len, ci, rs,
+		    ly->kind != RV_LAYER_LINEAR, c->params + ly->param_off,
+		    c->wh + ly->param_off);
+		LAUNCHED();
+	}
+	return 0;
+}
+
+static int
+conv_fwd(struct cu *c, struct conv *cv, cudnnTensorDescriptor_t xd,
+    const void *x, const void *w, cudnnTensorDescriptor_t yd, void *y)
+{
+	DK(cudnnConvolutionForward(c->dnn, &one, xd, x, cv->wd, w, cv->cf,
+	    cv->cur.fwd, c->ws, c->ws_size, &zero, yd, y));
+	return 0;
+}
+
+/* dw (fp32, canonical order) always; dx when not NULL. */
+static int
+conv_bwd(struct cu *c, struct conv *cv, cudnnTensorDescriptor_t xd,
+    const void *x, const void *w, cudnnTensorDescriptor_t yd, const void *dy,
+    void *dx, float *dw)
+{
+	void *dwt = c->prec == RV_PREC_BF16 ? (void *)c->gwh : (void *)dw;
+
+	DK(cudnnConvolutionBackwardFilter(c->dnn, &one, xd, x, yd, dy,
+	    cv->cw, cv->cur.wgt, c->ws, c->ws_size, &zero, cv->wd, dwt));
+	if (c->prec == RV_PREC_BF16) {
+		uint64_t len = (uint64_t)cv->co * cv->ci * cv->k * cv->k;
+
+		k_uncast_w<<<blocks(len), TPB, 0, c->cs>>>(len, cv->ci,
+		    cv->k * cv->k, 1, c->gwh, dw);
+		LAUNCHED();
+	}
+	if (dx != NULL)
+		DK(cudnnConvolutionBackwardData(c->dnn, &one, cv->wd, w, yd,
+		    dy, cv->cb, cv->cur.bwd, c->ws, c->ws_size, &zero, xd,
+		    dx));
+	return 0;
+}
+
+static int
+bn_fwd(struct cu *c, enum fwd_mode mode, int hw1, cudnnTensorDescriptor_t d,
+    cudnnTensorDescriptor_t bnd, const void *x, const float *p, float *run,
+    int ch, void *y, float *sm, float *si)
+{
+	if (mode == FWD_EVAL)
+		DK(cudnnBatchNormalizationForwardInference(c->dnn,
+		    CUDNN_BATCHNORM_SPATIAL, &one, &zero, d, x, d, y, bnd, p,
+		    p + ch, run, run + ch, BN_EPS));
+	else
+		DK(cudnnBatchNormalizationForwardTraining(c->dnn,
+		    hw1 ? CUDNN_BATCHNORM_SPATIAL : c->bn_train_mode, &one,
+		    &zero, d, x, d, y, bnd, p, p + ch, BN_MOMENTUM, run,
+		    run + ch, BN_EPS, sm, si));
+	return 0;
+}
+
+static int
+bn_bwd(struct cu *c, int hw1, cudnnTensorDescriptor_t d,
+    cudnnTensorDescriptor_t bnd, const void *x, const void *dy,
+    const float *p, float *gp, int ch, void *dx, const float *sm,
+    const float *si)
+{
+	DK(cudnnBatchNormalizationBackward(c->dnn, hw1 ?
+	    CUDNN_BATCHNORM_SPATIAL : c->bn_train_mode, &one, &zero, &one,
+	    &zero, d, x, d, dy, d, dx, bnd, p, gp, gp + ch, BN_EPS, sm, si));
+	return 0;
+}
+
+/* cuBLAS types for the activations and the GEMMs' arithmetic. */
+static cudaDataType_t
+blas_t(const struct cu *c)
+{
+	return c->nhwc ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+static cublasComputeType_t
+blas_compute(const struct cu *c)
+{
+	return c->prec == RV_PREC_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 :
+	    c->prec == RV_PREC_FP32 ? CUBLAS_COMPUTE_32F_PEDANTIC :
+	    CUBLAS_COMPUTE_32F;
+}
+
+/*
+ * y[n][out] = x[n][f] W^T + b, rows as cuBLAS's column-major
+ * y^T (out x n) = W (out x f: f x out stored, transposed) . x^T (f x n).
+ */
+template <typename T>
+static int
+linear_fwd(struct cu *c, int i, int n)
+{
+	const struct rv_layer *ly = &c->net.layers[i];
+	struct cu_layer *cl = &c->l[i];
+	int f = (int)tlen(ly->in), hw = (int)hwof(ly->in);
+	const void *x = lin(c, i);
+
+	if (cl->xt != NULL) {
+		k_permute<T><<<blocks((uint64_t)n * f), TPB, 0, c->cs>>>(n,
+		    ly->in.c, hw, 1, (const T *)x, (T *)cl->xt);
+		LAUNCHED();
+		x = cl->xt;
+	}
+	BK(cublasGemmEx(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, ly->out, n, f,
+	    &one, wptr(c, ly->param_off), blas_t(c), f, x, blas_t(c), f,
+	    &zero, cl->y, blas_t(c), ly->out, blas_compute(c),
+	    CUBLAS_GEMM_DEFAULT));
+	if (ly->bias) {
+		k_bias_add<T><<<blocks((uint64_t)n * ly->out), TPB, 0,
+		    c->cs>>>(n, ly->out, 1, 0,
+		    c->params + ly->param_off + wlen(ly), (T *)cl->y);
+		LAUNCHED();
+	}
+	return 0;
+}
+
+/* dW (f x out col-major) = x^T (f x n) . dy (n x out); dx^T = W^T dy^T. */
+template <typename T>
+static int
+linear_bwd(struct cu *c, int i, int n, const void *dy, void *dx)
+{
+	const struct rv_layer *ly = &c->net.layers[i];
+	struct cu_layer *cl = &c->l[i];
+	int f = (int)tlen(ly->in), hw = (int)hwof(ly->in);
+	const void *x = cl->xt != NULL ? cl->xt : lin(c, i);
+	float *gw = c->grads + ly->param_off;
+
+	BK(cublasGemmEx(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, f, ly->out, n,
+	    &one, x, blas_t(c), f, dy, blas_t(c), ly->out, &zero, gw,
+	    CUDA_R_32F, f, blas_compute(c), CUBLAS_GEMM_DEFAULT));
+	if (ly->bias) {
+		k_chan_sum<T><<<ly->out, TPB, 0, c->cs>>>(n, ly->out, 1, 0,
+		    (const T *)dy, gw + wlen(ly));
+		LAUNCHED();
+	}
+	if (dx == NULL)
+		return 0;
+	BK(cublasGemmEx(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, f, n, ly->out,
+	    &one, wptr(c, ly->param_off), blas_t(c), f, dy, blas_t(c),
+	    ly->out, &zero, cl->xt != NULL ? c->lin_dx : dx, blas_t(c), f,
+	    blas_compute(c), CUBLAS_GEMM_DEFAULT));
+	if (cl->xt != NULL) {
+		k_permute<T><<<blocks((uint64_t)n * f), TPB, 0, c->cs>>>(n,
+		    ly->in.c, hw, 0, (const T *)c->lin_dx, (T *)dx);
+		LAUNCHED();
+	}
+	return 0;
+}
+
+template <typename T>
+static int
+forward(struct cu *c, int n, int slot, uint64_t step, enum fwd_mode mode)
+{
+	const struct rv_net *net = &c->net;
+	const struct dev_in *in = &c->d_in[slot];
+
+	k_input<T><<<blocks(tlen(net->in) * n), TPB, 0, c->cs>>>(n, net->in.h,
+	    net->in.w, net->in.c, c->nhwc, in->px, c->lut, (T *)c->x);
+	LAUNCHED();
+	if (c->prec == RV_PREC_BF16 && cast_weights(c) < 0)
+		return -1;
+	for (int i = 0; i < net->nlayers; i++) {
+		const struct rv_layer *ly = &net->layers[i];
+		struct cu_layer *cl = &c->l[i];
+		void *x = lin(c, i);
+		cudnnTensorDescriptor_t xd = lind(c, i);
+		float *p = c->params + ly->param_off;
+		uint64_t olen = tlen(ly->outs) * n;
+		int hw = (int)hwof(ly->in);
+		struct rv_rng r;
+
+		switch (ly->kind) {
+		case RV_LAYER_CONV:
+			if (conv_fwd(c, &cl->cv, xd, x, wptr(c, ly->param_off),
+			    cl->yd, cl->y) < 0)
+				return -1;
+			if (ly->bias) {
+				k_bias_add<T><<<blocks(olen), TPB, 0,
+				    c->cs>>>(n, ly->out, (int)hwof(ly->outs),
+				    c->nhwc, p + wlen(ly), (T *)cl->y);
+				LAUNCHED();
+			}
+			break;
+		case RV_LAYER_BN:
+			if (bn_fwd(c, mode, hw == 1, xd, cl->bnd, x, p,
+			    c->bufs + ly->buf_off, ly->in.c, cl->y,
+			    cl->save_mean, cl->save_invstd) < 0)
+				return -1;
+			break;
+		case RV_LAYER_RELU:
+			if (elementwise_relu<T>(c, olen, x, cl->y) < 0)
+				return -1;
+			break;
+		case RV_LAYER_MAXPOOL:
+		case RV_LAYER_AVGPOOL:
+		case RV_LAYER_GAP:
+			DK(cudnnPoolingForward(c->dnn, cl->pd, &one, xd, x,
+			    &zero, cl->yd, cl->y));
+			break;
+		case RV_LAYER_LINEAR:
+			if (linear_fwd<T>(c, i, n) < 0)
+				return -1;
+			break;
+		case RV_LAYER_DROPOUT:
+			if (mode == FWD_EVAL) {
+				CK(cudaMemcpyAsync(cl->y, x, olen * c->tsz,
+				    cudaMemcpyDeviceToDevice, c->cs));
+				break;
+			}
+			rv_rng_init(&r, c->seed, RV_STAGE_TRAIN, (uint32_t)i, 0,
+			    0);
+			k_dropout_fwd<T><<<blocks(olen), TPB, 0, c->cs>>>(n,
+			    ly->in.c, hw, c->nhwc, ly->p, ly->p < 1.0f ?
+			    1.0f / (1.0f - ly->p) : 0.0f, r.key[0], r.key[1],
+			    (uint32_t)step, in->ids, (const T *)x, (T *)cl->y,
+			    cl->mask);
+			LAUNCHED();
+			break;
+		case RV_LAYER_RES:
+			break;
+		case RV_LAYER_ADD: {
+			const void *s = c->l[ly->res].y;
+
+			if (ly->proj) {
+				size_t wl = (size_t)ly->outs.c *
+				    net->layers[ly->res].in.c;
+
+				if (conv_fwd(c, &cl->cv, proj_xd(c, i), s,
+				    wptr(c, ly->param_off), cl->yd,
+				    cl->sc_x) < 0 ||
+				    bn_fwd(c, mode, hwof(ly->outs) == 1,
+				    cl->yd, cl->bnd, cl->sc_x, p + wl,
+				    c->bufs + ly->buf_off, ly->outs.c, c->g[0],
+				    cl->save_mean, cl->save_invstd) < 0)
+					return -1;
+				s = c->g[0];
+			}
+			k_add<T><<<blocks(olen), TPB, 0, c->cs>>>(olen,
+			    (const T *)x, (const T *)s, (T *)cl->y);
+			LAUNCHED();
+			break;
+		}
+		}
+	}
+	return 0;
+}
+
+template <typename T>
+static int
+backward(struct cu *c, int n)
+{
+	const struct rv_net *net = &c->net;
+	void *gy = c->g[0], *gx = c->g[1], *t;
+
+	for (int i = net->nlayers - 1; i >= 0 && c->l[i].needg; i--) {
+		const struct rv_layer *ly = &net->layers[i];
+		struct cu_layer *cl = &c->l[i];
+		void *x = lin(c, i);
+		cudnnTensorDescriptor_t xd = lind(c, i);
+		float *p = c->params + ly->param_off;
+		float *gp = c->grads + ly->param_off;
+		int din = i > 0 && c->l[i - 1].needg;
+		void *dx = din ? gx : NULL;
+		uint64_t olen = tlen(ly->outs) * n;
+		int hw = (int)hwof(ly->in);
+
+		switch (ly->kind) {
+		case RV_LAYER_CONV:
+			if (ly->bias) {
+				k_chan_sum<T><<<ly->out, TPB, 0, c->cs>>>(n,
+				    ly->out, (int)hwof(ly->outs), c->nhwc,
+				    (const T *)gy, gp + wlen(ly));
+				LAUNCHED();
+			}
+			if (conv_bwd(c, &cl->cv, xd, x, wptr(c, ly->param_off),
+			    cl->yd, gy, dx, gp) < 0)
+				return -1;
+			break;
+		case RV_LAYER_BN:
+			/* batch norm always needs dx computed; fine. */
+			if (bn_bwd(c, hw == 1, xd, cl->bnd, x, gy, p, gp,
+			    ly->in.c, gx, cl->save_mean, cl->save_invstd) < 0)
+				return -1;
+			break;
+		case RV_LAYER_RELU:
+			k_relu_bwd<T><<<blocks(olen), TPB, 0, c->cs>>>(olen,
+			    (const T *)cl->y, (const T *)gy, (T *)gy);
+			LAUNCHED();
+			din = 0;
+			break;
+		case RV_LAYER_MAXPOOL:
+		case RV_LAYER_AVGPOOL:
+		case RV_LAYER_GAP:
+			DK(cudnnPoolingBackward(c->dnn, cl->pd, &one, cl->yd,
+			    cl->y, cl->yd, gy, xd, x, &zero, xd, gx));
+			break;
+		case RV_LAYER_LINEAR:
+			if (linear_bwd<T>(c, i, n, gy, dx) < 0)
+				return -1;
+			break;
+		case RV_LAYER_DROPOUT:
+			k_scale<T><<<blocks(olen), TPB, 0, c->cs>>>(olen,
+			    cl->mask, (const T *)gy, (T *)gx);
+			LAUNCHED();
+			break;
+		case RV_LAYER_RES:
+			if (din) {
+				k_add<T><<<blocks(olen), TPB, 0, c->cs>>>(olen,
+				    (const T *)gy, (const T *)cl->dsc,
+				    (T *)gy);
+				LAUNCHED();
+			}
+			din = 0;
+			break;
+		case RV_LAYER_ADD: {
+			int r = ly->res;
+			void *dsc = r > 0 && c->l[r - 1].needg ? c->l[r].dsc :
+			    NULL;
+
+			if (ly->proj) {
+				int ci = net->layers[r].in.c;
+				size_t wl = (size_t)ly->outs.c * ci;
+
+				if (bn_bwd(c, hwof(ly->outs) == 1, cl->yd,
+				    cl->bnd, cl->sc_x, gy, p + wl, gp + wl,
+				    ly->outs.c, gx, cl->save_mean,
+				    cl->save_invstd) < 0 ||
+				    conv_bwd(c, &cl->cv, proj_xd(c, i),
+				    c->l[r].y, wptr(c, ly->param_off), cl->yd,
+				    gx, dsc, gp) < 0)
+					return -1;
+			} else if (dsc != NULL)
+				CK(cudaMemcpyAsync(dsc, gy, olen * c->tsz,
+				    cudaMemcpyDeviceToDevice, c->cs));
+			din = 0;
+			break;
+		}
+		}
+		if (din) {
+			t = gy;
+			gy = gx;
+			gx = t;
+		}
+	}
+	return 0;
+}
+
+/* ---- Steps ------------------------------------------------------------ */
+
+static int
+check_batch(const struct cu *c, const struct rv_nn_batch *b, int train)
+{
+	int i;
+
+	if (b->n < 1 || b->n > c->batch_max)
+		return rv_seterr("cuda: batch of %d samples: expected 1 to %d",
+		    b->n, c->batch_max);
+	if (b->pixels == NULL || b->labels == NULL)
+		return rv_seterr("cuda: batch without pixels or labels");
+	if (train && c->has_dropout && b->ids == NULL)
+		return rv_seterr("cuda: batch without ids: dropout needs "
+		    "them");
+	for (i = 0; i < b->n; i++)
+		if (b->labels[i] < 0 || b->labels[i] >= c->net.classes)
+			return rv_seterr("cuda: sample %d of the batch: label "
+			    "%d out of range [0, %d)", i, (int)b->labels[i],
+			    c->net.classes);
+	if (!train)
+		return 0;
+	for (i = 0; i < c->net.nlayers; i++) {
+		const struct rv_layer *ly = &c->net.layers[i];
+
+		if ((ly->kind == RV_LAYER_BN || (ly->kind == RV_LAYER_ADD &&
+		    ly->proj)) && (size_t)b->n * hwof(ly->outs) < 2)
+			return rv_seterr("cuda: layer %d: batch norm needs 2 "
+			    "values a channel, the batch has 1", i + 1);
+	}
+	return 0;
+}
+
+/* Collect the oldest step in flight: its results into its out arrays. */
+static int
+collect(struct cu *c)
+{
+	int s = (c->slot + NSLOT - c->inflight) % NSLOT;
+	const struct rv_nn_out *o = &c->pend_out[s];
+	size_t n = (size_t)c->pend_n[s];
+	const char *h = c->h_out[s];
+	cudaError_t e;
+
+	e = cudaEventSynchronize(c->ev_done[s]);
+	c->inflight--;
+	c->pend[s] = 0;
+	if (e != cudaSuccess)
+		return rv_seterr("cuda: step failed: %s",
+		    cudaGetErrorString(e));
+	if (o->loss != NULL)
+		memcpy(o->loss, h, n * 4);
+	if (o->gradnorm != NULL)
+		memcpy(o->gradnorm, h + (size_t)c->batch_max * 4, n * 4);
+	if (o->pred != NULL)
+		memcpy(o->pred, h + (size_t)c->batch_max * 8, n * 4);
+	return 0;
+}
+
+static int
+cu_wait(void *be, int keep)
+{
+	struct cu *c = (struct cu *)be;
+	int rc = 0;
+
+	if (keep < 0)
+		keep = 0;
+	while (c->inflight > keep)
+		if (collect(c) < 0)
+			rc = -1;
+	return rc;
+}
+
+/*
+ * Into slot s: copy the batch into pinned memory (once the upload that
+ * last used it is done), then upload it on the transfer stream once the
+ * step that last read the slot's device buffer is done with it.
+ */
+static int
+upload(struct cu *c, const struct rv_nn_batch *b, int s)
+{
+	size_t n = (size_t)b->n, px = tlen(c->net.in) * n;
+	size_t pxa = (tlen(c->net.in) * c->batch_max + 7) & ~(size_t)7;
+	size_t bm = (size_t)c->batch_max;
+	uint8_t *h = c->h_in[s];
+
+	CK(cudaEventSynchronize(c->ev_up[s]));
+	memcpy(h, b->pixels, px);
+	if (b->ids != NULL)
+		memcpy(h + pxa, b->ids, n * 8);
+	else
+		memset(h + pxa, 0, n * 8);
+	memcpy(h + pxa + bm * 8, b->labels, n * 4);
+	if (b->weights != NULL)
+		memcpy(h + pxa + bm * 12, b->weights, n * 4);
+	CK(cudaStreamWaitEvent(c->ts, c->ev_done[s], 0));
+	CK(cudaMemcpyAsync(c->d_in[s].px, h, px, cudaMemcpyHostToDevice,
+	    c->ts));
+	CK(cudaMemcpyAsync(c->d_in[s].ids, h + pxa, bm * 16,
+	    cudaMemcpyHostToDevice, c->ts));
+	CK(cudaEventRecord(c->ev_up[s], c->ts));
+	CK(cudaStreamWaitEvent(c->cs, c->ev_up[s], 0));
+	return 0;
+}
+
+/* After the forward pass: the loss kernel and, training, gradnorms. */
+template <typename T>
+static int
+loss_and_results(struct cu *c, const struct rv_nn_batch *b, int s, float ls,
+    int train)
+{
+	const struct rv_net *net = &c->net;
+	int last = net->nlayers - 1, n = b->n;
+	const struct rv_layer *ll = &net->layers[last];
+	char *h = c->h_out[s];
+	size_t bm = (size_t)c->batch_max;
+
+	k_softmax_ce<T><<<(n + 127) / 128, 128, 0, c->cs>>>(net->classes, n,
+	    (const T *)c->l[last].y, c->d_in[s].labels,
+	    b->weights != NULL ? c->d_in[s].weights : NULL, ls, c->d_loss,
+	    train ? (T *)c->g[0] : NULL, c->pq, c->d_pred);
+	LAUNCHED();
+	if (train) {
+		/* ||h||^2 is the same in any order: the raw input will do. */
+		k_gradnorm<T><<<n, TPB, 0, c->cs>>>(n, tlen(ll->in),
+		    (const T *)lin(c, last), ll->bias, c->pq, c->d_gn);
+		LAUNCHED();
+		CK(cudaMemcpyAsync(h + bm * 4, c->d_gn, (size_t)n * 4,
+		    cudaMemcpyDeviceToHost, c->cs));
+	}
+	CK(cudaMemcpyAsync(h, c->d_loss, (size_t)n * 4, cudaMemcpyDeviceToHost,
+	    c->cs));
+	CK(cudaMemcpyAsync(h + bm * 8, c->d_pred, (size_t)n * 4,
+	    cudaMemcpyDeviceToHost, c->cs));
+	return 0;
+}
+
+template <typename T>
+static int
+train_step(struct cu *c, const struct rv_nn_batch *b,
+    const struct rv_nn_hyper *hy, int s)
+{
+	uint64_t np = c->net.nparams;
+
+	if (forward<T>(c, b->n, s, b->step, FWD_TRAIN) < 0 ||
+	    loss_and_results<T>(c, b, s, hy->label_smoothing, 1) < 0 ||
+	    backward<T>(c, b->n) < 0)
+		return -1;
+	k_sgd<<<blocks(np), TPB, 0, c->cs>>>(np, c->params, c->grads, c->mom,
+	    hy->lr, hy->momentum, hy->weight_decay, hy->nesterov);
+	LAUNCHED();
+	return 0;
+}
+
+template <typename T>
+static int
+eval_step(struct cu *c, const struct rv_nn_batch *b, int s)
+{
+	if (forward<T>(c, b->n, s, 0, FWD_EVAL) < 0)
+		return -1;
+	return loss_and_results<T>(c, b, s, c->ls, 0);
+}
+
+/* Queue a step into the next slot; out filled when it is collected. */
+static int
+submit(struct cu *c, const struct rv_nn_batch *b,
+    const struct rv_nn_hyper *hy, struct rv_nn_out *out)
+{
+	int s = c->slot, rc;
+
+	/* The slot's previous step must be collected before its pinned
+	 * results are overwritten. */
+	if (c->inflight == NSLOT && collect(c) < 0)
+		return -1;
+	if (set_batch(c, b->n) < 0 || upload(c, b, s) < 0)
+		return -1;
+	if (hy != NULL)
+		rc = c->nhwc ? train_step<bf16>(c, b, hy, s) :
+		    train_step<float>(c, b, hy, s);
+	else
+		rc = c->nhwc ? eval_step<bf16>(c, b, s) :
+		    eval_step<float>(c, b, s);
+	if (rc < 0) {
+		/* Let what was queued drain before anything else runs. */
+		cudaStreamSynchronize(c->cs);
+		(void)cudaGetLastError();
+		return -1;
+	}
+	CK(cudaEventRecord(c->ev_done[s], c->cs));
+	memset(&c->pend_out[s], 0, sizeof(c->pend_out[s]));
+	if (out != NULL)
+		c->pend_out[s] = *out;
+	if (hy == NULL)
+		c->pend_out[s].gradnorm = NULL;
+	c->pend_n[s] = b->n;
+	c->pend[s] = 1;
+	c->inflight++;
+	c->slot = (s + 1) % NSLOT;
+	return 0;
+}
+
+static int
+cu_train(void *be, const struct rv_nn_batch *b, const struct rv_nn_hyper *h,
+    struct rv_nn_out *out)
+{
+	struct cu *c = (struct cu *)be;
+
+	if (check_batch(c, b, 1) < 0)
+		return -1;
+	if (!(h->label_smoothing >= 0 && h->label_smoothing < 1))
+		return rv_seterr("cuda: label smoothing %g: not in [0, 1)",
+		    h->label_smoothing);
+	if (submit(c, b, h, out) < 0)
+		return -1;
+	return c->async ? 0 : cu_wait(c, 0);
+}
+
+static int
+cu_eval(void *be, const struct rv_nn_batch *b, struct rv_nn_out *out)
+{
+	struct cu *c = (struct cu *)be;
+
+	if (cu_wait(c, 0) < 0 || check_batch(c, b, 0) < 0 ||
+	    submit(c, b, NULL, out) < 0)
+		return -1;
+	return cu_wait(c, 0);
+}
+
+static int
+cu_get_state(void *be, float *params, float *momentum, float *bufs)
+{
+	struct cu *c = (struct cu *)be;
+
+	if (cu_wait(c, 0) < 0)
+		return -1;
+	CK(cudaStreamSynchronize(c->cs));
+	if (params != NULL)
+		CK(cudaMemcpy(params, c->params, c->net.nparams * 4,
+		    cudaMemcpyDeviceToHost));
+	if (momentum != NULL)
+		CK(cudaMemcpy(momentum, c->mom, c->net.nparams * 4,
+		    cudaMemcpyDeviceToHost));
+	if (bufs != NULL)
+		CK(cudaMemcpy(bufs, c->bufs, c->net.nbufs * 4,
+		    cudaMemcpyDeviceToHost));
+	return 0;
+}
+
+static int
+cu_set_state(void *be, const float *params, const float *momentum,
+    const float *bufs)
+{
+	struct cu *c = (struct cu *)be;
+
+	if (cu_wait(c, 0) < 0)
+		return -1;
+	CK(cudaStreamSynchronize(c->cs));
+	if (params != NULL)
+		CK(cudaMemcpy(c->params, params, c->net.nparams * 4,
+		    cudaMemcpyHostToDevice));
+	if (momentum != NULL)
+		CK(cudaMemcpy(c->mom, momentum, c->net.nparams * 4,
+		    cudaMemcpyHostToDevice));
+	if (bufs != NULL)
+		CK(cudaMemcpy(c->bufs, bufs, c->net.nbufs * 4,
+		    cudaMemcpyHostToDevice));
+	return 0;
+}
+
+static const char *
+cu_describe(void *be)
+{
+	return ((struct cu *)be)->desc;
+}
+
+static const struct rv_nn_ops cuda_ops = {
+	"cuda", cu_create, cu_destroy, cu_train, cu_eval, cu_get_state,
+	cu_set_state, cu_wait, cu_describe,
+};
+
+extern "C" const struct rv_nn_ops *
+rv_nn_cuda(void)
+{
+	return &cuda_ops;
+}
+
+extern "C" int
+rv_nn_cuda_devices(void)
+{
+	int n = 0;
+
+	if (cudaGetDeviceCount(&n) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return 0;
+	}
+	return n;
+}
+
+/* ---- Host entry points for the tests (nn_cuda_host.h) ---------------- */
+
+extern "C" void
+rv_cuda_host_dropout(int c, int n, int hw, int nhwc, float p, uint64_t seed,
+    uint32_t op, uint64_t step, const uint64_t *ids, float *mask)
+{
+	struct rv_rng r;
+	uint64_t len = (uint64_t)n * c * hw;
+	float scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
+
+	rv_rng_init(&r, seed, RV_STAGE_TRAIN, op, 0, 0);
+	for (uint64_t idx = 0; idx < len; idx++) {
+		int i, ch, j;
+
+		unindex(idx, c, hw, nhwc, &i, &ch, &j);
+		mask[idx] = drop_scale(r.key[0], r.key[1], (uint32_t)step,
+		    ids[i], (uint64_t)ch * hw + j, p, scale);
+	}
+}
+
+template <typename T>
+static double
+host_softmax(int k, int n, const float *z, const int32_t *label,
+    const float *wt, float ls, float *loss, float *dz, float *pq,
+    int32_t *pred)
+{
+	T *zt = new T[(size_t)k * n], *dzt = new T[(size_t)k * n];
+	double obj = 0.0;
+
+	for (size_t j = 0; j < (size_t)k * n; j++)
+		zt[j] = from_f<T>(z[j]);
+	for (int i = 0; i < n; i++) {
+		double w = wt != NULL ? wt[i] : 1.0;
+		double l = softmax_ce1<T>(k, n, zt + (size_t)i * k, 1,
+		    label[i], w, ls, dzt + (size_t)i * k, &pq[i], &pred[i]);
+
+		if (loss != NULL)
+			loss[i] = (float)l;
+		obj += w * l;
+	}
+	if (dz != NULL)
+		for (size_t j = 0; j < (size_t)k * n; j++)
+			dz[j] = to_f(dzt[j]);
+	delete[] zt;
+	delete[] dzt;
+	return n > 0 ? obj / n : 0.0;
+}
+
+extern "C" double
+rv_cuda_host_softmax_ce(int k, int n, const float *z, const int32_t *label,
+    const float *wt, float ls, float *loss, float *dz, float *pq,
+    int32_t *pred)
+{
+	return host_softmax<float>(k, n, z, label, wt, ls, loss, dz, pq, pred);
+}
+
+extern "C" double
+rv_cuda_host_softmax_ce_bf16(int k, int n, const float *z,
+    const int32_t *label, const float *wt, float ls, float *loss, float *dz,
+    float *pq, int32_t *pred)
+{
+	return host_softmax<bf16>(k, n, z, label, wt, ls, loss, dz, pq, pred);
+}
+
+extern "C" void
+rv_cuda_host_sgd(size_t len, float *p, const float *grad, float *v, float lr,
+    float mom, float wd, int nesterov)
+{
+	for (size_t j = 0; j < len; j++)
+		sgd1(&p[j], grad[j], &v[j], lr, mom, wd, nesterov);
+}
+
+extern "C" void
+rv_cuda_host_krsc(int k, int c, int rs, const float *kcrs, float *krsc)
+{
+	uint64_t len = (uint64_t)k * c * rs;
+
+	for (uint64_t j = 0; j < len; j++)
+		krsc[krsc_index(j, c, rs)] = kcrs[j];
+}

@@ -1,0 +1,46 @@
+/*
+ * Host entry points to the CUDA backend's per-element arithmetic
+ * (nn_cuda_kern.cuh), compiled into nn_cuda.cu: the very functions its
+ * kernels run, called in loops on the CPU, so that tests/unit/t_nn_cuda.c
+ * can check them against the CPU backend's kernels without a GPU.  Only
+ * in a build with the CUDA backend (RV_HAVE_CUDA).
+ */
+#ifndef RV_NN_CUDA_HOST_H
+#define RV_NN_CUDA_HOST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Dropout scales of an [n][c][hw] tensor, NCHW (nhwc 0) or NHWC order,
+ * as the forward kernel draws them. */
+void rv_cuda_host_dropout(int c, int n, int hw, int nhwc, float p,
+    uint64_t seed, uint32_t op, uint64_t step, const uint64_t *ids,
+    float *mask);
+/* Softmax cross-entropy over logits z[n][k] (the device's layout), as the
+ * loss kernel; dz[n][k] may be NULL, wt NULL for weights 1.  Returns the
+ * objective (1/n) sum w_i loss_i. */
+double rv_cuda_host_softmax_ce(int k, int n, const float *z,
+    const int32_t *label, const float *wt, float ls, float *loss,
+    float *dz, float *pq, int32_t *pred);
+/* The same with bf16 logits and gradients (z rounded to bf16 first, dz
+ * rounded to bf16 and widened back). */
+double rv_cuda_host_softmax_ce_bf16(int k, int n, const float *z,
+    const int32_t *label, const float *wt, float ls, float *loss,
+    float *dz, float *pq, int32_t *pred);
+/* The SGD kernel's update. */
+void rv_cuda_host_sgd(size_t len, float *p, const float *grad, float *v,
+    float lr, float mom, float wd, int nesterov);
+/* A KCRS weight [k][c][rs] in KRSC order, as the bf16 weight cast lays it
+ * out for NHWC convolutions. */
+void rv_cuda_host_krsc(int k, int c, int rs, const float *kcrs,
+    float *krsc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

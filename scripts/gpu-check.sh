@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Everything the CUDA backend needs a GPU for, in one run (issue 8):
+# build with CUDA, the unit tests (build/unit/t_nn_cuda: the CPU and CUDA
+# backends agree on whole models in fp32, tf32 and bf16; asynchronous
+# steps; learning), the end-to-end checks (tests/gpu/run.sh: training
+# learns, feedback flows to rv-score, clean errors) and the benchmark
+# (bench/gpu.sh: images/s, TFLOP/s, PyTorch), then a compact report.
+# Exit 1 if a check failed.  Environment: JOBS (make -j, default nproc),
+# SKIP_BENCH=1 for the checks only; bench/gpu.sh's MODELS, PRECS, STEPS.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+export LC_ALL=C
+log=${GPU_CHECK_LOG:-bench/out/gpu-check.log}
+mkdir -p "$(dirname "$log")"
+: > "$log"
+say() { printf '%s\n' "$*" | tee -a "$log"; }
+
+say "== gpu-check $(date -u +%FT%TZ), $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 |
+    sed 's/^/gpu: /' | tee -a "$log"
+say "nvcc: $(/usr/local/cuda/bin/nvcc --version 2>/dev/null | tail -1)"
+if ! make -j"${JOBS:-$(nproc)}" CUDA=1 all units >> "$log" 2>&1; then
+	say "build: FAILED (see $log)"
+	exit 1
+fi
+say "build: ok"
+status=0
+say "== unit: build/unit/t_nn_cuda"
+build/unit/t_nn_cuda 2>&1 | tee -a "$log" | grep -E '^(not ok|ok|#)' || :
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+say "== end to end: tests/gpu/run.sh"
+bash tests/gpu/run.sh 2>&1 | tee -a "$log" || status=1
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+	say "== benchmark: bench/gpu.sh"
+	bash bench/gpu.sh 2>&1 | tee -a "$log" || status=1
+fi
+say "== $( [ "$status" = 0 ] && echo PASS || echo FAIL ); full log: $log"
+exit "$status"

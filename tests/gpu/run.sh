@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The CUDA backend on a GPU (issue 8), end to end; run by
+# scripts/gpu-check.sh after the unit tests (build/unit/t_nn_cuda: both
+# backends agree on whole models).  For each of fp32, tf32 and bf16:
+#   learns    Fashion-MNIST (10,000 samples, 3 epochs, cnn-small,
+#             shrunk by rv-score with the trainer's feedback through a
+#             FIFO) reaches >= 0.82 test accuracy;
+#   feedback  rv-score read the trainer's lines (its summary counts them)
+#             and the trainer wrote one line a trained sample;
+#   device    the summary names the CUDA device and the precision.
+# Then: the CPU and CUDA fp32 backends trained on the same 20 batches
+# end within 2 % of each other's training loss; --device cuda:N past the
+# last device exits 1 with one line.  TAP on stdout.
+set -uo pipefail
+export LC_ALL=C
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${RV_BUILD:-build}
+case $build in
+/*) bin=$build/bin ;;
+*) bin=$root/$build/bin ;;
+esac
+PATH="$bin:$PATH"
+data=/usr/share/datasets/fashion-mnist
+w=$(mktemp -d)
+trap 'rm -rf "$w"' EXIT
+n=0 failed=0
+ok() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+	fi
+}
+
+rv-decode -q --limit 2000 "$data/t10k-images-idx3-ubyte.gz" \
+    "$data/t10k-labels-idx1-ubyte.gz" -o "$w/test.rvs"
+for p in fp32 tf32 bf16; do
+	rm -f "$w/fb"
+	mkfifo "$w/fb"
+	rv-decode -q --limit 10000 --epochs 3 --shuffle \
+	    "$data/train-images-idx3-ubyte.gz" \
+	    "$data/train-labels-idx1-ubyte.gz" |
+	    rv-augment -q 'random_crop size=28 padding=2; flip' |
+	    rv-score -v --feedback "$w/fb" 2> "$w/score-$p.err" |
+	    rv-batch -q -b 128 |
+	    rv-train-gpu -q --device cuda --precision "$p" -m cnn-small \
+		--schedule cosine --epochs 3 --eval "$w/test.rvs" \
+		--feedback "$w/fb" --log "$w/log-$p" -o "$w/sum-$p" \
+		2> "$w/train-$p.err"
+	rc=$?
+	acc=$(sed -n 's/^eval .* acc \([0-9.]*\).*/\1/p' "$w/sum-$p")
+	echo "# $p: rc $rc, test accuracy ${acc:-none}"
+	sed 's/^/#   /' "$w/sum-$p" "$w/train-$p.err"
+	ok "$(awk -v a="${acc:-0}" -v r="$rc" 'BEGIN { print (r == 0 && a >= 0.82) ? 0 : 1 }')" \
+	    "$p: cnn-small learns Fashion-MNIST on the GPU (acc ${acc:-none})"
+	written=$(sed -n 's/^feedback *\([0-9]*\) lines written.*/\1/p' "$w/sum-$p")
+	samples=$(sed -n 's/^samples *\([0-9]*\)$/\1/p' "$w/sum-$p")
+	grep -i "feedback" "$w/score-$p.err" | tail -2 | sed 's/^/#   /'
+	ok "$([ -n "$written" ] && [ "$written" = "$samples" ] &&
+	    grep -qi "feedback" "$w/score-$p.err"; echo $?)" \
+	    "$p: a feedback line a sample ($written of $samples), read by rv-score"
+	ok "$(grep -q "^device *cuda (.*, $p)" "$w/sum-$p"; echo $?)" \
+	    "$p: the summary names the device and precision"
+done
+
+rv-decode -q --limit 2560 "$data/train-images-idx3-ubyte.gz" \
+    "$data/train-labels-idx1-ubyte.gz" | rv-batch -q -b 128 -o "$w/20.rvs"
+for d in cpu cuda; do
+	rv-train-gpu -q --device "$d" -m cnn-small --seed 5 --max-steps 20 \
+	    -o "$w/agree-$d" "$w/20.rvs"
+done
+lc=$(sed -n 's/^train *loss \([0-9.]*\).*/\1/p' "$w/agree-cpu")
+lg=$(sed -n 's/^train *loss \([0-9.]*\).*/\1/p' "$w/agree-cuda")
+echo "# train loss after 20 steps: cpu $lc, cuda $lg"
+ok "$(awk -v a="${lc:-0}" -v b="${lg:-9}" 'BEGIN { d = a - b; if (d < 0) d = -d; print (a > 0 && d <= 0.02 * a) ? 0 : 1 }')" \
+    "fp32: CPU and CUDA training losses agree after 20 steps"
+err=$(rv-train-gpu -q --device cuda:1023 "$w/20.rvs" 2>&1 >/dev/null)
+rc=$?
+echo "# $err"
+ok "$([ "$rc" = 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] &&
+    [[ "$err" == *"device 1023"* ]]; echo $?)" \
+    "--device cuda:N past the last device: exit 1, one line"
+echo "1..$n"
+[ "$failed" = 0 ]
