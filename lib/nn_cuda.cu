@@ -59,6 +59,7 @@ typedef __nv_bfloat16 bf16;
 #define BN_MOMENTUM 0.1
 #define NSLOT 2			/* input and output buffers in turn */
 #define TPB 256			/* threads a block, elementwise kernels */
+#define MIN_WS ((size_t)64 << 20)	/* the least cuDNN workspace */
 
 /* ---- Errors ----------------------------------------------------------- */
 
@@ -304,6 +305,98 @@ k_sgd(uint64_t len, float *p, const float *g, float *v, float lr, float mom,
 		sgd1(&p[idx], g[idx], &v[idx], lr, mom, wd, nesterov);
 }
 
+/* Batch norm, NHWC (bf16): see nn_cuda_kern.cuh.  part is
+ * [chunks][2][C]: each chunk's two sums. */
+template <typename T>
+__global__ void
+k_bn_part(enum bn_sum what, int C, uint64_t m, int chunks, const T *x,
+    const T *dy, const float *mean, const float *invstd, double *part)
+{
+	__shared__ double sa[BN_TR][BN_TC], sb[BN_TR][BN_TC];
+	int ch = blockIdx.x * BN_TC + threadIdx.x, k = blockIdx.y;
+	uint64_t lo, hi;
+	double a = 0.0, b = 0.0;
+
+	bn_chunk(m, chunks, k, &lo, &hi);
+	if (ch < C)
+		bn_acc<T>(what, C, ch, lo, hi, threadIdx.y, x, dy,
+		    mean != NULL ? mean[ch] : 0.0f,
+		    invstd != NULL ? invstd[ch] : 0.0f, &a, &b);
+	sa[threadIdx.y][threadIdx.x] = a;
+	sb[threadIdx.y][threadIdx.x] = b;
+	__syncthreads();
+	if (threadIdx.y == 0 && ch < C) {
+		for (int t = 1; t < BN_TR; t++) {
+			a += sa[t][threadIdx.x];
+			b += sb[t][threadIdx.x];
+		}
+		part[(uint64_t)k * 2 * C + ch] = a;
+		part[((uint64_t)k * 2 + 1) * C + ch] = b;
+	}
+}
+
+__global__ void
+k_bn_stats(int C, uint64_t m, int chunks, const double *part, int var,
+    float *mean, float *invstd, float *rmean, float *rvar, float mom)
+{
+	int ch = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (ch < C)
+		bn_stats1(ch, C, m, chunks, part, var, mean, invstd, rmean,
+		    rvar, mom);
+}
+
+__global__ void
+k_bn_gsum(int C, int chunks, const double *part, float *dgamma,
+    float *dbeta)
+{
+	int ch = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (ch < C)
+		bn_gsum1(ch, C, chunks, part, dgamma, dbeta);
+}
+
+template <typename T>
+__global__ void
+k_bn_apply(int C, uint64_t len, const T *x, const float *mean,
+    const float *invstd, const float *gamma, const float *beta, T *y)
+{
+	GRID_LOOP(idx, len) {
+		int ch = (int)(idx % (uint64_t)C);
+
+		y[idx] = from_f<T>(bn_y(to_f(x[idx]), mean[ch], invstd[ch],
+		    gamma[ch], beta[ch]));
+	}
+}
+
+template <typename T>
+__global__ void
+k_bn_apply_eval(int C, uint64_t len, const T *x, const float *rmean,
+    const float *rvar, const float *gamma, const float *beta, T *y)
+{
+	GRID_LOOP(idx, len) {
+		int ch = (int)(idx % (uint64_t)C);
+
+		y[idx] = from_f<T>(bn_eval(to_f(x[idx]), rmean[ch], rvar[ch],
+		    gamma[ch], beta[ch]));
+	}
+}
+
+template <typename T>
+__global__ void
+k_bn_dx(int C, uint64_t len, double m, const T *x, const T *dy,
+    const float *mean, const float *invstd, const float *gamma,
+    const float *dgamma, const float *dbeta, T *dx)
+{
+	GRID_LOOP(idx, len) {
+		int ch = (int)(idx % (uint64_t)C);
+
+		dx[idx] = from_f<T>(bn_dx(to_f(x[idx]), to_f(dy[idx]),
+		    mean[ch], invstd[ch], gamma[ch], dgamma[ch], dbeta[ch],
+		    m));
+	}
+}
+
 /* ---- The backend ------------------------------------------------------ */
 
 struct algos {
@@ -321,6 +414,8 @@ struct conv {
 	struct algos tuned;	/* for batch_max */
 	struct algos cur;	/* for the batch size of the descriptors */
 	int ci, co, k;		/* weight [co][ci][k][k] */
+	int need_dx;		/* its input needs a gradient */
+	cudnnMathType_t math0;	/* the precision's math type */
 	int stride, pad;
 	struct rv_shape in;
 };
@@ -339,6 +434,8 @@ struct cu_layer {
 	void *dsc;		/* RES: gradient come through the shortcut */
 	void *xt;		/* LINEAR in NHWC with h*w > 1: its input
 				 * in NCHW order, which backward reads */
+	size_t off;		/* its parameters on the device (params,
+				 * grads, mom, wh): 256-byte aligned */
 	int inplace, needg;
 };
 
@@ -352,12 +449,12 @@ struct dev_in {			/* one input slot, on the device */
 struct cu {
 	struct rv_net net;	/* layers copied; spec not kept */
 	int batch_max, dev, async;
+	int dev_ready;		/* the device is set: CUDA resources exist */
 	enum rv_precision prec;
 	int nhwc;		/* bf16 */
 	size_t tsz;		/* bytes an activation */
 	cudnnDataType_t dt;
 	cudnnTensorFormat_t fmt;
-	cudnnBatchNormMode_t bn_train_mode;
 	uint64_t seed;
 	float ls;		/* eval()'s label smoothing */
 	int has_dropout;
@@ -368,16 +465,21 @@ struct cu {
 	cudnnTensorDescriptor_t xd;	/* the input */
 	int cur_n;		/* batch size the descriptors are set for */
 
-	float *params, *grads, *mom, *bufs;	/* device, fp32 */
+	/* Device, fp32: parameters, gradients and momentum in the canonical
+	 * order but each layer's block 256-byte aligned (cl->off), for the
+	 * tensor-core kernels; zeros between blocks.  Buffers canonical. */
+	float *params, *grads, *mom, *bufs;
+	size_t dev_np;		/* floats of params, grads, mom */
+	float *stage;		/* host: dev_np floats, packing the state */
 	bf16 *wh;		/* bf16: weight copies, params' offsets */
 	bf16 *gwh;		/* bf16: one conv weight gradient */
 	float *lut;		/* [4][256] input table */
 	void *x;		/* the input tensor */
 	void *g[2];		/* gradient buffers (and forward scratch) */
 	void *lin_dx;		/* LINEAR NHWC h*w > 1: dx in NCHW */
+	double *bn_part;	/* NHWC batch norm: the chunks' sums */
 	float *pq, *d_loss, *d_gn;
 	int32_t *d_pred;
-	float *dummy;		/* running statistics nobody keeps */
 	void *ws;
 	size_t ws_size;
 
@@ -456,6 +558,7 @@ conv_init(struct cu *c, struct conv *cv, int ci, int co, int k, int stride,
 	cv->stride = stride;
 	cv->pad = pad;
 	cv->in = in;
+	cv->math0 = m;
 	DK(cudnnCreateFilterDescriptor(&cv->wd));
 	DK(cudnnSetFilter4dDescriptor(cv->wd, c->dt, c->fmt, co, ci, k, k));
 	for (int j = 0; j < 3; j++) {
@@ -468,11 +571,16 @@ conv_init(struct cu *c, struct conv *cv, int ci, int co, int k, int stride,
 	return 0;
 }
 
+/* FP32: FMA kernels only (DEFAULT_MATH allows TF32 on Ampere and
+ * later); TF32: never down-converted to fp16; BF16: anything. */
 static int
 math_ok(const struct cu *c, cudnnMathType_t m)
 {
-	return c->prec != RV_PREC_FP32 || m == CUDNN_FMA_MATH ||
-	    m == CUDNN_DEFAULT_MATH;
+	if (c->prec == RV_PREC_FP32)
+		return m == CUDNN_FMA_MATH;
+	if (c->prec == RV_PREC_TF32)
+		return m != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+	return 1;
 }
 
 static int
@@ -520,9 +628,14 @@ heuristic(struct cu *c, struct conv *cv, cudnnTensorDescriptor_t xd,
 	DK(cudnnGetConvolutionForwardAlgorithm_v7(c->dnn, xd, cv->wd, cv->cf,
 	    yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, pf));
 	PICK(pf, got, fit, a->fwd, a->mf);
-	DK(cudnnGetConvolutionBackwardDataAlgorithm_v7(c->dnn, cv->wd, yd,
-	    cv->cb, xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, pb));
-	PICK(pb, got, fit, a->bwd, a->mb);
+	a->bwd = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+	a->mb = cv->math0;
+	if (cv->need_dx) {
+		DK(cudnnGetConvolutionBackwardDataAlgorithm_v7(c->dnn, cv->wd,
+		    yd, cv->cb, xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+		    &got, pb));
+		PICK(pb, got, fit, a->bwd, a->mb);
+	}
 	DK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(c->dnn, xd, yd,
 	    cv->cw, cv->wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got,
 	    pw));
@@ -549,10 +662,15 @@ tune(struct cu *c, struct conv *cv, cudnnTensorDescriptor_t xd, void *x,
 	    cv->cf, yd, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, pf, ws,
 	    fit));
 	PICK(pf, got, fit, a->fwd, a->mf);
-	DK(cudnnFindConvolutionBackwardDataAlgorithmEx(c->dnn, cv->wd, w, yd,
-	    y, cv->cb, xd, dx, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got,
-	    pb, ws, fit));
-	PICK(pb, got, fit, a->bwd, a->mb);
+	a->bwd = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+	a->mb = cv->math0;
+	if (cv->need_dx) {
+		DK(cudnnFindConvolutionBackwardDataAlgorithmEx(c->dnn, cv->wd,
+		    w, yd, y, cv->cb, xd, dx,
+		    CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, pb, ws,
+		    fit));
+		PICK(pb, got, fit, a->bwd, a->mb);
+	}
 	DK(cudnnFindConvolutionBackwardFilterAlgorithmEx(c->dnn, xd, x, yd, y,
 	    cv->cw, cv->wd, dw, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got,
 	    pw, ws, fit));
@@ -583,6 +701,7 @@ set_batch(struct cu *c, int n)
 
 	if (n == c->cur_n)
 		return 0;
+	c->cur_n = 0;		/* until every descriptor is set */
 	if (set4d(c, c->xd, n, c->net.in) < 0)
 		return -1;
 	for (i = 0; i < c->net.nlayers; i++)
@@ -668,23 +787,61 @@ dalloc(void *p, size_t bytes, size_t *total)
 	return 0;
 }
 
+/* Each layer's parameters at a 256-byte boundary on the device. */
+static void
+layout_params(struct cu *c)
+{
+	size_t off = 0;
+
+	for (int i = 0; i < c->net.nlayers; i++) {
+		off = (off + 63) & ~(size_t)63;
+		c->l[i].off = off;
+		off += c->net.layers[i].nparam;
+	}
+	c->dev_np = ((off + 63) & ~(size_t)63) + 64;
+}
+
+/* Canonical parameters (or momentum) into the device layout in stage. */
+static void
+pack(struct cu *c, const float *canon)
+{
+	memset(c->stage, 0, c->dev_np * sizeof(float));
+	for (int i = 0; i < c->net.nlayers; i++) {
+		const struct rv_layer *ly = &c->net.layers[i];
+
+		memcpy(c->stage + c->l[i].off, canon + ly->param_off,
+		    ly->nparam * sizeof(float));
+	}
+}
+
+static void
+unpack(struct cu *c, float *canon)
+{
+	for (int i = 0; i < c->net.nlayers; i++) {
+		const struct rv_layer *ly = &c->net.layers[i];
+
+		memcpy(canon + ly->param_off, c->stage + c->l[i].off,
+		    ly->nparam * sizeof(float));
+	}
+}
+
 static int
 alloc_all(struct cu *c)
 {
 	const struct rv_net *net = &c->net;
 	size_t bm = (size_t)c->batch_max, gmax = tlen(net->in) * bm;
-	size_t tot = 0, maxw = 0, maxlin = 0, maxc = 1, ts = c->tsz;
+	size_t tot = 0, maxw = 0, maxlin = 0, ts = c->tsz, maxpart = 0;
 	int i;
 
-	if (dalloc(&c->params, net->nparams * 4, &tot) < 0 ||
-	    dalloc(&c->grads, net->nparams * 4, &tot) < 0 ||
-	    dalloc(&c->mom, net->nparams * 4, &tot) < 0 ||
+	if (dalloc(&c->params, c->dev_np * 4, &tot) < 0 ||
+	    dalloc(&c->grads, c->dev_np * 4, &tot) < 0 ||
+	    dalloc(&c->mom, c->dev_np * 4, &tot) < 0 ||
 	    dalloc(&c->bufs, net->nbufs * 4, &tot) < 0 ||
 	    dalloc(&c->lut, 4 * 256 * 4, &tot) < 0 ||
 	    dalloc(&c->x, tlen(net->in) * bm * ts, &tot) < 0)
 		return -1;
 	if (c->prec == RV_PREC_BF16 &&
-	    dalloc(&c->wh, net->nparams * sizeof(bf16), &tot) < 0)
+	    dalloc(&c->wh, c->dev_np * sizeof(bf16), &tot) < 0)
 		return -1;
 	for (i = 0; i < net->nlayers; i++) {
 		const struct rv_layer *ly = &net->layers[i];
@@ -696,6 +853,14 @@ alloc_all(struct cu *c)
 		if (!cl->inplace && ly->kind != RV_LAYER_RES &&
 		    dalloc(&cl->y, out * ts, &tot) < 0)
 			return -1;
+		if (ly->kind == RV_LAYER_BN || (ly->kind == RV_LAYER_ADD &&
+		    ly->proj)) {
+			size_t np = (size_t)bn_chunks(bm * hwof(ly->outs)) * 2 *
+			    ly->outs.c;
+
+			if (np > maxpart)
+				maxpart = np;
+		}
 		switch (ly->kind) {
 		case RV_LAYER_CONV:
 			if (wlen(ly) > maxw)
@@ -705,8 +870,6 @@ alloc_all(struct cu *c)
 			if (dalloc(&cl->save_mean, ly->in.c * 4, &tot) < 0 ||
 			    dalloc(&cl->save_invstd, ly->in.c * 4, &tot) < 0)
 				return -1;
-			if ((size_t)ly->in.c > maxc)
-				maxc = ly->in.c;
 			break;
 		case RV_LAYER_DROPOUT:
 			if (dalloc(&cl->mask, out * 4, &tot) < 0)
@@ -733,8 +896,6 @@ alloc_all(struct cu *c)
 			    dalloc(&cl->save_mean, ly->outs.c * 4, &tot) < 0 ||
 			    dalloc(&cl->save_invstd, ly->outs.c * 4, &tot) < 0)
 				return -1;
-			if ((size_t)ly->outs.c > maxc)
-				maxc = ly->outs.c;
 			if ((size_t)ly->outs.c *
 			    net->layers[ly->res].in.c > maxw)
 				maxw = (size_t)ly->outs.c *
@@ -749,13 +910,14 @@ alloc_all(struct cu *c)
 	    dalloc(&c->pq, bm * 4, &tot) < 0 ||
 	    dalloc(&c->d_loss, bm * 4, &tot) < 0 ||
 	    dalloc(&c->d_gn, bm * 4, &tot) < 0 ||
-	    dalloc(&c->d_pred, bm * 4, &tot) < 0 ||
-	    dalloc(&c->dummy, 2 * maxc * 4, &tot) < 0)
+	    dalloc(&c->d_pred, bm * 4, &tot) < 0)
 		return -1;
 	if (c->prec == RV_PREC_BF16 &&
 	    dalloc(&c->gwh, maxw * sizeof(bf16), &tot) < 0)
 		return -1;
 	if (maxlin > 0 && dalloc(&c->lin_dx, maxlin * ts, &tot) < 0)
+		return -1;
+	if (c->nhwc && dalloc(&c->bn_part, maxpart * sizeof(double), &tot) < 0)
 		return -1;
 	/* Input slots: pixels, then labels, weights, ids, 8-aligned. */
 	c->in_bytes = ((tlen(net->in) * bm + 7) & ~(size_t)7) + bm * 16;
@@ -800,6 +962,7 @@ create_descs(struct cu *c)
 			if (conv_init(c, &cl->cv, ly->in.c, ly->out, ly->k,
 			    ly->stride, ly->pad, ly->in) < 0)
 				return -1;
+			cl->cv.need_dx = i > 0 && c->l[i - 1].needg;
 			break;
 		case RV_LAYER_ADD:
 			if (!ly->proj)
@@ -809,6 +972,8 @@ create_descs(struct cu *c)
 			    ly->outs.c, 1, ly->proj_stride, 0,
 			    net->layers[ly->res].in) < 0)
 				return -1;
+			cl->cv.need_dx = ly->res > 0 &&
+			    c->l[ly->res - 1].needg;
 			[[fallthrough]];
 		case RV_LAYER_BN:
 			DK(cudnnCreateTensorDescriptor(&cl->bnd));
@@ -887,7 +1052,8 @@ plan_convs(struct cu *c)
 			if (c->l[j].has_conv && o->ci == cv->ci &&
 			    o->co == cv->co && o->k == cv->k &&
 			    o->stride == cv->stride && o->pad == cv->pad &&
-			    o->in.h == cv->in.h && o->in.w == cv->in.w)
+			    o->in.h == cv->in.h && o->in.w == cv->in.w &&
+			    o->need_dx == cv->need_dx)
 				break;
 		}
 		if (j < i) {
@@ -907,9 +1073,9 @@ plan_convs(struct cu *c)
 		}
 		/* Any buffer of the input's size takes dx while tuning. */
 		dx = c->g[1];
-		if (tune(c, cv, xd, x, cl->yd, y, wptr(c, ly->param_off),
+		if (tune(c, cv, xd, x, cl->yd, y, wptr(c, cl->off),
 		    c->prec == RV_PREC_BF16 ? (void *)c->gwh :
-		    (void *)(c->grads + ly->param_off), dx, scratch, fit,
+		    (void *)(c->grads + cl->off), dx, scratch, fit,
 		    &cv->tuned) < 0) {
 			rv_preferr("cuda: layer %d", i + 1);
 			goto end;
@@ -927,6 +1093,9 @@ end:
 	if (rc == 0) {
 		size_t tot = 0;
 
+		/* Room for the heuristics' choices at other batch sizes. */
+		if (need < MIN_WS)
+			need = MIN_WS;
 		c->ws_size = need;
 		rc = dalloc(&c->ws, need, &tot);
 		for (i = 0; rc == 0 && i < net->nlayers; i++)
@@ -937,6 +1106,8 @@ end:
 }
 
 static void cu_destroy(void *be);
+static int cu_set_state(void *be, const float *params,
+    const float *momentum, const float *bufs);
 
 static int
 check_net(const struct rv_net *net)
@@ -993,6 +1164,7 @@ pick_device(struct cu *c, int dev)
 	    c->prec == RV_PREC_BF16 ? "bf16" : c->prec == RV_PREC_TF32 ?
 	    "tf32" : "fp32");
 	c->dev = dev;
+	c->dev_ready = 1;
 	return 0;
 }
 
@@ -1041,9 +1213,6 @@ cu_create(const struct rv_nn_config *cfg)
 	c->tsz = c->nhwc ? sizeof(bf16) : sizeof(float);
 	c->dt = c->nhwc ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
 	c->fmt = c->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-	/* PyTorch's choice too: the persistent kernels for channels-last. */
-	c->bn_train_mode = c->nhwc ? CUDNN_BATCHNORM_SPATIAL_PERSISTENT :
-	    CUDNN_BATCHNORM_SPATIAL;
 	mark_layers(c);
 	if (pick_device(c, cfg->device) < 0)
 		goto fail;
@@ -1074,9 +1243,17 @@ cu_create(const struct rv_nn_config *cfg)
 	if (cudnnSetStream(c->dnn, c->cs) != CUDNN_STATUS_SUCCESS ||
 	    cublasSetStream(c->blas, c->cs) != CUBLAS_STATUS_SUCCESS ||
 	    cublasSetMathMode(c->blas, c->prec == RV_PREC_FP32 ?
-	    CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH) !=
+	    CUBLAS_PEDANTIC_MATH : c->prec == RV_PREC_BF16 ?
+	    (cublasMath_t)(CUBLAS_DEFAULT_MATH |
+	    CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION) :
+	    CUBLAS_DEFAULT_MATH) !=
 	    CUBLAS_STATUS_SUCCESS) {
 		rv_seterr("cuda: cannot set up the library handles");
+		goto fail;
+	}
+	layout_params(c);
+	if ((c->stage = (float *)malloc(c->dev_np * sizeof(float))) == NULL) {
+		rv_seterr("cuda: out of memory");
 		goto fail;
 	}
 	if (create_descs(c) < 0 || alloc_all(c) < 0)
@@ -1090,7 +1267,8 @@ cu_create(const struct rv_nn_config *cfg)
 		lut[i] = ((float)(i % 256) / 255.0f - cfg->mean[ch]) /
 		    cfg->std[ch];
 	}
-	if (cudaMemcpy(c->lut, lut, sizeof(lut), cudaMemcpyHostToDevice) !=
+	if (cudaMemcpyAsync(c->lut, lut, sizeof(lut), cudaMemcpyHostToDevice,
+	    c->cs) != cudaSuccess || cudaStreamSynchronize(c->cs) !=
 	    cudaSuccess) {
 		rv_seterr("cuda: upload: %s",
 		    cudaGetErrorString(cudaGetLastError()));
@@ -1100,26 +1278,22 @@ cu_create(const struct rv_nn_config *cfg)
 		goto fail;
 	{
 		/* Initial state: as the CPU backend's, made on the host. */
-		float *p = (float *)malloc((net->nparams + net->nbufs + 1) *
-		    sizeof(float));
+		size_t np = net->nparams, nb = net->nbufs;
+		float *p = (float *)calloc(2 * np + nb + 1, sizeof(float));
 		int rc;
 
 		if (p == NULL) {
 			rv_seterr("cuda: out of memory");
 			goto fail;
 		}
-		rv_net_init(net, cfg->seed, p, p + net->nparams);
-		rc = cudaMemcpy(c->params, p, net->nparams * 4,
-		    cudaMemcpyHostToDevice) != cudaSuccess ||
-		    cudaMemcpy(c->bufs, p + net->nparams, net->nbufs * 4,
-		    cudaMemcpyHostToDevice) != cudaSuccess ||
-		    cudaMemset(c->mom, 0, net->nparams * 4) != cudaSuccess;
+		rv_net_init(net, cfg->seed, p, p + 2 * np);
+		rc = cudaMemsetAsync(c->grads, 0, c->dev_np * 4, c->cs) !=
+		    cudaSuccess ? rv_seterr("cuda: memset: %s",
+		    cudaGetErrorString(cudaGetLastError())) :
+		    cu_set_state(c, p, p + np, p + 2 * np);
 		free(p);
-		if (rc) {
-			rv_seterr("cuda: upload: %s",
-			    cudaGetErrorString(cudaGetLastError()));
+		if (rc < 0)
 			goto fail;
-		}
 	}
 	return c;
 fail:
@@ -1128,13 +1302,10 @@ fail:
 }
 
 static void
-cu_destroy(void *be)
+release_device(struct cu *c)
 {
-	struct cu *c = (struct cu *)be;
 	int i;
 
-	if (c == NULL)
-		return;
 	if (c->cs != NULL)
 		cudaStreamSynchronize(c->cs);
 	if (c->ts != NULL)
@@ -1180,11 +1351,11 @@ cu_destroy(void *be)
 	cudaFree(c->g[0]);
 	cudaFree(c->g[1]);
 	cudaFree(c->lin_dx);
+	cudaFree(c->bn_part);
 	cudaFree(c->pq);
 	cudaFree(c->d_loss);
 	cudaFree(c->d_gn);
 	cudaFree(c->d_pred);
-	cudaFree(c->dummy);
 	cudaFree(c->ws);
 	for (i = 0; i < NSLOT; i++) {
 		cudaFree(c->d_in_base[i]);
@@ -1206,6 +1377,18 @@ cu_destroy(void *be)
 	if (c->ts != NULL)
 		cudaStreamDestroy(c->ts);
 	(void)cudaGetLastError();
+}
+
+static void
+cu_destroy(void *be)
+{
+	struct cu *c = (struct cu *)be;
+
+	if (c == NULL)
+		return;
+	if (c->dev_ready)
+		release_device(c);
+	free(c->stage);
 	free(c->net.layers);
 	free(c->l);
 	free(c);
@@ -1251,8 +1434,8 @@ cast_weights(struct cu *c)
 		} else
 			continue;
 		k_cast_w<<<blocks(len), TPB, 0, c->cs>>>(len, ci, rs,
-		    ly->kind != RV_LAYER_LINEAR, c->params + ly->param_off,
-		    c->wh + ly->param_off);
+		    ly->kind != RV_LAYER_LINEAR, c->params + c->l[i].off,
+		    c->wh + c->l[i].off);
 		LAUNCHED();
 	}
 	return 0;
@@ -1291,32 +1474,92 @@ conv_bwd(struct cu *c, struct conv *cv, cudnnTensorDescriptor_t xd,
 	return 0;
 }
 
+/* Batch norm of NHWC bf16 tensors: nn_cuda_kern.cuh's kernels. */
 static int
-bn_fwd(struct cu *c, enum fwd_mode mode, int hw1, cudnnTensorDescriptor_t d,
-    cudnnTensorDescriptor_t bnd, const void *x, const float *p, float *run,
-    int ch, void *y, float *sm, float *si)
+bn_fwd_nhwc(struct cu *c, enum fwd_mode mode, uint64_t m, int C,
+    const bf16 *x, const float *p, float *run, bf16 *y, float *sm,
+    float *si)
 {
+	int chunks = bn_chunks(m);
+	dim3 pb(BN_TC, BN_TR), pg((C + BN_TC - 1) / BN_TC, chunks);
+	unsigned cb = (C + 127) / 128;
+
+	if (mode == FWD_EVAL) {
+		k_bn_apply_eval<bf16><<<blocks(m * C), TPB, 0, c->cs>>>(C,
+		    m * C, x, run, run + C, p, p + C, y);
+		LAUNCHED();
+		return 0;
+	}
+	k_bn_part<bf16><<<pg, pb, 0, c->cs>>>(BN_SUM_X, C, m, chunks, x, NULL,
+	    NULL, NULL, c->bn_part);
+	LAUNCHED();
+	k_bn_stats<<<cb, 128, 0, c->cs>>>(C, m, chunks, c->bn_part, 0, sm, si,
+	    NULL, NULL, 0.0f);
+	LAUNCHED();
+	k_bn_part<bf16><<<pg, pb, 0, c->cs>>>(BN_SUM_DEV2, C, m, chunks, x,
+	    NULL, sm, NULL, c->bn_part);
+	LAUNCHED();
+	k_bn_stats<<<cb, 128, 0, c->cs>>>(C, m, chunks, c->bn_part, 1, sm, si,
+	    run, run + C, (float)BN_MOMENTUM);
+	LAUNCHED();
+	k_bn_apply<bf16><<<blocks(m * C), TPB, 0, c->cs>>>(C, m * C, x, sm, si,
+	    p, p + C, y);
+	LAUNCHED();
+	return 0;
+}
+
+static int
+bn_bwd_nhwc(struct cu *c, uint64_t m, int C, const bf16 *x, const bf16 *dy,
+    const float *p, float *gp, bf16 *dx, const float *sm, const float *si)
+{
+	int chunks = bn_chunks(m);
+	dim3 pb(BN_TC, BN_TR), pg((C + BN_TC - 1) / BN_TC, chunks);
+
+	k_bn_part<bf16><<<pg, pb, 0, c->cs>>>(BN_SUM_DY, C, m, chunks, x, dy,
+	    sm, si, c->bn_part);
+	LAUNCHED();
+	k_bn_gsum<<<(C + 127) / 128, 128, 0, c->cs>>>(C, chunks, c->bn_part,
+	    gp, gp + C);
+	LAUNCHED();
+	k_bn_dx<bf16><<<blocks(m * C), TPB, 0, c->cs>>>(C, m * C, (double)m, x,
+	    dy, sm, si, p, gp, gp + C, dx);
+	LAUNCHED();
+	return 0;
+}
+
+/* Batch norm over n samples of hw values a channel: cuDNN in fp32 and
+ * tf32, our kernels in bf16. */
+static int
+bn_fwd(struct cu *c, enum fwd_mode mode, int n, uint64_t hw,
+    cudnnTensorDescriptor_t d, cudnnTensorDescriptor_t bnd, const void *x,
+    const float *p, float *run, int ch, void *y, float *sm, float *si)
+{
+	if (c->nhwc)
+		return bn_fwd_nhwc(c, mode, (uint64_t)n * hw, ch,
+		    (const bf16 *)x, p, run, (bf16 *)y, sm, si);
 	if (mode == FWD_EVAL)
 		DK(cudnnBatchNormalizationForwardInference(c->dnn,
 		    CUDNN_BATCHNORM_SPATIAL, &one, &zero, d, x, d, y, bnd, p,
 		    p + ch, run, run + ch, BN_EPS));
 	else
 		DK(cudnnBatchNormalizationForwardTraining(c->dnn,
-		    hw1 ? CUDNN_BATCHNORM_SPATIAL : c->bn_train_mode, &one,
-		    &zero, d, x, d, y, bnd, p, p + ch, BN_MOMENTUM, run,
-		    run + ch, BN_EPS, sm, si));
+		    CUDNN_BATCHNORM_SPATIAL, &one, &zero, d, x, d, y, bnd, p,
+		    p + ch, BN_MOMENTUM, run, run + ch, BN_EPS, sm, si));
 	return 0;
 }
 
 static int
-bn_bwd(struct cu *c, int hw1, cudnnTensorDescriptor_t d,
+bn_bwd(struct cu *c, int n, uint64_t hw, cudnnTensorDescriptor_t d,
     cudnnTensorDescriptor_t bnd, const void *x, const void *dy,
     const float *p, float *gp, int ch, void *dx, const float *sm,
     const float *si)
 {
-	DK(cudnnBatchNormalizationBackward(c->dnn, hw1 ?
-	    CUDNN_BATCHNORM_SPATIAL : c->bn_train_mode, &one, &zero, &one,
-	    &zero, d, x, d, dy, d, dx, bnd, p, gp, gp + ch, BN_EPS, sm, si));
+	if (c->nhwc)
+		return bn_bwd_nhwc(c, (uint64_t)n * hw, ch, (const bf16 *)x,
+		    (const bf16 *)dy, p, gp, (bf16 *)dx, sm, si);
+	DK(cudnnBatchNormalizationBackward(c->dnn, CUDNN_BATCHNORM_SPATIAL,
+	    &one, &zero, &one, &zero, d, x, d, dy, d, dx, bnd, p, gp, gp + ch,
+	    BN_EPS, sm, si));
 	return 0;
 }
 
@@ -1355,13 +1598,13 @@ linear_fwd(struct cu *c, int i, int n)
 		x = cl->xt;
 	}
 	BK(cublasGemmEx(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, ly->out, n, f,
-	    &one, wptr(c, ly->param_off), blas_t(c), f, x, blas_t(c), f,
+	    &one, wptr(c, cl->off), blas_t(c), f, x, blas_t(c), f,
 	    &zero, cl->y, blas_t(c), ly->out, blas_compute(c),
 	    CUBLAS_GEMM_DEFAULT));
 	if (ly->bias) {
 		k_bias_add<T><<<blocks((uint64_t)n * ly->out), TPB, 0,
 		    c->cs>>>(n, ly->out, 1, 0,
-		    c->params + ly->param_off + wlen(ly), (T *)cl->y);
+		    c->params + cl->off + wlen(ly), (T *)cl->y);
 		LAUNCHED();
 	}
 	return 0;
@@ -1376,7 +1619,7 @@ linear_bwd(struct cu *c, int i, int n, const void *dy, void *dx)
 	struct cu_layer *cl = &c->l[i];
 	int f = (int)tlen(ly->in), hw = (int)hwof(ly->in);
 	const void *x = cl->xt != NULL ? cl->xt : lin(c, i);
-	float *gw = c->grads + ly->param_off;
+	float *gw = c->grads + cl->off;
 
 	BK(cublasGemmEx(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, f, ly->out, n,
 	    &one, x, blas_t(c), f, dy, blas_t(c), ly->out, &zero, gw,
@@ -1389,7 +1632,7 @@ linear_bwd(struct cu *c, int i, int n, const void *dy, void *dx)
 	if (dx == NULL)
 		return 0;
 	BK(cublasGemmEx(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, f, n, ly->out,
-	    &one, wptr(c, ly->param_off), blas_t(c), f, dy, blas_t(c),
+	    &one, wptr(c, cl->off), blas_t(c), f, dy, blas_t(c),
 	    ly->out, &zero, cl->xt != NULL ? c->lin_dx : dx, blas_t(c), f,
 	    blas_compute(c), CUBLAS_GEMM_DEFAULT));
 	if (cl->xt != NULL) {
@@ -1417,14 +1660,14 @@ forward(struct cu *c, int n, int slot, uint64_t step, enum fwd_mode mode)
 		struct cu_layer *cl = &c->l[i];
 		void *x = lin(c, i);
 		cudnnTensorDescriptor_t xd = lind(c, i);
-		float *p = c->params + ly->param_off;
+		float *p = c->params + cl->off;
 		uint64_t olen = tlen(ly->outs) * n;
 		int hw = (int)hwof(ly->in);
 		struct rv_rng r;
 
 		switch (ly->kind) {
 		case RV_LAYER_CONV:
-			if (conv_fwd(c, &cl->cv, xd, x, wptr(c, ly->param_off),
+			if (conv_fwd(c, &cl->cv, xd, x, wptr(c, cl->off),
 			    cl->yd, cl->y) < 0)
 				return -1;
 			if (ly->bias) {
@@ -1435,7 +1678,7 @@ forward(struct cu *c, int n, int slot, uint64_t step, enum fwd_mode mode)
 			}
 			break;
 		case RV_LAYER_BN:
-			if (bn_fwd(c, mode, hw == 1, xd, cl->bnd, x, p,
+			if (bn_fwd(c, mode, n, hw, xd, cl->bnd, x, p,
 			    c->bufs + ly->buf_off, ly->in.c, cl->y,
 			    cl->save_mean, cl->save_invstd) < 0)
 				return -1;
@@ -1479,9 +1722,9 @@ forward(struct cu *c, int n, int slot, uint64_t step, enum fwd_mode mode)
 				    net->layers[ly->res].in.c;
 
 				if (conv_fwd(c, &cl->cv, proj_xd(c, i), s,
-				    wptr(c, ly->param_off), cl->yd,
+				    wptr(c, cl->off), cl->yd,
 				    cl->sc_x) < 0 ||
-				    bn_fwd(c, mode, hwof(ly->outs) == 1,
+				    bn_fwd(c, mode, n, hwof(ly->outs),
 				    cl->yd, cl->bnd, cl->sc_x, p + wl,
 				    c->bufs + ly->buf_off, ly->outs.c, c->g[0],
 				    cl->save_mean, cl->save_invstd) < 0)
@@ -1510,8 +1753,8 @@ backward(struct cu *c, int n)
 		struct cu_layer *cl = &c->l[i];
 		void *x = lin(c, i);
 		cudnnTensorDescriptor_t xd = lind(c, i);
-		float *p = c->params + ly->param_off;
-		float *gp = c->grads + ly->param_off;
+		float *p = c->params + cl->off;
+		float *gp = c->grads + cl->off;
 		int din = i > 0 && c->l[i - 1].needg;
 		void *dx = din ? gx : NULL;
 		uint64_t olen = tlen(ly->outs) * n;
@@ -1525,13 +1768,13 @@ backward(struct cu *c, int n)
 				    (const T *)gy, gp + wlen(ly));
 				LAUNCHED();
 			}
-			if (conv_bwd(c, &cl->cv, xd, x, wptr(c, ly->param_off),
+			if (conv_bwd(c, &cl->cv, xd, x, wptr(c, cl->off),
 			    cl->yd, gy, dx, gp) < 0)
 				return -1;
 			break;
 		case RV_LAYER_BN:
 			/* batch norm always needs dx computed; fine. */
-			if (bn_bwd(c, hw == 1, xd, cl->bnd, x, gy, p, gp,
+			if (bn_bwd(c, n, hw, xd, cl->bnd, x, gy, p, gp,
 			    ly->in.c, gx, cl->save_mean, cl->save_invstd) < 0)
 				return -1;
 			break;
@@ -1574,12 +1817,12 @@ backward(struct cu *c, int n)
 				int ci = net->layers[r].in.c;
 				size_t wl = (size_t)ly->outs.c * ci;
 
-				if (bn_bwd(c, hwof(ly->outs) == 1, cl->yd,
+				if (bn_bwd(c, n, hwof(ly->outs), cl->yd,
 				    cl->bnd, cl->sc_x, gy, p + wl, gp + wl,
 				    ly->outs.c, gx, cl->save_mean,
 				    cl->save_invstd) < 0 ||
 				    conv_bwd(c, &cl->cv, proj_xd(c, i),
-				    c->l[r].y, wptr(c, ly->param_off), cl->yd,
+				    c->l[r].y, wptr(c, cl->off), cl->yd,
 				    gx, dsc, gp) < 0)
 					return -1;
 			} else if (dsc != NULL)
@@ -1739,7 +1982,7 @@ static int
 train_step(struct cu *c, const struct rv_nn_batch *b,
     const struct rv_nn_hyper *hy, int s)
 {
-	uint64_t np = c->net.nparams;
+	uint64_t np = c->dev_np;
 
 	if (forward<T>(c, b->n, s, b->step, FWD_TRAIN) < 0 ||
 	    loss_and_results<T>(c, b, s, hy->label_smoothing, 1) < 0 ||
@@ -1833,18 +2076,27 @@ cu_get_state(void *be, float *params, float *momentum, float *bufs)
 	if (cu_wait(c, 0) < 0)
 		return -1;
 	CK(cudaStreamSynchronize(c->cs));
-	if (params != NULL)
-		CK(cudaMemcpy(params, c->params, c->net.nparams * 4,
+	if (params != NULL) {
+		CK(cudaMemcpy(c->stage, c->params, c->dev_np * 4,
 		    cudaMemcpyDeviceToHost));
-	if (momentum != NULL)
-		CK(cudaMemcpy(momentum, c->mom, c->net.nparams * 4,
+		unpack(c, params);
+	}
+	if (momentum != NULL) {
+		CK(cudaMemcpy(c->stage, c->mom, c->dev_np * 4,
 		    cudaMemcpyDeviceToHost));
+		unpack(c, momentum);
+	}
 	if (bufs != NULL)
 		CK(cudaMemcpy(bufs, c->bufs, c->net.nbufs * 4,
 		    cudaMemcpyDeviceToHost));
 	return 0;
 }
 
+/*
+ * Copies on the compute stream, waited for: the non-blocking streams do
+ * not wait for the legacy default stream, and a copy from pageable memory
+ * may return before it lands.
+ */
 static int
 cu_set_state(void *be, const float *params, const float *momentum,
     const float *bufs)
@@ -1854,15 +2106,23 @@ cu_set_state(void *be, const float *params, const float *momentum,
 	if (cu_wait(c, 0) < 0)
 		return -1;
 	CK(cudaStreamSynchronize(c->cs));
-	if (params != NULL)
-		CK(cudaMemcpy(c->params, params, c->net.nparams * 4,
-		    cudaMemcpyHostToDevice));
-	if (momentum != NULL)
-		CK(cudaMemcpy(c->mom, momentum, c->net.nparams * 4,
-		    cudaMemcpyHostToDevice));
-	if (bufs != NULL)
-		CK(cudaMemcpy(c->bufs, bufs, c->net.nbufs * 4,
-		    cudaMemcpyHostToDevice));
+	if (params != NULL) {
+		pack(c, params);
+		CK(cudaMemcpyAsync(c->params, c->stage, c->dev_np * 4,
+		    cudaMemcpyHostToDevice, c->cs));
+		CK(cudaStreamSynchronize(c->cs));
+	}
+	if (momentum != NULL) {
+		pack(c, momentum);
+		CK(cudaMemcpyAsync(c->mom, c->stage, c->dev_np * 4,
+		    cudaMemcpyHostToDevice, c->cs));
+		CK(cudaStreamSynchronize(c->cs));
+	}
+	if (bufs != NULL) {
+		CK(cudaMemcpyAsync(c->bufs, bufs, c->net.nbufs * 4,
+		    cudaMemcpyHostToDevice, c->cs));
+		CK(cudaStreamSynchronize(c->cs));
+	}
 	return 0;
 }
 
@@ -1974,4 +2234,88 @@ rv_cuda_host_krsc(int k, int c, int rs, const float *kcrs, float *krsc)
 
 	for (uint64_t j = 0; j < len; j++)
 		krsc[krsc_index(j, c, rs)] = kcrs[j];
+}
+
+/* The NHWC batch norm's kernels, emulated in their order of summation. */
+static void
+host_bn_part(enum bn_sum what, int C, uint64_t m, int chunks, const float *x,
+    const float *dy, const float *mean, const float *invstd, double *part)
+{
+	for (int k = 0; k < chunks; k++)
+		for (int ch = 0; ch < C; ch++) {
+			uint64_t lo, hi;
+			double a = 0.0, b = 0.0, ta, tb;
+
+			bn_chunk(m, chunks, k, &lo, &hi);
+			for (int t = 0; t < BN_TR; t++) {
+				bn_acc<float>(what, C, ch, lo, hi, t, x, dy,
+				    mean != NULL ? mean[ch] : 0.0f,
+				    invstd != NULL ? invstd[ch] : 0.0f, &ta,
+				    &tb);
+				if (t == 0) {
+					a = ta;
+					b = tb;
+				} else {
+					a += ta;
+					b += tb;
+				}
+			}
+			part[(uint64_t)k * 2 * C + ch] = a;
+			part[((uint64_t)k * 2 + 1) * C + ch] = b;
+		}
+}
+
+extern "C" void
+rv_cuda_host_bn_train(int C, uint64_t m, const float *x, const float *gamma,
+    const float *beta, float *y, float *mean, float *invstd, float *rmean,
+    float *rvar, float mom)
+{
+	int chunks = bn_chunks(m), ch;
+	double *part = new double[(size_t)chunks * 2 * C];
+
+	host_bn_part(BN_SUM_X, C, m, chunks, x, NULL, NULL, NULL, part);
+	for (ch = 0; ch < C; ch++)
+		bn_stats1(ch, C, m, chunks, part, 0, mean, invstd, NULL, NULL,
+		    0.0f);
+	host_bn_part(BN_SUM_DEV2, C, m, chunks, x, NULL, mean, NULL, part);
+	for (ch = 0; ch < C; ch++)
+		bn_stats1(ch, C, m, chunks, part, 1, mean, invstd, rmean, rvar,
+		    mom);
+	for (uint64_t idx = 0; idx < m * C; idx++) {
+		ch = (int)(idx % (uint64_t)C);
+		y[idx] = bn_y(x[idx], mean[ch], invstd[ch], gamma[ch],
+		    beta[ch]);
+	}
+	delete[] part;
+}
+
+extern "C" void
+rv_cuda_host_bn_eval(int C, uint64_t m, const float *x, const float *gamma,
+    const float *beta, const float *rmean, const float *rvar, float *y)
+{
+	for (uint64_t idx = 0; idx < m * C; idx++) {
+		int ch = (int)(idx % (uint64_t)C);
+
+		y[idx] = bn_eval(x[idx], rmean[ch], rvar[ch], gamma[ch],
+		    beta[ch]);
+	}
+}
+
+extern "C" void
+rv_cuda_host_bn_bwd(int C, uint64_t m, const float *x, const float *dy,
+    const float *gamma, const float *mean, const float *invstd, float *dx,
+    float *dgamma, float *dbeta)
+{
+	int chunks = bn_chunks(m), ch;
+	double *part = new double[(size_t)chunks * 2 * C];
+
+	host_bn_part(BN_SUM_DY, C, m, chunks, x, dy, mean, invstd, part);
+	for (ch = 0; ch < C; ch++)
+		bn_gsum1(ch, C, chunks, part, dgamma, dbeta);
+	for (uint64_t idx = 0; idx < m * C; idx++) {
+		ch = (int)(idx % (uint64_t)C);
+		dx[idx] = bn_dx(x[idx], dy[idx], mean[ch], invstd[ch],
+		    gamma[ch], dgamma[ch], dbeta[ch], (double)m);
+	}
+	delete[] part;
 }

@@ -38,6 +38,21 @@ void rv_cuda_host_sgd(size_t len, float *p, const float *grad, float *v,
  * out for NHWC convolutions. */
 void rv_cuda_host_krsc(int k, int c, int rs, const float *kcrs,
     float *krsc);
+/*
+ * The bf16 path's batch norm (NHWC: x, y, dy, dx are [m][C]), emulated on
+ * the host in the kernels' order of summation, in fp32 storage: training
+ * forward (batch statistics, save mean and 1/std, running statistics
+ * moved by mom), evaluation, and backward (dx, dgamma, dbeta).
+ */
+void rv_cuda_host_bn_train(int C, uint64_t m, const float *x,
+    const float *gamma, const float *beta, float *y, float *mean,
+    float *invstd, float *rmean, float *rvar, float mom);
+void rv_cuda_host_bn_eval(int C, uint64_t m, const float *x,
+    const float *gamma, const float *beta, const float *rmean,
+    const float *rvar, float *y);
+void rv_cuda_host_bn_bwd(int C, uint64_t m, const float *x, const float *dy,
+    const float *gamma, const float *mean, const float *invstd, float *dx,
+    float *dgamma, float *dbeta);
 
 #ifdef __cplusplus
 }

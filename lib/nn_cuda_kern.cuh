@@ -169,4 +169,130 @@ krsc_index(uint64_t kcrs, int c, int rs)
 	return (ko * rs + s) * c + ci;
 }
 
+/* ---- Batch norm on NHWC tensors (bf16) ---------------------------------
+ *
+ * cuDNN's batch norm is not used for bf16 (PyTorch does not send bf16 to
+ * it either): x is [m][C], m = n*h*w rows.  Statistics in three steps,
+ * every sum in an order fixed by the shapes: blocks of BN_TC channels by
+ * BN_TR row threads add up one of `chunks` slices of the rows (thread row
+ * ty takes rows lo + ty, lo + ty + BN_TR, ...; then the BN_TR partials in
+ * order), a thread a channel adds the chunks in order.  The mean first,
+ * then the squared deviations from it, as the CPU does.
+ */
+#define BN_TC 32
+#define BN_TR 8
+#define BN_EPS_D 1e-5
+
+/* Chunks of at least 512 rows, at most 1024 of them. */
+RV_HD int
+bn_chunks(uint64_t m)
+{
+	uint64_t k = m / 512;
+
+	return k < 1 ? 1 : k > 1024 ? 1024 : (int)k;
+}
+
+RV_HD void
+bn_chunk(uint64_t m, int chunks, int k, uint64_t *lo, uint64_t *hi)
+{
+	*lo = m * (uint64_t)k / (uint64_t)chunks;
+	*hi = m * (uint64_t)(k + 1) / (uint64_t)chunks;
+}
+
+enum bn_sum { BN_SUM_X, BN_SUM_DEV2, BN_SUM_DY };
+
+/* Thread row ty's sums for channel ch over rows [lo, hi): x; or
+ * (x - mean)^2; or dy into *a and dy (x - mean) invstd into *b. */
+template <typename T>
+RV_HD void
+bn_acc(enum bn_sum what, int C, int ch, uint64_t lo, uint64_t hi, int ty,
+    const T *x, const T *dy, float mean, float invstd, double *a, double *b)
+{
+	double sa = 0.0, sb = 0.0;
+
+	for (uint64_t r = lo + (uint64_t)ty; r < hi; r += BN_TR) {
+		double v = to_f(x[r * C + ch]);
+
+		if (what == BN_SUM_X)
+			sa += v;
+		else if (what == BN_SUM_DEV2)
+			sa += (v - mean) * (v - mean);
+		else {
+			double g = to_f(dy[r * C + ch]);
+
+			sa += g;
+			sb += g * ((v - mean) * invstd);
+		}
+	}
+	*a = sa;
+	*b = sb;
+}
+
+/* y for one element in training: (x - mean) gamma invstd + beta. */
+RV_HD float
+bn_y(float x, float mean, float invstd, float gamma, float beta)
+{
+	return (x - mean) * (gamma * invstd) + beta;
+}
+
+/* dx for one element: gamma invstd (dy - dbeta/m - xh dgamma/m). */
+RV_HD float
+bn_dx(float x, float dy, float mean, float invstd, float gamma,
+    float dgamma, float dbeta, double m)
+{
+	float xh = (x - mean) * invstd;
+
+	return gamma * invstd * (dy - (float)(dbeta / m) -
+	    xh * (float)(dgamma / m));
+}
+
+/* Evaluation: the running statistics, as rv_k_bn_fwd_eval. */
+RV_HD float
+bn_eval(float x, float rmean, float rvar, float gamma, float beta)
+{
+	float a = (float)(gamma * (1.0 / sqrt((double)rvar + BN_EPS_D)));
+
+	return (x - rmean) * a + beta;
+}
+
+/* One channel's statistics from the chunks' sums (part [chunks][2][C]):
+ * the mean (var 0), or 1/sqrt(var + eps) and, rmean not NULL, the
+ * running statistics moved by mom toward the mean and unbiased var. */
+RV_HD void
+bn_stats1(int ch, int C, uint64_t m, int chunks, const double *part,
+    int var, float *mean, float *invstd, float *rmean, float *rvar,
+    float mom)
+{
+	double s = 0.0, v, unb;
+
+	for (int k = 0; k < chunks; k++)
+		s += part[(uint64_t)k * 2 * C + ch];
+	if (!var) {
+		mean[ch] = (float)(s / (double)m);
+		return;
+	}
+	v = s / (double)m;
+	invstd[ch] = (float)(1.0 / sqrt(v + BN_EPS_D));
+	if (rmean == NULL)
+		return;
+	unb = m > 1 ? v * (double)m / (double)(m - 1) : v;
+	rmean[ch] = (float)((1.0 - mom) * rmean[ch] + mom * (double)mean[ch]);
+	rvar[ch] = (float)((1.0 - mom) * rvar[ch] + mom * unb);
+}
+
+/* dbeta = sum dy, dgamma = sum dy xh for one channel. */
+RV_HD void
+bn_gsum1(int ch, int C, int chunks, const double *part, float *dgamma,
+    float *dbeta)
+{
+	double a = 0.0, b = 0.0;
+
+	for (int k = 0; k < chunks; k++) {
+		a += part[(uint64_t)k * 2 * C + ch];
+		b += part[((uint64_t)k * 2 + 1) * C + ch];
+	}
+	dbeta[ch] = (float)a;
+	dgamma[ch] = (float)b;
+}
+
 #endif

@@ -277,6 +277,11 @@ skip_if_cuda() {
 --schedule foo|--schedule: 'foo': want const, step or cosine
 --schedule cosine|--schedule cosine needs --epochs E
 --device tpu|--device: 'tpu': want auto, cpu or cuda
+--device cuda:x|--device cuda:N: 'x': not a non-negative integer
+--device cuda:1024|--device cuda:N: '1024': out of range [0, 1023]
+--precision fp16|--precision: 'fp16': want fp32, tf32 or bf16
+--device cpu --precision bf16|--precision bf16: the CPU backend trains in fp32 only
+--device cpu --precision tf32|--precision tf32: the CPU backend trains in fp32 only
 --target-acc 0.5|--target-acc needs --eval FILE
 --target-acc 2 --eval x|--target-acc: '2': out of range [0, 1]
 --save-every 5|--save-every needs --save FILE
@@ -308,6 +313,21 @@ EOF
 	# -q does not hide an error
 	run -1 --separate-stderr rv-train-gpu -q --device cuda "$T/r.rvs"
 	[ "${#stderr_lines[@]}" -eq 1 ]
+	# nor does a device number or a precision change it
+	run -1 --separate-stderr rv-train-gpu --device cuda:3 \
+	    --precision bf16 "$T/r.rvs"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "rv-train-gpu: --device cuda: "* ]]
+}
+
+@test "rv-train-gpu: --precision bf16 falling back to the CPU trains in fp32 and says so" {
+	skip_if_cuda
+	run -0 --separate-stderr rv-train-gpu -j 1 -b 32 -m "$M" \
+	    --precision bf16 --max-steps 2 "$T/r.rvs"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" =~ ^"rv-train-gpu: no CUDA "("backend built"|"device found")": training on the CPU in fp32"$ ]]
+	[ "$(sline device)" = "device    cpu (1 thread)" ]
+	[ "$(summary_value steps)" = 2 ]
 }
 
 @test "rv-train-gpu: --device auto says once that it trains on the CPU; -q silences it" {
