@@ -32,3 +32,26 @@ load helpers
 	    DESTDIR="$d" PREFIX=/opt/rv MANPREFIX=/opt/rv/man
 	[ -z "$(find "$d" -type f)" ]
 }
+
+@test "make: the CUDA backend is built when nvcc is there; make CUDA=0 leaves it and its libraries out" {
+	local d
+	if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
+		# the default build has it: no device here, or a device found
+		run --separate-stderr "$BIN/rv-train-gpu" -q --device cuda \
+		    < /dev/null
+		[[ "$stderr" != *"built without CUDA"* ]]
+		ldd "$BIN/rv-train-gpu" | grep -q 'libcudnn\.so'
+		# and only the trainer links the CUDA libraries
+		! ldd "$BIN/rv-decode" | grep -q 'libcuda'
+	fi
+	[ "${RV_BUILD:-build}" = build ] ||
+	    skip "once, with the plain build"
+	d="$BATS_TEST_TMPDIR/nocuda"
+	run -0 make -s -C "$REPO" CUDA=0 BUILD="$d" WERROR=1 \
+	    "$d/bin/rv-train-gpu" "$d/unit/t_nn_cuda"
+	run -1 --separate-stderr "$d/bin/rv-train-gpu" --device cuda < /dev/null
+	[ "$stderr" = "rv-train-gpu: --device cuda: this rv was built without CUDA (CUDA=0 or no nvcc)" ]
+	! ldd "$d/bin/rv-train-gpu" | grep -q 'libcud'
+	run -0 "$d/unit/t_nn_cuda"
+	[ "${lines[0]}" = "ok 1 - cuda # SKIP the CUDA backend is not built" ]
+}
