@@ -70,6 +70,28 @@ struct rv_layer {
 	size_t nbuf;		/* how many */
 };
 
+/* Values of a tensor of shape s, and of one of its planes. */
+static inline size_t
+rv_shape_len(struct rv_shape s)
+{
+	return (size_t)s.c * s.h * s.w;
+}
+
+static inline size_t
+rv_shape_hw(struct rv_shape s)
+{
+	return (size_t)s.h * s.w;
+}
+
+/* Floats of a CONV or LINEAR layer's weight (its bias follows). */
+static inline size_t
+rv_layer_wlen(const struct rv_layer *ly)
+{
+	if (ly->kind == RV_LAYER_CONV)
+		return (size_t)ly->out * ly->in.c * ly->k * ly->k;
+	return (size_t)ly->out * rv_shape_len(ly->in);
+}
+
 struct rv_net {
 	int nlayers;
 	struct rv_layer *layers;	/* owned */
@@ -207,6 +229,16 @@ struct rv_nn_ops {
 	/* NULL, or a line naming the device ("NVIDIA H200, bf16"). */
 	const char *(*describe)(void *be);
 };
+
+/*
+ * What every backend checks of a batch before a step: 1 to batch_max
+ * samples, pixels and labels present, labels in [0, classes); and to
+ * train, ids when the model has dropout and at least 2 values a channel
+ * for every batch norm.  Messages start with who ("cpu", "cuda").
+ * Returns 0, or -1 with rv_errmsg() set.
+ */
+int rv_nn_check_batch(const struct rv_net *net, int batch_max,
+    const struct rv_nn_batch *b, int train, const char *who);
 
 extern const struct rv_nn_ops rv_nn_cpu;
 /* The CUDA backend, or NULL when rv was built without it (CUDA=0). */

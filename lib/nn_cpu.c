@@ -47,7 +47,6 @@ struct cpu {
 	uint64_t seed;
 	float mean[4], std[4];
 	float ls;		/* label smoothing of eval()'s loss */
-	int has_dropout;
 	struct cpu_layer *l;
 	void *arena;
 	float *params, *grads, *mom, *bufs;
@@ -100,27 +99,6 @@ prod(struct arena *a, size_t x, size_t y)
 		return 0;
 	}
 	return x * y;
-}
-
-static size_t
-tlen(struct rv_shape s)
-{
-	return (size_t)s.c * s.h * s.w;
-}
-
-static size_t
-hwof(struct rv_shape s)
-{
-	return (size_t)s.h * s.w;
-}
-
-/* Floats of a CONV or LINEAR weight (the bias follows it). */
-static size_t
-wlen(const struct rv_layer *ly)
-{
-	if (ly->kind == RV_LAYER_CONV)
-		return (size_t)ly->out * ly->in.c * ly->k * ly->k;
-	return (size_t)ly->out * tlen(ly->in);
 }
 
 static struct rv_conv_geom
@@ -192,11 +170,12 @@ check_net(const struct rv_net *net)
 		const struct rv_layer *ly = &net->layers[i];
 		struct rv_shape in = i > 0 ? net->layers[i - 1].outs : net->in;
 		size_t np = 0, nb = 0;
-		int ok = same_shape(ly->in, in) && tlen(ly->outs) > 0;
+		int ok = same_shape(ly->in, in) && rv_shape_len(ly->outs) > 0;
 
 		switch (ly->kind) {
 		case RV_LAYER_CONV:
-			np = wlen(ly) + (ly->bias ? (size_t)ly->out : 0);
+			np = rv_layer_wlen(ly) +
+			    (ly->bias ? (size_t)ly->out : 0);
 			ok = ok && ly->stride > 0 && ly->outs.c == ly->out &&
 			    ly->outs.h == pool_dim(in.h, ly->k, ly->stride,
 			    ly->pad) && ly->outs.w == pool_dim(in.w, ly->k,
@@ -218,12 +197,14 @@ check_net(const struct rv_net *net)
 			    ly->stride, ly->pad);
 			break;
 		case RV_LAYER_GAP:
-			ok = ok && ly->outs.c == in.c && hwof(ly->outs) == 1;
+			ok = ok && ly->outs.c == in.c &&
+			    rv_shape_hw(ly->outs) == 1;
 			break;
 		case RV_LAYER_LINEAR:
-			np = wlen(ly) + (ly->bias ? (size_t)ly->out : 0);
+			np = rv_layer_wlen(ly) +
+			    (ly->bias ? (size_t)ly->out : 0);
 			ok = ok && ly->outs.c == ly->out &&
-			    hwof(ly->outs) == 1;
+			    rv_shape_hw(ly->outs) == 1;
 			break;
 		case RV_LAYER_ADD: {
 			const struct rv_layer *rl;
@@ -306,8 +287,6 @@ mark_layers(struct cpu *c)
 		default:
 			cl->needg = din;
 		}
-		if (ly->kind == RV_LAYER_DROPOUT)
-			c->has_dropout = 1;
 	}
 }
 
@@ -324,11 +303,11 @@ plan(struct cpu *c, struct arena *a)
 	c->grads = take(a, net->nparams, sizeof(float));
 	c->mom = take(a, net->nparams, sizeof(float));
 	c->bufs = take(a, net->nbufs, sizeof(float));
-	c->x = take(a, prod(a, tlen(net->in), bm), sizeof(float));
+	c->x = take(a, prod(a, rv_shape_len(net->in), bm), sizeof(float));
 	for (i = 0; i < net->nlayers; i++) {
 		const struct rv_layer *ly = &net->layers[i];
 		struct cpu_layer *cl = &c->l[i];
-		size_t out = prod(a, tlen(ly->outs), bm);
+		size_t out = prod(a, rv_shape_len(ly->outs), bm);
 
 		if (out > gmax)
 			gmax = out;
@@ -339,7 +318,7 @@ plan(struct cpu *c, struct arena *a)
 		case RV_LAYER_CONV:
 			/* Bound the im2col size a plan may need. */
 			(void)prod(a, prod(a, (size_t)ly->in.c * ly->k * ly->k,
-			    hwof(ly->outs)), bm);
+			    rv_shape_hw(ly->outs)), bm);
 			break;
 		case RV_LAYER_BN:
 			cl->save_mean = take(a, ly->in.c, sizeof(float));
@@ -354,20 +333,21 @@ plan(struct cpu *c, struct arena *a)
 			cl->mask = take(a, out, sizeof(float));
 			break;
 		case RV_LAYER_LINEAR:
-			if (prod(a, tlen(ly->in), bm) == 0)
+			if (prod(a, rv_shape_len(ly->in), bm) == 0)
 				break;
 			cl->xt = take(a, rv_k_linear_ws(ly->in.c,
-			    c->batch_max, (int)hwof(ly->in)), sizeof(float));
+			    c->batch_max, (int)rv_shape_hw(ly->in)),
+			    sizeof(float));
 			break;
 		case RV_LAYER_RES:
 			if (i > 0 && c->l[i - 1].needg)
-				cl->dsc = take(a, prod(a, tlen(ly->in), bm),
-				    sizeof(float));
+				cl->dsc = take(a, prod(a,
+				    rv_shape_len(ly->in), bm), sizeof(float));
 			break;
 		case RV_LAYER_ADD:
 			t = (size_t)net->layers[ly->res].in.c;
 			if (!ly->proj ||
-			    prod(a, prod(a, t, hwof(ly->outs)), bm) == 0)
+			    prod(a, prod(a, t, rv_shape_hw(ly->outs)), bm) == 0)
 				break;
 			cl->sc_x = take(a, out, sizeof(float));
 			cl->sc_mean = take(a, ly->outs.c, sizeof(float));
@@ -489,32 +469,7 @@ cpu_create(const struct rv_nn_config *cfg)
 static int
 check_batch(const struct cpu *c, const struct rv_nn_batch *b, int train)
 {
-	int i;
-
-	if (b->n < 1 || b->n > c->batch_max)
-		return rv_seterr("cpu: batch of %d samples: expected 1 to %d",
-		    b->n, c->batch_max);
-	if (b->pixels == NULL || b->labels == NULL)
-		return rv_seterr("cpu: batch without pixels or labels");
-	if (train && c->has_dropout && b->ids == NULL)
-		return rv_seterr("cpu: batch without ids: dropout needs "
-		    "them");
-	for (i = 0; i < b->n; i++)
-		if (b->labels[i] < 0 || b->labels[i] >= c->net.classes)
-			return rv_seterr("cpu: sample %d of the batch: label "
-			    "%d out of range [0, %d)", i, (int)b->labels[i],
-			    c->net.classes);
-	if (!train)
-		return 0;
-	for (i = 0; i < c->net.nlayers; i++) {
-		const struct rv_layer *ly = &c->net.layers[i];
-
-		if ((ly->kind == RV_LAYER_BN || (ly->kind == RV_LAYER_ADD &&
-		    ly->proj)) && (size_t)b->n * hwof(ly->outs) < 2)
-			return rv_seterr("cpu: layer %d: batch norm needs 2 "
-			    "values a channel, the batch has 1", i + 1);
-	}
-	return 0;
+	return rv_nn_check_batch(&c->net, c->batch_max, b, train, "cpu");
 }
 
 static void
@@ -557,12 +512,12 @@ add_fwd(struct cpu *c, int i, int n, enum fwd_mode mode, const float *x)
 		if (rv_conv_fwd(cl->conv, n, s, w, NULL, cl->sc_x) == -1)
 			return -1;
 		/* The gradient buffers are free during forward. */
-		bn_fwd(c, mode, ly->outs.c, (size_t)n * hwof(ly->outs),
+		bn_fwd(c, mode, ly->outs.c, (size_t)n * rv_shape_hw(ly->outs),
 		    cl->sc_x, w + wl, c->bufs + ly->buf_off, c->g[0],
 		    cl->sc_mean, cl->sc_invstd);
 		s = c->g[0];
 	}
-	vadd(tlen(ly->outs) * n, x, s, cl->y);
+	vadd(rv_shape_len(ly->outs) * n, x, s, cl->y);
 	return 0;
 }
 
@@ -579,14 +534,14 @@ forward(struct cpu *c, const struct rv_nn_batch *b, enum fwd_mode mode)
 		struct cpu_layer *cl = &c->l[i];
 		const float *x = i > 0 ? c->l[i - 1].y : c->x;
 		const float *p = c->params + ly->param_off;
-		int hw = (int)hwof(ly->in);
-		size_t olen = tlen(ly->outs) * n;
+		int hw = (int)rv_shape_hw(ly->in);
+		size_t olen = rv_shape_len(ly->outs) * n;
 		struct rv_pool_geom pg;
 
 		switch (ly->kind) {
 		case RV_LAYER_CONV:
 			if (rv_conv_fwd(cl->conv, n, x, p, ly->bias ?
-			    p + wlen(ly) : NULL, cl->y) == -1)
+			    p + rv_layer_wlen(ly) : NULL, cl->y) == -1)
 				return -1;
 			break;
 		case RV_LAYER_BN:
@@ -613,7 +568,8 @@ forward(struct cpu *c, const struct rv_nn_batch *b, enum fwd_mode mode)
 			break;
 		case RV_LAYER_LINEAR:
 			rv_k_linear_fwd(ly->in.c, n, hw, ly->out, x, p,
-			    ly->bias ? p + wlen(ly) : NULL, cl->y, cl->xt);
+			    ly->bias ? p + rv_layer_wlen(ly) : NULL, cl->y,
+			    cl->xt);
 			break;
 		case RV_LAYER_DROPOUT:
 			if (mode == FWD_EVAL)
@@ -650,14 +606,14 @@ add_bwd(struct cpu *c, int i, int n, const float *gy, float *tmp)
 		size_t wl = (size_t)ly->outs.c * g.ci;
 		int co = ly->outs.c;
 
-		rv_k_bn_bwd(co, (size_t)n * hwof(ly->outs), cl->sc_x, gy,
+		rv_k_bn_bwd(co, (size_t)n * rv_shape_hw(ly->outs), cl->sc_x, gy,
 		    w + wl, cl->sc_mean, cl->sc_invstd, tmp, gw + wl,
 		    gw + wl + co);
 		return rv_conv_bwd(cl->conv, n, c->l[r].y, w, tmp, dsc, gw,
 		    NULL);
 	}
 	if (dsc != NULL)
-		memcpy(dsc, gy, tlen(ly->outs) * n * sizeof(float));
+		memcpy(dsc, gy, rv_shape_len(ly->outs) * n * sizeof(float));
 	return 0;
 }
 
@@ -681,14 +637,14 @@ backward(struct cpu *c, int n)
 		float *gp = c->grads + ly->param_off;
 		int din = i > 0 && c->l[i - 1].needg;
 		float *dx = din ? gx : NULL;
-		int hw = (int)hwof(ly->in);
-		size_t olen = tlen(ly->outs) * n;
+		int hw = (int)rv_shape_hw(ly->in);
+		size_t olen = rv_shape_len(ly->outs) * n;
 		struct rv_pool_geom pg;
 
 		switch (ly->kind) {
 		case RV_LAYER_CONV:
 			if (rv_conv_bwd(cl->conv, n, x, p, gy, dx, gp,
-			    ly->bias ? gp + wlen(ly) : NULL) == -1)
+			    ly->bias ? gp + rv_layer_wlen(ly) : NULL) == -1)
 				return -1;
 			break;
 		case RV_LAYER_BN:
@@ -716,7 +672,8 @@ backward(struct cpu *c, int n)
 			break;
 		case RV_LAYER_LINEAR:
 			rv_k_linear_bwd(ly->in.c, n, hw, ly->out, p, gy, dx,
-			    gp, ly->bias ? gp + wlen(ly) : NULL, cl->xt);
+			    gp, ly->bias ? gp + rv_layer_wlen(ly) : NULL,
+			    cl->xt);
 			break;
 		case RV_LAYER_DROPOUT:
 			rv_k_dropout_bwd(olen, cl->mask, gy, gx);
@@ -747,7 +704,7 @@ gradnorm(struct cpu *c, int n, float *out)
 {
 	const struct rv_layer *ly = &c->net.layers[c->net.nlayers - 1];
 	const float *xt = c->l[c->net.nlayers - 1].xt;
-	size_t f, nf = tlen(ly->in);
+	size_t f, nf = rv_shape_len(ly->in);
 	int i;
 
 	for (i = 0; i < n; i++)

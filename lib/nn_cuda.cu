@@ -58,7 +58,7 @@ typedef __nv_bfloat16 bf16;
 #define BN_EPS 1e-5
 #define BN_MOMENTUM 0.1
 #define NSLOT 2			/* input and output buffers in turn */
-#define TPB 256			/* threads a block, elementwise kernels */
+#define TPB 256			/* threads a block, elementwise */
 #define MIN_WS ((size_t)64 << 20)	/* the least cuDNN workspace */
 
 /* ---- Errors ----------------------------------------------------------- */
@@ -449,7 +449,7 @@ struct dev_in {			/* one input slot, on the device */
 struct cu {
 	struct rv_net net;	/* layers copied; spec not kept */
 	int batch_max, dev, async;
-	int dev_ready;		/* the device is set: CUDA resources exist */
+	int dev_ready;		/* a device is set: CUDA state exists */
 	enum rv_precision prec;
 	int nhwc;		/* bf16 */
 	size_t tsz;		/* bytes an activation */
@@ -457,7 +457,6 @@ struct cu {
 	cudnnTensorFormat_t fmt;
 	uint64_t seed;
 	float ls;		/* eval()'s label smoothing */
-	int has_dropout;
 	struct cu_layer *l;
 	cudnnHandle_t dnn;
 	cublasHandle_t blas;
@@ -470,7 +469,7 @@ struct cu {
 	 * tensor-core kernels; zeros between blocks.  Buffers canonical. */
 	float *params, *grads, *mom, *bufs;
 	size_t dev_np;		/* floats of params, grads, mom */
-	float *stage;		/* host: dev_np floats, packing the state */
+	float *stage;		/* host: dev_np floats, for packing */
 	bf16 *wh;		/* bf16: weight copies, params' offsets */
 	bf16 *gwh;		/* bf16: one conv weight gradient */
 	float *lut;		/* [4][256] input table */
@@ -496,26 +495,6 @@ struct cu {
 	int inflight;
 	char desc[320];
 };
-
-static size_t
-tlen(struct rv_shape s)
-{
-	return (size_t)s.c * s.h * s.w;
-}
-
-static size_t
-hwof(struct rv_shape s)
-{
-	return (size_t)s.h * s.w;
-}
-
-static size_t
-wlen(const struct rv_layer *ly)
-{
-	if (ly->kind == RV_LAYER_CONV)
-		return (size_t)ly->out * ly->in.c * ly->k * ly->k;
-	return (size_t)ly->out * tlen(ly->in);
-}
 
 /* The input of layer i and its descriptor. */
 static void *
@@ -761,8 +740,6 @@ mark_layers(struct cu *c)
 		default:
 			cl->needg = din;
 		}
-		if (ly->kind == RV_LAYER_DROPOUT)
-			c->has_dropout = 1;
 	}
 }
 
@@ -829,7 +806,7 @@ static int
 alloc_all(struct cu *c)
 {
 	const struct rv_net *net = &c->net;
-	size_t bm = (size_t)c->batch_max, gmax = tlen(net->in) * bm;
+	size_t bm = (size_t)c->batch_max, gmax = rv_shape_len(net->in) * bm;
 	size_t tot = 0, maxw = 0, maxlin = 0, ts = c->tsz, maxpart = 0;
 	int i;
 
@@ -838,7 +815,7 @@ alloc_all(struct cu *c)
 	    dalloc(&c->mom, c->dev_np * 4, &tot) < 0 ||
 	    dalloc(&c->bufs, net->nbufs * 4, &tot) < 0 ||
 	    dalloc(&c->lut, 4 * 256 * 4, &tot) < 0 ||
-	    dalloc(&c->x, tlen(net->in) * bm * ts, &tot) < 0)
+	    dalloc(&c->x, rv_shape_len(net->in) * bm * ts, &tot) < 0)
 		return -1;
 	if (c->prec == RV_PREC_BF16 &&
 	    dalloc(&c->wh, c->dev_np * sizeof(bf16), &tot) < 0)
@@ -846,7 +823,7 @@ alloc_all(struct cu *c)
 	for (i = 0; i < net->nlayers; i++) {
 		const struct rv_layer *ly = &net->layers[i];
 		struct cu_layer *cl = &c->l[i];
-		size_t out = tlen(ly->outs) * bm;
+		size_t out = rv_shape_len(ly->outs) * bm;
 
 		if (out > gmax)
 			gmax = out;
@@ -855,16 +832,16 @@ alloc_all(struct cu *c)
 			return -1;
 		if (ly->kind == RV_LAYER_BN || (ly->kind == RV_LAYER_ADD &&
 		    ly->proj)) {
-			size_t np = (size_t)bn_chunks(bm * hwof(ly->outs)) * 2 *
-			    ly->outs.c;
+			size_t np = (size_t)bn_chunks(bm *
+			    rv_shape_hw(ly->outs)) * 2 * ly->outs.c;
 
 			if (np > maxpart)
 				maxpart = np;
 		}
 		switch (ly->kind) {
 		case RV_LAYER_CONV:
-			if (wlen(ly) > maxw)
-				maxw = wlen(ly);
+			if (rv_layer_wlen(ly) > maxw)
+				maxw = rv_layer_wlen(ly);
 			break;
 		case RV_LAYER_BN:
 			if (dalloc(&cl->save_mean, ly->in.c * 4, &tot) < 0 ||
@@ -876,17 +853,18 @@ alloc_all(struct cu *c)
 				return -1;
 			break;
 		case RV_LAYER_LINEAR:
-			if (c->nhwc && hwof(ly->in) > 1) {
-				if (dalloc(&cl->xt, tlen(ly->in) * bm * ts,
-				    &tot) < 0)
+			if (c->nhwc && rv_shape_hw(ly->in) > 1) {
+				if (dalloc(&cl->xt, rv_shape_len(ly->in) * bm *
+				    ts, &tot) < 0)
 					return -1;
-				if (tlen(ly->in) * bm > maxlin)
-					maxlin = tlen(ly->in) * bm;
+				if (rv_shape_len(ly->in) * bm > maxlin)
+					maxlin = rv_shape_len(ly->in) * bm;
 			}
 			break;
 		case RV_LAYER_RES:
 			if (i > 0 && c->l[i - 1].needg &&
-			    dalloc(&cl->dsc, tlen(ly->in) * bm * ts, &tot) < 0)
+			    dalloc(&cl->dsc, rv_shape_len(ly->in) * bm * ts,
+			    &tot) < 0)
 				return -1;
 			break;
 		case RV_LAYER_ADD:
@@ -920,7 +898,7 @@ alloc_all(struct cu *c)
 	if (c->nhwc && dalloc(&c->bn_part, maxpart * sizeof(double), &tot) < 0)
 		return -1;
 	/* Input slots: pixels, then labels, weights, ids, 8-aligned. */
-	c->in_bytes = ((tlen(net->in) * bm + 7) & ~(size_t)7) + bm * 16;
+	c->in_bytes = ((rv_shape_len(net->in) * bm + 7) & ~(size_t)7) + bm * 16;
 	for (i = 0; i < NSLOT; i++) {
 		char *b;
 
@@ -936,7 +914,7 @@ alloc_all(struct cu *c)
 		}
 		b = (char *)c->d_in_base[i];
 		c->d_in[i].px = (uint8_t *)b;
-		b += (tlen(net->in) * bm + 7) & ~(size_t)7;
+		b += (rv_shape_len(net->in) * bm + 7) & ~(size_t)7;
 		c->d_in[i].ids = (uint64_t *)b;
 		c->d_in[i].labels = (int32_t *)(b + bm * 8);
 		c->d_in[i].weights = (float *)(b + bm * 12);
@@ -1420,11 +1398,11 @@ cast_weights(struct cu *c)
 		int ci, rs;
 
 		if (ly->kind == RV_LAYER_CONV) {
-			len = wlen(ly);
+			len = rv_layer_wlen(ly);
 			ci = ly->in.c;
 			rs = ly->k * ly->k;
 		} else if (ly->kind == RV_LAYER_LINEAR) {
-			len = wlen(ly);
+			len = rv_layer_wlen(ly);
 			ci = 1;
 			rs = 1;
 		} else if (ly->kind == RV_LAYER_ADD && ly->proj) {
@@ -1588,7 +1566,7 @@ linear_fwd(struct cu *c, int i, int n)
 {
 	const struct rv_layer *ly = &c->net.layers[i];
 	struct cu_layer *cl = &c->l[i];
-	int f = (int)tlen(ly->in), hw = (int)hwof(ly->in);
+	int f = (int)rv_shape_len(ly->in), hw = (int)rv_shape_hw(ly->in);
 	const void *x = lin(c, i);
 
 	if (cl->xt != NULL) {
@@ -1604,7 +1582,7 @@ linear_fwd(struct cu *c, int i, int n)
 	if (ly->bias) {
 		k_bias_add<T><<<blocks((uint64_t)n * ly->out), TPB, 0,
 		    c->cs>>>(n, ly->out, 1, 0,
-		    c->params + cl->off + wlen(ly), (T *)cl->y);
+		    c->params + cl->off + rv_layer_wlen(ly), (T *)cl->y);
 		LAUNCHED();
 	}
 	return 0;
@@ -1617,7 +1595,7 @@ linear_bwd(struct cu *c, int i, int n, const void *dy, void *dx)
 {
 	const struct rv_layer *ly = &c->net.layers[i];
 	struct cu_layer *cl = &c->l[i];
-	int f = (int)tlen(ly->in), hw = (int)hwof(ly->in);
+	int f = (int)rv_shape_len(ly->in), hw = (int)rv_shape_hw(ly->in);
 	const void *x = cl->xt != NULL ? cl->xt : lin(c, i);
 	float *gw = c->grads + cl->off;
 
@@ -1626,7 +1604,7 @@ linear_bwd(struct cu *c, int i, int n, const void *dy, void *dx)
 	    CUDA_R_32F, f, blas_compute(c), CUBLAS_GEMM_DEFAULT));
 	if (ly->bias) {
 		k_chan_sum<T><<<ly->out, TPB, 0, c->cs>>>(n, ly->out, 1, 0,
-		    (const T *)dy, gw + wlen(ly));
+		    (const T *)dy, gw + rv_layer_wlen(ly));
 		LAUNCHED();
 	}
 	if (dx == NULL)
@@ -1650,8 +1628,9 @@ forward(struct cu *c, int n, int slot, uint64_t step, enum fwd_mode mode)
 	const struct rv_net *net = &c->net;
 	const struct dev_in *in = &c->d_in[slot];
 
-	k_input<T><<<blocks(tlen(net->in) * n), TPB, 0, c->cs>>>(n, net->in.h,
-	    net->in.w, net->in.c, c->nhwc, in->px, c->lut, (T *)c->x);
+	k_input<T><<<blocks(rv_shape_len(net->in) * n), TPB, 0, c->cs>>>(n,
+	    net->in.h, net->in.w, net->in.c, c->nhwc, in->px, c->lut,
+	    (T *)c->x);
 	LAUNCHED();
 	if (c->prec == RV_PREC_BF16 && cast_weights(c) < 0)
 		return -1;
@@ -1661,8 +1640,8 @@ forward(struct cu *c, int n, int slot, uint64_t step, enum fwd_mode mode)
 		void *x = lin(c, i);
 		cudnnTensorDescriptor_t xd = lind(c, i);
 		float *p = c->params + cl->off;
-		uint64_t olen = tlen(ly->outs) * n;
-		int hw = (int)hwof(ly->in);
+		uint64_t olen = rv_shape_len(ly->outs) * n;
+		int hw = (int)rv_shape_hw(ly->in);
 		struct rv_rng r;
 
 		switch (ly->kind) {
@@ -1672,8 +1651,9 @@ forward(struct cu *c, int n, int slot, uint64_t step, enum fwd_mode mode)
 				return -1;
 			if (ly->bias) {
 				k_bias_add<T><<<blocks(olen), TPB, 0,
-				    c->cs>>>(n, ly->out, (int)hwof(ly->outs),
-				    c->nhwc, p + wlen(ly), (T *)cl->y);
+				    c->cs>>>(n, ly->out,
+				    (int)rv_shape_hw(ly->outs), c->nhwc,
+				    p + rv_layer_wlen(ly), (T *)cl->y);
 				LAUNCHED();
 			}
 			break;
@@ -1724,7 +1704,7 @@ forward(struct cu *c, int n, int slot, uint64_t step, enum fwd_mode mode)
 				if (conv_fwd(c, &cl->cv, proj_xd(c, i), s,
 				    wptr(c, cl->off), cl->yd,
 				    cl->sc_x) < 0 ||
-				    bn_fwd(c, mode, n, hwof(ly->outs),
+				    bn_fwd(c, mode, n, rv_shape_hw(ly->outs),
 				    cl->yd, cl->bnd, cl->sc_x, p + wl,
 				    c->bufs + ly->buf_off, ly->outs.c, c->g[0],
 				    cl->save_mean, cl->save_invstd) < 0)
@@ -1757,15 +1737,16 @@ backward(struct cu *c, int n)
 		float *gp = c->grads + cl->off;
 		int din = i > 0 && c->l[i - 1].needg;
 		void *dx = din ? gx : NULL;
-		uint64_t olen = tlen(ly->outs) * n;
-		int hw = (int)hwof(ly->in);
+		uint64_t olen = rv_shape_len(ly->outs) * n;
+		int hw = (int)rv_shape_hw(ly->in);
 
 		switch (ly->kind) {
 		case RV_LAYER_CONV:
 			if (ly->bias) {
 				k_chan_sum<T><<<ly->out, TPB, 0, c->cs>>>(n,
-				    ly->out, (int)hwof(ly->outs), c->nhwc,
-				    (const T *)gy, gp + wlen(ly));
+				    ly->out, (int)rv_shape_hw(ly->outs),
+				    c->nhwc, (const T *)gy,
+				    gp + rv_layer_wlen(ly));
 				LAUNCHED();
 			}
 			if (conv_bwd(c, &cl->cv, xd, x, wptr(c, cl->off),
@@ -1817,7 +1798,7 @@ backward(struct cu *c, int n)
 				int ci = net->layers[r].in.c;
 				size_t wl = (size_t)ly->outs.c * ci;
 
-				if (bn_bwd(c, n, hwof(ly->outs), cl->yd,
+				if (bn_bwd(c, n, rv_shape_hw(ly->outs), cl->yd,
 				    cl->bnd, cl->sc_x, gy, p + wl, gp + wl,
 				    ly->outs.c, gx, cl->save_mean,
 				    cl->save_invstd) < 0 ||
@@ -1846,32 +1827,7 @@ backward(struct cu *c, int n)
 static int
 check_batch(const struct cu *c, const struct rv_nn_batch *b, int train)
 {
-	int i;
-
-	if (b->n < 1 || b->n > c->batch_max)
-		return rv_seterr("cuda: batch of %d samples: expected 1 to %d",
-		    b->n, c->batch_max);
-	if (b->pixels == NULL || b->labels == NULL)
-		return rv_seterr("cuda: batch without pixels or labels");
-	if (train && c->has_dropout && b->ids == NULL)
-		return rv_seterr("cuda: batch without ids: dropout needs "
-		    "them");
-	for (i = 0; i < b->n; i++)
-		if (b->labels[i] < 0 || b->labels[i] >= c->net.classes)
-			return rv_seterr("cuda: sample %d of the batch: label "
-			    "%d out of range [0, %d)", i, (int)b->labels[i],
-			    c->net.classes);
-	if (!train)
-		return 0;
-	for (i = 0; i < c->net.nlayers; i++) {
-		const struct rv_layer *ly = &c->net.layers[i];
-
-		if ((ly->kind == RV_LAYER_BN || (ly->kind == RV_LAYER_ADD &&
-		    ly->proj)) && (size_t)b->n * hwof(ly->outs) < 2)
-			return rv_seterr("cuda: layer %d: batch norm needs 2 "
-			    "values a channel, the batch has 1", i + 1);
-	}
-	return 0;
+	return rv_nn_check_batch(&c->net, c->batch_max, b, train, "cuda");
 }
 
 /* Collect the oldest step in flight: its results into its out arrays. */
@@ -1921,8 +1877,8 @@ cu_wait(void *be, int keep)
 static int
 upload(struct cu *c, const struct rv_nn_batch *b, int s)
 {
-	size_t n = (size_t)b->n, px = tlen(c->net.in) * n;
-	size_t pxa = (tlen(c->net.in) * c->batch_max + 7) & ~(size_t)7;
+	size_t n = (size_t)b->n, px = rv_shape_len(c->net.in) * n;
+	size_t pxa = (rv_shape_len(c->net.in) * c->batch_max + 7) & ~(size_t)7;
 	size_t bm = (size_t)c->batch_max;
 	uint8_t *h = c->h_in[s];
 
@@ -1964,7 +1920,7 @@ loss_and_results(struct cu *c, const struct rv_nn_batch *b, int s, float ls,
 	LAUNCHED();
 	if (train) {
 		/* ||h||^2 is the same in any order: the raw input will do. */
-		k_gradnorm<T><<<n, TPB, 0, c->cs>>>(n, tlen(ll->in),
+		k_gradnorm<T><<<n, TPB, 0, c->cs>>>(n, rv_shape_len(ll->in),
 		    (const T *)lin(c, last), ll->bias, c->pq, c->d_gn);
 		LAUNCHED();
 		CK(cudaMemcpyAsync(h + bm * 4, c->d_gn, (size_t)n * 4,

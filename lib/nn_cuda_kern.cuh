@@ -16,6 +16,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "rng_philox.h"
+
 #define RV_HD __host__ __device__ inline
 
 /* Float conversions for both activation types. */
@@ -45,31 +47,6 @@ from_f<__nv_bfloat16>(float v)
 	return __float2bfloat16_rn(v);
 }
 
-/* ---- Philox4x32-10, as lib/rng.c ------------------------------------- */
-
-RV_HD void
-philox(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2,
-    uint32_t c3, uint32_t out[4])
-{
-	for (int i = 0; i < 10; i++) {
-		uint64_t p0 = (uint64_t)0xD2511F53u * c0;
-		uint64_t p1 = (uint64_t)0xCD9E8D57u * c2;
-		uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
-		uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-
-		c1 = (uint32_t)p1;
-		c3 = (uint32_t)p0;
-		c0 = n0;
-		c2 = n2;
-		k0 += 0x9E3779B9u;
-		k1 += 0xBB67AE85u;
-	}
-	out[0] = c0;
-	out[1] = c1;
-	out[2] = c2;
-	out[3] = c3;
-}
-
 /*
  * The scale dropout gives element e = ch * hw + j of sample `id`: draw e
  * of the stream rv_rng_init(seed, RV_STAGE_TRAIN, op, step, id) makes,
@@ -83,7 +60,7 @@ drop_scale(uint32_t k0, uint32_t k1, uint32_t step, uint64_t id, uint64_t e,
 	uint32_t o[4];
 	uint64_t u;
 
-	philox(k0, k1, (uint32_t)(e >> 1), step, (uint32_t)id,
+	rv_philox_block(k0, k1, (uint32_t)(e >> 1), step, (uint32_t)id,
 	    (uint32_t)(id >> 32), o);
 	u = (e & 1) ? (uint64_t)o[2] << 32 | o[3] : (uint64_t)o[0] << 32 | o[1];
 	return (double)(u >> 11) * 0x1.0p-53 < (double)p ? 0.0f : scale;

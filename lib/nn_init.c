@@ -3,11 +3,13 @@
  * keyed by (seed, RV_STAGE_TRAIN, op = layer index), one generator per
  * layer: the same seed gives the same bytes on every backend and thread
  * count, and a layer's numbers do not depend on the layers before it.
+ * And the batch checks every backend makes (rv_nn_check_batch).
  */
 #include "nn.h"
 
 #include <math.h>
 
+#include "err.h"
 #include "rng.h"
 
 /* n draws uniform in [-bound, bound). */
@@ -97,4 +99,36 @@ rv_net_init(const struct rv_net *net, uint64_t seed, float *params,
 			break;
 		}
 	}
+}
+
+int
+rv_nn_check_batch(const struct rv_net *net, int batch_max,
+    const struct rv_nn_batch *b, int train, const char *who)
+{
+	int i;
+
+	if (b->n < 1 || b->n > batch_max)
+		return rv_seterr("%s: batch of %d samples: expected 1 to %d",
+		    who, b->n, batch_max);
+	if (b->pixels == NULL || b->labels == NULL)
+		return rv_seterr("%s: batch without pixels or labels", who);
+	for (i = 0; i < b->n; i++)
+		if (b->labels[i] < 0 || b->labels[i] >= net->classes)
+			return rv_seterr("%s: sample %d of the batch: label %d "
+			    "out of range [0, %d)", who, i, (int)b->labels[i],
+			    net->classes);
+	if (!train)
+		return 0;
+	for (i = 0; i < net->nlayers; i++) {
+		const struct rv_layer *ly = &net->layers[i];
+
+		if (ly->kind == RV_LAYER_DROPOUT && b->ids == NULL)
+			return rv_seterr("%s: batch without ids: dropout "
+			    "needs them", who);
+		if ((ly->kind == RV_LAYER_BN || (ly->kind == RV_LAYER_ADD &&
+		    ly->proj)) && (size_t)b->n * ly->outs.h * ly->outs.w < 2)
+			return rv_seterr("%s: layer %d: batch norm needs 2 "
+			    "values a channel, the batch has 1", who, i + 1);
+	}
+	return 0;
 }

@@ -4,11 +4,7 @@
  * (seed, stage, op) with splitmix64 so nearby seeds give unrelated streams.
  */
 #include "rng.h"
-
-#define PHILOX_M0 0xD2511F53u
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u
-#define PHILOX_W1 0xBB67AE85u
+#include "rng_philox.h"
 
 static uint64_t
 splitmix64(uint64_t x)
@@ -22,26 +18,7 @@ splitmix64(uint64_t x)
 void
 rv_philox4x32(const uint32_t key[2], const uint32_t ctr[4], uint32_t out[4])
 {
-	uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
-	uint32_t k0 = key[0], k1 = key[1];
-	int i;
-
-	for (i = 0; i < 10; i++) {
-		uint64_t p0 = (uint64_t)PHILOX_M0 * c0;
-		uint64_t p1 = (uint64_t)PHILOX_M1 * c2;
-		uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
-		uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-		c1 = (uint32_t)p1;
-		c3 = (uint32_t)p0;
-		c0 = n0;
-		c2 = n2;
-		k0 += PHILOX_W0;
-		k1 += PHILOX_W1;
-	}
-	out[0] = c0;
-	out[1] = c1;
-	out[2] = c2;
-	out[3] = c3;
+	rv_philox_block(key[0], key[1], ctr[0], ctr[1], ctr[2], ctr[3], out);
 }
 
 void
