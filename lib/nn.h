@@ -92,6 +92,27 @@ rv_layer_wlen(const struct rv_layer *ly)
 	return (size_t)ly->out * rv_shape_len(ly->in);
 }
 
+/*
+ * Whether backward computes a gradient for layer ly's output, din being
+ * whether it does for the layer before: layers with parameters always,
+ * a projecting ADD always (its shortcut has parameters), others when
+ * something below them needs it.
+ */
+static inline int
+rv_layer_needg(const struct rv_layer *ly, int din)
+{
+	switch (ly->kind) {
+	case RV_LAYER_CONV:
+	case RV_LAYER_BN:
+	case RV_LAYER_LINEAR:
+		return 1;
+	case RV_LAYER_ADD:
+		return din || ly->proj;
+	default:
+		return din;
+	}
+}
+
 struct rv_net {
 	int nlayers;
 	struct rv_layer *layers;	/* owned */

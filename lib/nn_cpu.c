@@ -275,18 +275,7 @@ mark_layers(struct cpu *c)
 		    c->l[i - 1].skip;
 		cl->inplace = cl->skip || ((ly->kind == RV_LAYER_RELU ||
 		    ly->kind == RV_LAYER_ADD) && !keep);
-		switch (ly->kind) {
-		case RV_LAYER_CONV:
-		case RV_LAYER_BN:
-		case RV_LAYER_LINEAR:
-			cl->needg = 1;
-			break;
-		case RV_LAYER_ADD:
-			cl->needg = din || ly->proj;
-			break;
-		default:
-			cl->needg = din;
-		}
+		cl->needg = rv_layer_needg(ly, din);
 	}
 }
 

@@ -356,29 +356,19 @@ k_bn_gsum(int C, int chunks, const double *part, float *dgamma,
 		bn_gsum1(ch, C, chunks, part, dgamma, dbeta);
 }
 
+/* Training: (a, b) = the batch's mean and 1/std; evaluation (eval 1):
+ * the running mean and variance. */
 template <typename T>
 __global__ void
-k_bn_apply(int C, uint64_t len, const T *x, const float *mean,
-    const float *invstd, const float *gamma, const float *beta, T *y)
+k_bn_apply(int C, uint64_t len, int eval, const T *x, const float *a,
+    const float *b, const float *gamma, const float *beta, T *y)
 {
 	GRID_LOOP(idx, len) {
 		int ch = (int)(idx % (uint64_t)C);
+		float v = to_f(x[idx]);
 
-		y[idx] = from_f<T>(bn_y(to_f(x[idx]), mean[ch], invstd[ch],
-		    gamma[ch], beta[ch]));
-	}
-}
-
-template <typename T>
-__global__ void
-k_bn_apply_eval(int C, uint64_t len, const T *x, const float *rmean,
-    const float *rvar, const float *gamma, const float *beta, T *y)
-{
-	GRID_LOOP(idx, len) {
-		int ch = (int)(idx % (uint64_t)C);
-
-		y[idx] = from_f<T>(bn_eval(to_f(x[idx]), rmean[ch], rvar[ch],
-		    gamma[ch], beta[ch]));
+		y[idx] = from_f<T>(eval ? bn_eval(v, a[ch], b[ch], gamma[ch],
+		    beta[ch]) : bn_y(v, a[ch], b[ch], gamma[ch], beta[ch]));
 	}
 }
 
@@ -728,18 +718,7 @@ mark_layers(struct cu *c)
 
 		cl->inplace = (ly->kind == RV_LAYER_RELU ||
 		    ly->kind == RV_LAYER_ADD) && !keep;
-		switch (ly->kind) {
-		case RV_LAYER_CONV:
-		case RV_LAYER_BN:
-		case RV_LAYER_LINEAR:
-			cl->needg = 1;
-			break;
-		case RV_LAYER_ADD:
-			cl->needg = din || ly->proj;
-			break;
-		default:
-			cl->needg = din;
-		}
+		cl->needg = rv_layer_needg(ly, din);
 	}
 }
 
@@ -1463,8 +1442,8 @@ bn_fwd_nhwc(struct cu *c, enum fwd_mode mode, uint64_t m, int C,
 	unsigned cb = (C + 127) / 128;
 
 	if (mode == FWD_EVAL) {
-		k_bn_apply_eval<bf16><<<blocks(m * C), TPB, 0, c->cs>>>(C,
-		    m * C, x, run, run + C, p, p + C, y);
+		k_bn_apply<bf16><<<blocks(m * C), TPB, 0, c->cs>>>(C, m * C, 1,
+		    x, run, run + C, p, p + C, y);
 		LAUNCHED();
 		return 0;
 	}
@@ -1480,8 +1459,8 @@ bn_fwd_nhwc(struct cu *c, enum fwd_mode mode, uint64_t m, int C,
 	k_bn_stats<<<cb, 128, 0, c->cs>>>(C, m, chunks, c->bn_part, 1, sm, si,
 	    run, run + C, (float)BN_MOMENTUM);
 	LAUNCHED();
-	k_bn_apply<bf16><<<blocks(m * C), TPB, 0, c->cs>>>(C, m * C, x, sm, si,
-	    p, p + C, y);
+	k_bn_apply<bf16><<<blocks(m * C), TPB, 0, c->cs>>>(C, m * C, 0, x, sm,
+	    si, p, p + C, y);
 	LAUNCHED();
 	return 0;
 }
