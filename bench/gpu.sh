@@ -15,14 +15,20 @@
 # STEPS (default 60), so autotuning and warm-up are left out.
 #
 # Builds nothing: expects `make` with CUDA.  Environment: RV_BUILD
-# (default build), MODELS, PRECS, STEPS, WARM, BATCH.  Output (JSON lines
-# and the table) in bench/out/gpu/.
+# (default build), MODELS, PRECS, STEPS, WARM, BATCH, SIZE (default 224).
+# DEVICE=cpu runs the same script on the CPU backend (fp32, no PyTorch),
+# to check the script itself without a GPU, e.g. DEVICE=cpu
+# MODELS=cnn-small SIZE=28 BATCH=64.  Output (JSON lines and the table)
+# in bench/out/gpu/ (bench/out/gpu-cpu/ for DEVICE=cpu), or OUT.
 set -euo pipefail
 export LC_ALL=C
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+device=${DEVICE:-cuda}
 out=$here/out/gpu
+[ "$device" = cuda ] || out=$here/out/gpu-$device
+out=${OUT:-$out}
 build=${RV_BUILD:-build}
 case $build in
 /*) bin=$build/bin ;;
@@ -33,6 +39,8 @@ precs=${PRECS:-fp32 tf32 bf16}
 steps=${STEPS:-60}
 warm=${WARM:-20}
 batch=${BATCH:-256}
+size=${SIZE:-224}
+[ "$device" = cuda ] || precs=fp32
 data=/usr/share/datasets/fashion-mnist
 py=${PYTHON:-/usr/bin/python3}
 
@@ -40,7 +48,7 @@ die() { echo "bench/gpu: $*" >&2; exit 1; }
 [ -x "$bin/rv-train-gpu" ] || die "no $bin/rv-train-gpu: run make first"
 mkdir -p "$out"
 PATH="$bin:$PATH"
-err=$(rv-train-gpu -q --device cuda < /dev/null 2>&1) || :
+err=$(rv-train-gpu -q --device "$device" < /dev/null 2>&1) || :
 case $err in
 *"no CUDA device"*|*"without CUDA"*)
 	# make bench runs every benchmark: without a GPU this one has nothing
@@ -53,17 +61,18 @@ esac
 # level 0, nothing to decompress); the runs read
 # the file as many times as their steps need.
 nb=10
-if [ ! -s "$out/rgb224-b$batch.rvs" ]; then
-	echo "preparing $nb batches of $batch 224x224x3 samples" >&2
+input=$out/rgb$size-b$batch.rvs
+if [ ! -s "$input" ]; then
+	echo "preparing $nb batches of $batch ${size}x${size}x3 samples" >&2
 	rv-decode -q --limit $((nb * batch)) --channels 3 \
 	    "$data/train-images-idx3-ubyte.gz" \
 	    "$data/train-labels-idx1-ubyte.gz" |
-	    rv-augment -q 'resize size=224' |
-	    rv-batch -q --level 0 -b "$batch" -o "$out/rgb224-b$batch.rvs"
+	    rv-augment -q "resize size=$size" |
+	    rv-batch -q --level 0 -b "$batch" -o "$input"
 fi
 reps=$(((steps + nb - 1) / nb))
 files=()
-for ((i = 0; i < reps; i++)); do files+=("$out/rgb224-b$batch.rvs"); done
+for ((i = 0; i < reps; i++)); do files+=("$input"); done
 
 # Dense peaks in TFLOP/s (fp32, tf32, bf16) of the GPUs we know.
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null |
@@ -98,12 +107,12 @@ macs() {
 	rv-train-gpu -v -q --device cpu -m "$1" --classes 1000 --max-steps 1 \
 	    -b 2 < <(rv-decode -q --limit 2 --channels 3 \
 	    "$data/train-images-idx3-ubyte.gz" \
-	    "$data/train-labels-idx1-ubyte.gz" | rv-augment -q 'resize size=224') \
+	    "$data/train-labels-idx1-ubyte.gz" | rv-augment -q "resize size=$size") \
 	    2>&1 >/dev/null | sed -n 's/.* \([0-9.e+]*\) MMAC a sample.*/\1/p'
 }
 
 torch_ok=0
-if "$py" -c 'import torch, torchvision, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+if [ "$device" = cuda ] && "$py" -c 'import torch, torchvision, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
 	torch_ok=1
 fi
 
@@ -114,6 +123,8 @@ printf '%-9s %-5s %-5s %10s %8s %8s %9s %10s\n' model prec input "images/s" \
 for m in $models; do
 	mm=$(macs "$m")
 	for p in $precs; do
+		popt=(--precision "$p")
+		[ "$device" = cuda ] || popt=()
 		tr=0
 		if [ "$torch_ok" = 1 ]; then
 			tr=$("$py" "$here/gpu_torch.py" --model "$m" --precision "$p" \
@@ -124,13 +135,13 @@ for m in $models; do
 		for input in file pipe; do
 			log=$out/$m-$p-$input.log
 			if [ "$input" = file ]; then
-				rv-train-gpu -q --device cuda --precision "$p" -m "$m" \
+				rv-train-gpu -q --device "$device" "${popt[@]}" -m "$m" \
 				    --classes 1000 --lr 0.01 --max-steps "$steps" \
 				    --log "$log" --log-every 10 "${files[@]}" \
 				    > "$out/$m-$p-$input.sum"
 			else
-				cat "${files[@]}" | rv-train-gpu -q --device cuda \
-				    --precision "$p" -m "$m" --classes 1000 --lr 0.01 \
+				cat "${files[@]}" | rv-train-gpu -q --device "$device" \
+				    "${popt[@]}" -m "$m" --classes 1000 --lr 0.01 \
 				    --max-steps "$steps" --log "$log" --log-every 10 \
 				    > "$out/$m-$p-$input.sum"
 			fi
@@ -141,14 +152,18 @@ for m in $models; do
 			    -v tr="$tr" 'BEGIN {
 				tf = 6 * mm * 1e6 * r / 1e12
 				printf "%.1f %s %s\n", tf,
-				    pk > 0 ? sprintf("%.0f%%", 100 * tf / pk) : "?",
-				    tr > 0 ? sprintf("%.2fx", r / tr) : "-" }')
+				    (pk > 0 ? sprintf("%.0f%%", 100 * tf / pk) : "?"),
+				    (tr > 0 ? sprintf("%.2fx", r / tr) : "-") }')
 			printf '%-9s %-5s %-5s %10s %8s %8s %9s %9s%%\n' "$m" "$p" \
 			    "$input" "$r" "$tf" "$ofpk" "$vs" "${wt:-?}" |
 			    tee -a "$out/table.txt"
 			printf '{"model":"%s","precision":"%s","input":"%s","images_per_s":%s,"tflops":%s,"peak_tflops":%s,"torch_images_per_s":%s,"gpu":"%s"}\n' \
 			    "$m" "$p" "$input" "$r" "$tf" "$pk" "$tr" "$gpu" >> "$json"
+			[ "$input" = file ] && rfile=$r
 		done
+		awk -v f="$rfile" -v p="$r" 'BEGIN { if (f > 0 && p > 0)
+		    printf "%-9s %-5s pipe costs %.1f%% of the file rate (target <= 5%%)\n",
+		    "", "", 100 * (f - p) / f }' | tee -a "$out/table.txt"
 		[ "$torch_ok" = 1 ] && printf '%-9s %-5s %-5s %10s\n' "$m" "$p" torch "$tr" |
 		    tee -a "$out/table.txt"
 	done

@@ -17,13 +17,16 @@ ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "bf16"])
 ap.add_argument("--batch", type=int, default=256)
 ap.add_argument("--steps", type=int, default=60)
 ap.add_argument("--warm", type=int, default=20)
+ap.add_argument("--device", default="cuda",
+                help="cpu: check this script without a GPU")
 a = ap.parse_args()
 
 torch.backends.cudnn.benchmark = True
 tf32 = a.precision == "tf32"
 torch.backends.cudnn.allow_tf32 = tf32
 torch.backends.cuda.matmul.allow_tf32 = tf32
-dev = torch.device("cuda")
+dev = torch.device(a.device)
+sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 model = getattr(torchvision.models, a.model)(num_classes=1000).to(dev)
 cl = a.precision == "bf16"
 if cl:
@@ -41,7 +44,7 @@ def step():
     x = px.permute(0, 3, 1, 2).float().div_(255).sub_(mean).div_(std)
     x = x.contiguous(memory_format=torch.channels_last if cl else
                      torch.contiguous_format)
-    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cl):
+    with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=cl):
         loss = torch.nn.functional.cross_entropy(model(x), y,
                                                  reduction="none")
     opt.zero_grad(set_to_none=True)
@@ -51,11 +54,11 @@ def step():
 
 for _ in range(a.warm):
     step()
-torch.cuda.synchronize()
+sync()
 t0 = time.perf_counter()
 for _ in range(a.steps - a.warm):
     step()
-torch.cuda.synchronize()
+sync()
 dt = time.perf_counter() - t0
 print(json.dumps({"model": a.model, "precision": a.precision,
                   "images_per_s": round((a.steps - a.warm) * a.batch / dt, 1),
