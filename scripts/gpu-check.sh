@@ -7,6 +7,8 @@
 # (bench/gpu.sh: images/s, TFLOP/s, PyTorch), then a compact report.
 # Exit 1 if a check failed.  Environment: JOBS (make -j, default nproc),
 # SKIP_BENCH=1 for the checks only; bench/gpu.sh's MODELS, PRECS, STEPS.
+# DEVICE=cpu runs the whole script on the CPU backend (small benchmark
+# sizes), to check the script itself on a machine without a GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 export LC_ALL=C
@@ -25,6 +27,10 @@ if ! make -j"${JOBS:-$(nproc)}" CUDA=1 all units >> "$log" 2>&1; then
 fi
 say "build: ok"
 status=0
+export DEVICE=${DEVICE:-cuda}
+if [ "$DEVICE" = cpu ]; then
+	export MODELS=${MODELS:-cnn-small} SIZE=${SIZE:-28} BATCH=${BATCH:-64}
+fi
 say "== unit: build/unit/t_nn_cuda"
 build/unit/t_nn_cuda 2>&1 | tee -a "$log" | grep -E '^(not ok|ok|#)' || :
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
