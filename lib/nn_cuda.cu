@@ -387,6 +387,33 @@ k_bn_dx(int C, uint64_t len, double m, const T *x, const T *dy,
 	}
 }
 
+/* Pools: an output element a thread forward, an input element a thread
+ * backward (gathering its windows: no atomics). */
+template <typename T>
+__global__ void
+k_pool_fwd(struct pool_g g, const T *x, T *y, int32_t *argmax)
+{
+	uint64_t len = (uint64_t)g.n * g.c * g.oh * g.ow;
+
+	GRID_LOOP(idx, len) {
+		int32_t at;
+
+		y[idx] = from_f<T>(pool_fwd1<T>(&g, x, idx, &at));
+		if (argmax != NULL)
+			argmax[idx] = at;
+	}
+}
+
+template <typename T>
+__global__ void
+k_pool_bwd(struct pool_g g, const T *dy, const int32_t *argmax, T *dx)
+{
+	uint64_t len = (uint64_t)g.n * g.c * g.h * g.w;
+
+	GRID_LOOP(idx, len)
+		dx[idx] = from_f<T>(pool_bwd1<T>(&g, dy, argmax, idx));
+}
+
 /* ---- The backend ------------------------------------------------------ */
 
 struct algos {
@@ -415,11 +442,11 @@ struct cu_layer {
 				 * in-place RELU/ADD */
 	cudnnTensorDescriptor_t yd;	/* output, for the current n */
 	cudnnTensorDescriptor_t bnd;	/* BN, ADD proj: scale/shift desc */
-	cudnnPoolingDescriptor_t pd;	/* MAXPOOL, AVGPOOL, GAP */
 	struct conv cv;		/* CONV, ADD proj */
 	int has_conv;
 	float *save_mean, *save_invstd;	/* BN, ADD proj */
 	float *mask;		/* DROPOUT */
+	int32_t *argmax;	/* MAXPOOL: each output's winner */
 	void *sc_x;		/* ADD proj: the 1x1 conv's output */
 	void *dsc;		/* RES: gradient come through the shortcut */
 	void *xt;		/* LINEAR in NHWC with h*w > 1: its input
@@ -509,6 +536,33 @@ wptr(struct cu *c, size_t off)
 }
 
 static const float one = 1.0f, zero = 0.0f;
+
+/* A MAXPOOL, AVGPOOL or GAP layer over n samples. */
+static struct pool_g
+pool_geom(const struct cu *c, const struct rv_layer *ly, int n)
+{
+	struct pool_g g;
+
+	g.n = n;
+	g.c = ly->in.c;
+	g.h = ly->in.h;
+	g.w = ly->in.w;
+	g.oh = ly->outs.h;
+	g.ow = ly->outs.w;
+	g.nhwc = c->nhwc;
+	g.max = ly->kind == RV_LAYER_MAXPOOL;
+	if (ly->kind == RV_LAYER_GAP) {
+		g.kh = ly->in.h;
+		g.kw = ly->in.w;
+		g.stride = 1;
+		g.pad = 0;
+	} else {
+		g.kh = g.kw = ly->k;
+		g.stride = ly->stride;
+		g.pad = ly->pad;
+	}
+	return g;
+}
 
 /* ---- Descriptors and algorithms -------------------------------------- */
 
@@ -710,11 +764,9 @@ mark_layers(struct cu *c)
 		int din = i > 0 && c->l[i - 1].needg;
 		enum rv_layer_kind prev = i > 0 ? net->layers[i - 1].kind :
 		    RV_LAYER_CONV;
-		/* Backward reads the output of RELU and of cuDNN's pools;
-		 * RES is read by its shortcut. */
-		int keep = prev == RV_LAYER_RES || prev == RV_LAYER_RELU ||
-		    prev == RV_LAYER_MAXPOOL || prev == RV_LAYER_AVGPOOL ||
-		    prev == RV_LAYER_GAP;
+		/* RELU's backward reads its output; RES is read by its
+		 * shortcut.  Nothing else's backward reads its output. */
+		int keep = prev == RV_LAYER_RES || prev == RV_LAYER_RELU;
 
 		cl->inplace = (ly->kind == RV_LAYER_RELU ||
 		    ly->kind == RV_LAYER_ADD) && !keep;
@@ -831,6 +883,10 @@ alloc_all(struct cu *c)
 			if (dalloc(&cl->mask, out * 4, &tot) < 0)
 				return -1;
 			break;
+		case RV_LAYER_MAXPOOL:
+			if (dalloc(&cl->argmax, out * 4, &tot) < 0)
+				return -1;
+			break;
 		case RV_LAYER_LINEAR:
 			if (c->nhwc && rv_shape_hw(ly->in) > 1) {
 				if (dalloc(&cl->xt, rv_shape_len(ly->in) * bm *
@@ -910,7 +966,6 @@ create_descs(struct cu *c)
 	for (int i = 0; i < net->nlayers; i++) {
 		const struct rv_layer *ly = &net->layers[i];
 		struct cu_layer *cl = &c->l[i];
-		cudnnPoolingMode_t pm;
 
 		DK(cudnnCreateTensorDescriptor(&cl->yd));
 		switch (ly->kind) {
@@ -934,23 +989,6 @@ create_descs(struct cu *c)
 			[[fallthrough]];
 		case RV_LAYER_BN:
 			DK(cudnnCreateTensorDescriptor(&cl->bnd));
-			break;
-		case RV_LAYER_MAXPOOL:
-		case RV_LAYER_AVGPOOL:
-		case RV_LAYER_GAP:
-			pm = ly->kind == RV_LAYER_MAXPOOL ?
-			    CUDNN_POOLING_MAX_DETERMINISTIC :
-			    CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
-			DK(cudnnCreatePoolingDescriptor(&cl->pd));
-			if (ly->kind == RV_LAYER_GAP)
-				DK(cudnnSetPooling2dDescriptor(cl->pd, pm,
-				    CUDNN_PROPAGATE_NAN, ly->in.h, ly->in.w,
-				    0, 0, ly->in.h, ly->in.w));
-			else
-				DK(cudnnSetPooling2dDescriptor(cl->pd, pm,
-				    CUDNN_PROPAGATE_NAN, ly->k, ly->k,
-				    ly->pad, ly->pad, ly->stride,
-				    ly->stride));
 			break;
 		default:
 			break;
@@ -1275,8 +1313,6 @@ release_device(struct cu *c)
 				cudnnDestroyTensorDescriptor(cl->yd);
 			if (cl->bnd != NULL)
 				cudnnDestroyTensorDescriptor(cl->bnd);
-			if (cl->pd != NULL)
-				cudnnDestroyPoolingDescriptor(cl->pd);
 			if (cl->cv.wd != NULL)
 				cudnnDestroyFilterDescriptor(cl->cv.wd);
 			if (cl->cv.cf != NULL)
@@ -1291,6 +1327,7 @@ release_device(struct cu *c)
 			cudaFree(cl->save_mean);
 			cudaFree(cl->save_invstd);
 			cudaFree(cl->mask);
+			cudaFree(cl->argmax);
 			cudaFree(cl->sc_x);
 			cudaFree(cl->dsc);
 			cudaFree(cl->xt);
@@ -1648,10 +1685,14 @@ forward(struct cu *c, int n, int slot, uint64_t step, enum fwd_mode mode)
 			break;
 		case RV_LAYER_MAXPOOL:
 		case RV_LAYER_AVGPOOL:
-		case RV_LAYER_GAP:
-			DK(cudnnPoolingForward(c->dnn, cl->pd, &one, xd, x,
-			    &zero, cl->yd, cl->y));
+		case RV_LAYER_GAP: {
+			struct pool_g g = pool_geom(c, ly, n);
+
+			k_pool_fwd<T><<<blocks(olen), TPB, 0, c->cs>>>(g,
+			    (const T *)x, (T *)cl->y, cl->argmax);
+			LAUNCHED();
 			break;
+		}
 		case RV_LAYER_LINEAR:
 			if (linear_fwd<T>(c, i, n) < 0)
 				return -1;
@@ -1746,10 +1787,15 @@ backward(struct cu *c, int n)
 			break;
 		case RV_LAYER_MAXPOOL:
 		case RV_LAYER_AVGPOOL:
-		case RV_LAYER_GAP:
-			DK(cudnnPoolingBackward(c->dnn, cl->pd, &one, cl->yd,
-			    cl->y, cl->yd, gy, xd, x, &zero, xd, gx));
+		case RV_LAYER_GAP: {
+			struct pool_g g = pool_geom(c, ly, n);
+			uint64_t ilen = rv_shape_len(ly->in) * n;
+
+			k_pool_bwd<T><<<blocks(ilen), TPB, 0, c->cs>>>(g,
+			    (const T *)gy, cl->argmax, (T *)gx);
+			LAUNCHED();
 			break;
+		}
 		case RV_LAYER_LINEAR:
 			if (linear_bwd<T>(c, i, n, gy, dx) < 0)
 				return -1;
@@ -2253,4 +2299,34 @@ rv_cuda_host_bn_bwd(int C, uint64_t m, const float *x, const float *dy,
 		    gamma[ch], dgamma[ch], dbeta[ch], (double)m);
 	}
 	delete[] part;
+}
+
+extern "C" void
+rv_cuda_host_pool(int max, int n, int c, int h, int w, int kh, int kw,
+    int stride, int pad, int nhwc, const float *x, float *y,
+    int32_t *argmax, const float *dy, float *dx)
+{
+	struct pool_g g;
+	uint64_t j, len;
+
+	g.n = n;
+	g.c = c;
+	g.h = h;
+	g.w = w;
+	g.kh = kh;
+	g.kw = kw;
+	g.stride = stride;
+	g.pad = pad;
+	g.oh = (h + 2 * pad - kh) / stride + 1;
+	g.ow = (w + 2 * pad - kw) / stride + 1;
+	g.nhwc = nhwc;
+	g.max = max;
+	len = (uint64_t)n * c * g.oh * g.ow;
+	for (j = 0; j < len; j++)
+		y[j] = pool_fwd1<float>(&g, x, j, &argmax[j]);
+	if (dy == NULL)
+		return;
+	len = (uint64_t)n * c * h * w;
+	for (j = 0; j < len; j++)
+		dx[j] = pool_bwd1<float>(&g, dy, argmax, j);
 }

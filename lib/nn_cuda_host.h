@@ -53,6 +53,15 @@ void rv_cuda_host_bn_eval(int C, uint64_t m, const float *x,
 void rv_cuda_host_bn_bwd(int C, uint64_t m, const float *x, const float *dy,
     const float *gamma, const float *mean, const float *invstd, float *dx,
     float *dgamma, float *dbeta);
+/*
+ * A max (max 1) or average pool over [n][c][h][w] (NCHW, or NHWC when
+ * nhwc), kh x kw windows: y and argmax (each output's winner as a plane
+ * offset, max only) forward; when dy is not NULL, dx backward.  A global
+ * average pool is kh = h, kw = w, stride 1, pad 0.
+ */
+void rv_cuda_host_pool(int max, int n, int c, int h, int w, int kh, int kw,
+    int stride, int pad, int nhwc, const float *x, float *y,
+    int32_t *argmax, const float *dy, float *dx);
 
 #ifdef __cplusplus
 }

@@ -272,4 +272,110 @@ bn_gsum1(int ch, int C, int chunks, const double *part, float *dgamma,
 	dgamma[ch] = (float)b;
 }
 
+/* ---- Pools --------------------------------------------------------------
+ *
+ * Max and average pools over [n][c][h][w] in NCHW or NHWC, as the CPU's
+ * kernels: max pads with minus infinity, takes the first maximum of the
+ * window in row order (NaN wins) and keeps its plane offset for
+ * backward; average divides by kh*kw, padding counted.  A global average
+ * is an average over one h x w window.  Backward gathers, for each input
+ * element, the windows that cover it in the order the CPU scatters them,
+ * so the sums are the CPU's.
+ */
+struct pool_g {
+	int n, c, h, w;		/* input */
+	int oh, ow;		/* output */
+	int kh, kw, stride, pad;
+	int nhwc;
+	int max;		/* 1 max, 0 average */
+};
+
+RV_HD void
+pool_span(int o, int k, int stride, int pad, int n, int *lo, int *hi)
+{
+	int a = o * stride - pad, b = a + k;
+
+	*lo = a < 0 ? 0 : a;
+	*hi = b > n ? n : b;
+}
+
+/* Offset of (i, ch, y, x) in a tensor of c channels and h x w planes. */
+RV_HD uint64_t
+pool_at(int nhwc, int c, int h, int w, int i, int ch, int y, int x)
+{
+	if (nhwc)
+		return (((uint64_t)i * h + y) * w + x) * c + ch;
+	return (((uint64_t)i * c + ch) * h + y) * w + x;
+}
+
+/* Output element idx: its value, and for max the plane offset of the
+ * winner (-1 for an empty window). */
+template <typename T>
+RV_HD float
+pool_fwd1(const struct pool_g *g, const T *x, uint64_t idx, int32_t *at)
+{
+	int i, ch, j, oy, ox, y0, y1, x0, x1;
+	float best = -INFINITY, s = 0.0f;
+	int32_t a = -1;
+
+	unindex(idx, g->c, g->oh * g->ow, g->nhwc, &i, &ch, &j);
+	oy = j / g->ow;
+	ox = j % g->ow;
+	pool_span(oy, g->kh, g->stride, g->pad, g->h, &y0, &y1);
+	pool_span(ox, g->kw, g->stride, g->pad, g->w, &x0, &x1);
+	if (g->max && y0 < y1 && x0 < x1) {
+		a = y0 * g->w + x0;
+		best = to_f(x[pool_at(g->nhwc, g->c, g->h, g->w, i, ch, y0,
+		    x0)]);
+	}
+	for (int iy = y0; iy < y1; iy++)
+		for (int ix = x0; ix < x1; ix++) {
+			float v = to_f(x[pool_at(g->nhwc, g->c, g->h, g->w, i,
+			    ch, iy, ix)]);
+
+			if (!g->max)
+				s += v;
+			else if (v > best || v != v) {
+				best = v;
+				a = iy * g->w + ix;
+			}
+		}
+	*at = a;
+	return g->max ? best : s * (1.0f / (float)(g->kh * g->kw));
+}
+
+/* Input element idx's gradient from dy (and, for max, argmax). */
+template <typename T>
+RV_HD float
+pool_bwd1(const struct pool_g *g, const T *dy, const int32_t *argmax,
+    uint64_t idx)
+{
+	int i, ch, j, iy, ix, oy0, oy1, ox0, ox1, a;
+	float inv = 1.0f / (float)(g->kh * g->kw), d = 0.0f;
+
+	unindex(idx, g->c, g->h * g->w, g->nhwc, &i, &ch, &j);
+	iy = j / g->w;
+	ix = j % g->w;
+	/* Windows oy with oy s - pad <= iy < oy s - pad + kh. */
+	a = iy + g->pad - g->kh + 1;
+	oy0 = a > 0 ? (a + g->stride - 1) / g->stride : 0;
+	oy1 = (iy + g->pad) / g->stride;
+	oy1 = oy1 < g->oh - 1 ? oy1 : g->oh - 1;
+	a = ix + g->pad - g->kw + 1;
+	ox0 = a > 0 ? (a + g->stride - 1) / g->stride : 0;
+	ox1 = (ix + g->pad) / g->stride;
+	ox1 = ox1 < g->ow - 1 ? ox1 : g->ow - 1;
+	for (int oy = oy0; oy <= oy1; oy++)
+		for (int ox = ox0; ox <= ox1; ox++) {
+			uint64_t o = pool_at(g->nhwc, g->c, g->oh, g->ow, i, ch,
+			    oy, ox);
+
+			if (!g->max)
+				d += to_f(dy[o]) * inv;
+			else if (argmax[o] == j)
+				d += to_f(dy[o]);
+		}
+	return d;
+}
+
 #endif

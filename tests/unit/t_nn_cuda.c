@@ -251,6 +251,145 @@ test_bn_nhwc(void)
 	free(gn);
 }
 
+/* Offset of (i, ch, y, x) in the CPU's CNHW and the device's layouts. */
+static size_t
+at_cnhw(int n, int h, int w, int i, int ch, int y, int x)
+{
+	return (((size_t)ch * n + i) * h + y) * w + x;
+}
+
+static size_t
+at_dev(int nhwc, int c, int h, int w, int i, int ch, int y, int x)
+{
+	if (nhwc)
+		return (((size_t)i * h + y) * w + x) * c + ch;
+	return (((size_t)i * c + ch) * h + y) * w + x;
+}
+
+/*
+ * The device's pools (max, average, global average; forward and the
+ * gathering backward) against the CPU's scattering kernels, in NCHW and
+ * NHWC, on small integers (ties everywhere, negatives next to the
+ * padding): outputs, winners and gradients are the same bits.
+ */
+static void
+test_pools(void)
+{
+	static const int cases[][4] = {	/* max, k, stride, pad */
+		{ 1, 3, 2, 1 }, { 1, 2, 2, 0 }, { 1, 2, 1, 1 }, { 1, 3, 1, 0 },
+		{ 0, 2, 1, 1 }, { 0, 3, 2, 1 }, { 0, 2, 2, 0 },
+	};
+	/* OUT: the largest output, padding 1 and stride 1 */
+	enum { N = 3, C = 4, H = 7, W = 6, OUT = N * C * (H + 2) * (W + 2) };
+	float x[N * C * H * W], xd[N * C * H * W], y[OUT], yd[OUT];
+	float dy[OUT], dyd[OUT], dx[N * C * H * W], dxd[N * C * H * W];
+	int32_t am[OUT], amd[OUT];
+	struct rv_rng g;
+	int i, ch, py, px, q, nhwc, bad = 0;
+
+	rv_rng_init(&g, 23, RV_STAGE_TRAIN, 3, 0, 0);
+	for (i = 0; i < N * C * H * W; i++)
+		x[i] = (float)rv_rng_below(&g, 7) - 3.0f;
+	for (q = 0; q < (int)(sizeof(cases) / sizeof(cases[0])); q++)
+		for (nhwc = 0; nhwc < 2; nhwc++) {
+			int mx = cases[q][0], k = cases[q][1];
+			int st = cases[q][2], pd = cases[q][3];
+			int oh = (H + 2 * pd - k) / st + 1, bad0 = bad;
+			int ow = (W + 2 * pd - k) / st + 1;
+			struct rv_pool_geom pg = { C, N, H, W, k, st, pd, oh,
+			    ow };
+
+			for (i = 0; i < N; i++)
+				for (ch = 0; ch < C; ch++)
+					for (py = 0; py < H; py++)
+						for (px = 0; px < W; px++)
+							xd[at_dev(nhwc, C, H,
+							    W, i, ch, py, px)] =
+							    x[at_cnhw(N, H, W,
+							    i, ch, py, px)];
+			for (i = 0; i < N * C * oh * ow; i++)
+				dy[i] = (float)rv_rng_uniform(&g) - 0.5f;
+			for (i = 0; i < N; i++)
+				for (ch = 0; ch < C; ch++)
+					for (py = 0; py < oh; py++)
+						for (px = 0; px < ow; px++)
+							dyd[at_dev(nhwc, C, oh,
+							    ow, i, ch, py, px)] =
+							    dy[at_cnhw(N, oh,
+							    ow, i, ch, py, px)];
+			if (mx) {
+				rv_k_maxpool_fwd(&pg, x, y, am);
+				rv_k_maxpool_bwd(&pg, dy, am, dx);
+			} else {
+				rv_k_avgpool_fwd(&pg, x, y);
+				rv_k_avgpool_bwd(&pg, dy, dx);
+			}
+			rv_cuda_host_pool(mx, N, C, H, W, k, k, st, pd, nhwc,
+			    xd, yd, amd, dyd, dxd);
+			for (i = 0; i < N; i++)
+				for (ch = 0; ch < C; ch++) {
+					for (py = 0; py < oh; py++)
+						for (px = 0; px < ow; px++) {
+							size_t a = at_cnhw(N,
+							    oh, ow, i, ch, py,
+							    px);
+							size_t b = at_dev(nhwc,
+							    C, oh, ow, i, ch,
+							    py, px);
+
+							bad += y[a] != yd[b] ||
+							    (mx && am[a] !=
+							    amd[b]);
+						}
+					for (py = 0; py < H; py++)
+						for (px = 0; px < W; px++)
+							bad += dx[at_cnhw(N, H,
+							    W, i, ch, py, px)] !=
+							    dxd[at_dev(nhwc, C,
+							    H, W, i, ch, py,
+							    px)];
+				}
+			if (bad > bad0)
+				printf("# case %d nhwc %d: %d differ\n", q,
+				    nhwc, bad - bad0);
+		}
+	EXPECT_EQ(bad, 0);
+	/* Global average: one h x w window. */
+	for (nhwc = 0; nhwc < 2; nhwc++) {
+		double e = 0;
+
+		for (i = 0; i < N; i++)
+			for (ch = 0; ch < C; ch++)
+				for (py = 0; py < H; py++)
+					for (px = 0; px < W; px++)
+						xd[at_dev(nhwc, C, H, W, i, ch,
+						    py, px)] = x[at_cnhw(N, H,
+						    W, i, ch, py, px)];
+		for (i = 0; i < N * C; i++)
+			dy[i] = (float)i - 5.0f;
+		rv_k_gap_fwd(C, N, H * W, x, y);
+		rv_k_gap_bwd(C, N, H * W, dy, dx);
+		/* [n][c] on the device, [c][n] on the CPU */
+		for (i = 0; i < N; i++)
+			for (ch = 0; ch < C; ch++)
+				dyd[i * C + ch] = dy[ch * N + i];
+		rv_cuda_host_pool(0, N, C, H, W, H, W, 1, 0, nhwc, xd, yd,
+		    amd, dyd, dxd);
+		for (i = 0; i < N; i++)
+			for (ch = 0; ch < C; ch++) {
+				e = fmax(e, fabs(yd[i * C + ch] -
+				    y[ch * N + i]));
+				for (py = 0; py < H; py++)
+					for (px = 0; px < W; px++)
+						e = fmax(e, fabs(dxd[at_dev(
+						    nhwc, C, H, W, i, ch, py,
+						    px)] - dx[at_cnhw(N, H, W,
+						    i, ch, py, px)]));
+			}
+		EXPECT(e < 1e-6);
+	}
+}
+
 static void
 test_no_device(void)
 {
@@ -573,6 +712,7 @@ main(void)
 	RUN(test_sgd);
 	RUN(test_krsc);
 	RUN(test_bn_nhwc);
+	RUN(test_pools);
 	RUN(test_no_device);
 	SKIP_NO_DEVICE(test_agree_fp32);
 	SKIP_NO_DEVICE(test_agree_tf32);
