@@ -110,11 +110,10 @@ k_input(int n, int h, int w, int c, int nhwc, const uint8_t *px,
 	int hw = h * w;
 
 	GRID_LOOP(idx, len) {
-		int i, ch, j;
+		int ch;
+		uint64_t at = input_src(idx, c, hw, nhwc, &ch);
 
-		unindex(idx, c, hw, nhwc, &i, &ch, &j);
-		x[idx] = from_f<T>(lut[ch * 256 +
-		    px[((uint64_t)i * hw + j) * c + ch]]);
+		x[idx] = from_f<T>(lut[ch * 256 + px[at]]);
 	}
 }
 
@@ -242,18 +241,8 @@ k_permute(int n, int c, int hw, int to_nchw, const T *src, T *dst)
 {
 	uint64_t len = (uint64_t)n * c * hw;
 
-	GRID_LOOP(idx, len) {
-		int i, ch, j;
-		uint64_t nchw, nhwc;
-
-		unindex(idx, c, hw, !to_nchw, &i, &ch, &j);
-		nchw = ((uint64_t)i * c + ch) * hw + j;
-		nhwc = ((uint64_t)i * hw + j) * c + ch;
-		if (to_nchw)
-			dst[nchw] = src[nhwc];
-		else
-			dst[nhwc] = src[nchw];
-	}
+	GRID_LOOP(idx, len)
+		dst[idx] = src[permute_src(idx, c, hw, to_nchw)];
 }
 
 /* Loss, ||p - q||, prediction and dz for each sample; logits z[n][k]. */
@@ -536,6 +525,17 @@ wptr(struct cu *c, size_t off)
 }
 
 static const float one = 1.0f, zero = 0.0f;
+
+/* lut[ch][v] = (v / 255 - mean) / std: rv_k_input's values. */
+static void
+input_lut(int c, const float *mean, const float *std, float *lut)
+{
+	for (int i = 0; i < 4 * 256; i++) {
+		int ch = i / 256 < c ? i / 256 : 0;
+
+		lut[i] = ((float)(i % 256) / 255.0f - mean[ch]) / std[ch];
+	}
+}
 
 /* A MAXPOOL, AVGPOOL or GAP layer over n samples. */
 static struct pool_g
@@ -1256,12 +1256,7 @@ cu_create(const struct rv_nn_config *cfg)
 	for (i = 0; i < net->nlayers; i++)
 		if (c->l[i].y == NULL)
 			c->l[i].y = lin(c, i);
-	for (i = 0; i < 4 * 256; i++) {
-		int ch = i / 256 < net->in.c ? i / 256 : 0;
-
-		lut[i] = ((float)(i % 256) / 255.0f - cfg->mean[ch]) /
-		    cfg->std[ch];
-	}
+	input_lut(net->in.c, cfg->mean, cfg->std, lut);
 	if (cudaMemcpyAsync(c->lut, lut, sizeof(lut), cudaMemcpyHostToDevice,
 	    c->cs) != cudaSuccess || cudaStreamSynchronize(c->cs) !=
 	    cudaSuccess) {
@@ -2329,4 +2324,30 @@ rv_cuda_host_pool(int max, int n, int c, int h, int w, int kh, int kw,
 	len = (uint64_t)n * c * h * w;
 	for (j = 0; j < len; j++)
 		dx[j] = pool_bwd1<float>(&g, dy, argmax, j);
+}
+
+extern "C" void
+rv_cuda_host_input(int n, int h, int w, int c, int nhwc, const uint8_t *px,
+    const float *mean, const float *std, float *x)
+{
+	float lut[4 * 256];
+	uint64_t len = (uint64_t)n * c * h * w;
+
+	input_lut(c, mean, std, lut);
+	for (uint64_t idx = 0; idx < len; idx++) {
+		int ch;
+		uint64_t at = input_src(idx, c, h * w, nhwc, &ch);
+
+		x[idx] = lut[ch * 256 + px[at]];
+	}
+}
+
+extern "C" void
+rv_cuda_host_permute(int n, int c, int hw, int to_nchw, const float *src,
+    float *dst)
+{
+	uint64_t len = (uint64_t)n * c * hw;
+
+	for (uint64_t idx = 0; idx < len; idx++)
+		dst[idx] = src[permute_src(idx, c, hw, to_nchw)];
 }

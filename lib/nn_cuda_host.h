@@ -62,6 +62,13 @@ void rv_cuda_host_bn_bwd(int C, uint64_t m, const float *x, const float *dy,
 void rv_cuda_host_pool(int max, int n, int c, int h, int w, int kh, int kw,
     int stride, int pad, int nhwc, const float *x, float *y,
     int32_t *argmax, const float *dy, float *dx);
+/* The input kernel: u8 [n][h][w][c] samples to float NCHW (NHWC when
+ * nhwc), (v / 255 - mean) / std per channel. */
+void rv_cuda_host_input(int n, int h, int w, int c, int nhwc,
+    const uint8_t *px, const float *mean, const float *std, float *x);
+/* The layout change before an NHWC linear layer (to_nchw 1) and back. */
+void rv_cuda_host_permute(int n, int c, int hw, int to_nchw,
+    const float *src, float *dst);
 
 #ifdef __cplusplus
 }

@@ -84,6 +84,29 @@ unindex(uint64_t idx, int c, int hw, int nhwc, int *i, int *ch, int *j)
 	}
 }
 
+/* Input element idx (NCHW or NHWC): the offset of its u8 pixel in the
+ * batch's [n][h][w][c] samples, and its channel. */
+RV_HD uint64_t
+input_src(uint64_t idx, int c, int hw, int nhwc, int *ch)
+{
+	int i, j;
+
+	unindex(idx, c, hw, nhwc, &i, ch, &j);
+	return ((uint64_t)i * hw + j) * c + *ch;
+}
+
+/* Element idx of the destination of an [n][c][hw] layout change (to
+ * NCHW when to_nchw, else to NHWC): the source offset. */
+RV_HD uint64_t
+permute_src(uint64_t idx, int c, int hw, int to_nchw)
+{
+	int i, ch, j;
+
+	unindex(idx, c, hw, !to_nchw, &i, &ch, &j);
+	return to_nchw ? ((uint64_t)i * hw + j) * c + ch :
+	    ((uint64_t)i * c + ch) * hw + j;
+}
+
 /*
  * Softmax cross-entropy of one sample, as rv_k_softmax_ce: z[j * zs] for
  * class j; target (1 - ls) onehot + ls / k; dz[j * zs] = (p - q) w / n

@@ -390,6 +390,38 @@ test_pools(void)
 	}
 }
 
+/* The input kernel's layouts against rv_k_input (CNHW), and the NHWC
+ * linear layer's flatten: NHWC to NCHW is PyTorch's (c, h, w) order. */
+static void
+test_input_permute(void)
+{
+	enum { N = 2, H = 3, W = 5, C = 3, L = N * H * W * C };
+	uint8_t px[L];
+	float mean[4] = { 0.4f, 0.5f, 0.6f, 0 }, std[4] = { 0.2f, 0.3f, 0.25f,
+	    1 };
+	float cpu[L], dev[L], back[L];
+	int i, ch, j, nhwc;
+
+	for (i = 0; i < L; i++)
+		px[i] = (uint8_t)(i * 37 + 11);
+	rv_k_input(N, H, W, C, px, mean, std, cpu);
+	for (nhwc = 0; nhwc < 2; nhwc++) {
+		rv_cuda_host_input(N, H, W, C, nhwc, px, mean, std, dev);
+		for (i = 0; i < N; i++)
+			for (ch = 0; ch < C; ch++)
+				for (j = 0; j < H * W; j++)
+					EXPECT(cpu[(ch * N + i) * H * W + j] ==
+					    dev[nhwc ? (i * H * W + j) * C + ch :
+					    (i * C + ch) * H * W + j]);
+	}
+	/* dev is NHWC now: to NCHW equals the NCHW input, and back. */
+	rv_cuda_host_permute(N, C, H * W, 1, dev, back);
+	rv_cuda_host_input(N, H, W, C, 0, px, mean, std, cpu);
+	EXPECT(memcmp(back, cpu, sizeof(cpu)) == 0);
+	rv_cuda_host_permute(N, C, H * W, 0, back, cpu);
+	EXPECT(memcmp(cpu, dev, sizeof(cpu)) == 0);
+}
+
 static void
 test_no_device(void)
 {
@@ -713,6 +745,7 @@ main(void)
 	RUN(test_krsc);
 	RUN(test_bn_nhwc);
 	RUN(test_pools);
+	RUN(test_input_permute);
 	RUN(test_no_device);
 	SKIP_NO_DEVICE(test_agree_fp32);
 	SKIP_NO_DEVICE(test_agree_tf32);
