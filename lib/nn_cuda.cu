@@ -1568,6 +1568,42 @@ blas_compute(const struct cu *c)
 }
 
 /*
+ * The three GEMMs of a linear layer with f inputs, `out` outputs and n
+ * samples, in cuBLAS's column-major terms (C = op(A) op(B), C m x n'):
+ *   Y  y[n][out] = x[n][f] W^T: y^T (out x n) = W^T . x^T, where W
+ *      [out][f] row-major is f x out column-major and x^T is f x n;
+ *   DW dW[out][f] = dy^T x: dW^T (f x out) = x^T (f x n) . dy (n x out);
+ *   DX dx[n][f] = dy W: dx^T (f x n) = W (f x out) . dy^T (out x n).
+ * The host tests run these shapes through a reference GEMM.
+ */
+struct gemm {
+	cublasOperation_t ta, tb;
+	int m, n, k, lda, ldb, ldc;
+};
+
+enum gemm_which { GEMM_Y, GEMM_DW, GEMM_DX };
+
+static struct gemm
+linear_gemm(enum gemm_which which, int f, int out, int n)
+{
+	struct gemm y = { CUBLAS_OP_T, CUBLAS_OP_N, out, n, f, f, f, out };
+	struct gemm dw = { CUBLAS_OP_N, CUBLAS_OP_T, f, out, n, f, out, f };
+	struct gemm dx = { CUBLAS_OP_N, CUBLAS_OP_N, f, n, out, f, out, f };
+
+	return which == GEMM_Y ? y : which == GEMM_DW ? dw : dx;
+}
+
+static int
+gemm_run(struct cu *c, struct gemm g, const void *a, cudaDataType_t at,
+    const void *b, cudaDataType_t bt, void *cc, cudaDataType_t ct)
+{
+	BK(cublasGemmEx(c->blas, g.ta, g.tb, g.m, g.n, g.k, &one, a, at,
+	    g.lda, b, bt, g.ldb, &zero, cc, ct, g.ldc, blas_compute(c),
+	    CUBLAS_GEMM_DEFAULT));
+	return 0;
+}
+
+/*
  * y[n][out] = x[n][f] W^T + b, rows as cuBLAS's column-major
  * y^T (out x n) = W (out x f: f x out stored, transposed) . x^T (f x n).
  */
@@ -1586,10 +1622,9 @@ linear_fwd(struct cu *c, int i, int n)
 		LAUNCHED();
 		x = cl->xt;
 	}
-	BK(cublasGemmEx(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, ly->out, n, f,
-	    &one, wptr(c, cl->off), blas_t(c), f, x, blas_t(c), f,
-	    &zero, cl->y, blas_t(c), ly->out, blas_compute(c),
-	    CUBLAS_GEMM_DEFAULT));
+	if (gemm_run(c, linear_gemm(GEMM_Y, f, ly->out, n), wptr(c, cl->off),
+	    blas_t(c), x, blas_t(c), cl->y, blas_t(c)) < 0)
+		return -1;
 	if (ly->bias) {
 		k_bias_add<T><<<blocks((uint64_t)n * ly->out), TPB, 0,
 		    c->cs>>>(n, ly->out, 1, 0,
@@ -1610,9 +1645,9 @@ linear_bwd(struct cu *c, int i, int n, const void *dy, void *dx)
 	const void *x = cl->xt != NULL ? cl->xt : lin(c, i);
 	float *gw = c->grads + cl->off;
 
-	BK(cublasGemmEx(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, f, ly->out, n,
-	    &one, x, blas_t(c), f, dy, blas_t(c), ly->out, &zero, gw,
-	    CUDA_R_32F, f, blas_compute(c), CUBLAS_GEMM_DEFAULT));
+	if (gemm_run(c, linear_gemm(GEMM_DW, f, ly->out, n), x, blas_t(c), dy,
+	    blas_t(c), gw, CUDA_R_32F) < 0)
+		return -1;
 	if (ly->bias) {
 		k_chan_sum<T><<<ly->out, TPB, 0, c->cs>>>(n, ly->out, 1, 0,
 		    (const T *)dy, gw + rv_layer_wlen(ly));
@@ -1620,10 +1655,10 @@ linear_bwd(struct cu *c, int i, int n, const void *dy, void *dx)
 	}
 	if (dx == NULL)
 		return 0;
-	BK(cublasGemmEx(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, f, n, ly->out,
-	    &one, wptr(c, cl->off), blas_t(c), f, dy, blas_t(c),
-	    ly->out, &zero, cl->xt != NULL ? c->lin_dx : dx, blas_t(c), f,
-	    blas_compute(c), CUBLAS_GEMM_DEFAULT));
+	if (gemm_run(c, linear_gemm(GEMM_DX, f, ly->out, n), wptr(c, cl->off),
+	    blas_t(c), dy, blas_t(c), cl->xt != NULL ? c->lin_dx : dx,
+	    blas_t(c)) < 0)
+		return -1;
 	if (cl->xt != NULL) {
 		k_permute<T><<<blocks((uint64_t)n * f), TPB, 0, c->cs>>>(n,
 		    ly->in.c, hw, 0, (const T *)c->lin_dx, (T *)dx);
@@ -2350,4 +2385,43 @@ rv_cuda_host_permute(int n, int c, int hw, int to_nchw, const float *src,
 
 	for (uint64_t idx = 0; idx < len; idx++)
 		dst[idx] = src[permute_src(idx, c, hw, to_nchw)];
+}
+
+/* cuBLAS's column-major GEMM (alpha 1, beta 0), for the host tests. */
+static void
+gemm_ref(struct gemm g, const float *a, const float *b, float *c)
+{
+	for (int j = 0; j < g.n; j++)
+		for (int i = 0; i < g.m; i++) {
+			double s = 0.0;
+
+			for (int l = 0; l < g.k; l++)
+				s += (double)(g.ta == CUBLAS_OP_N ?
+				    a[i + (size_t)l * g.lda] :
+				    a[l + (size_t)i * g.lda]) *
+				    (g.tb == CUBLAS_OP_N ?
+				    b[l + (size_t)j * g.ldb] :
+				    b[j + (size_t)l * g.ldb]);
+			c[i + (size_t)j * g.ldc] = (float)s;
+		}
+}
+
+extern "C" void
+rv_cuda_host_linear(int f, int out, int n, const float *x, const float *w,
+    const float *b, const float *dy, float *y, float *dx, float *dw,
+    float *db)
+{
+	gemm_ref(linear_gemm(GEMM_Y, f, out, n), w, x, y);
+	for (int i = 0; i < n; i++)
+		for (int o = 0; o < out; o++)
+			y[(size_t)i * out + o] += b[o];
+	gemm_ref(linear_gemm(GEMM_DW, f, out, n), x, dy, dw);
+	gemm_ref(linear_gemm(GEMM_DX, f, out, n), w, dy, dx);
+	for (int o = 0; o < out; o++) {
+		float s = 0.0f;
+
+		for (int i = 0; i < n; i++)
+			s += dy[(size_t)i * out + o];
+		db[o] = s;
+	}
 }

@@ -69,6 +69,12 @@ void rv_cuda_host_input(int n, int h, int w, int c, int nhwc,
 /* The layout change before an NHWC linear layer (to_nchw 1) and back. */
 void rv_cuda_host_permute(int n, int c, int hw, int to_nchw,
     const float *src, float *dst);
+/* A linear layer's three GEMMs as the backend shapes them for cuBLAS,
+ * run through a reference column-major GEMM: y[n][out] = x[n][f] W^T + b
+ * (W [out][f]), then from dy[n][out]: dx[n][f], dw[out][f], db[out]. */
+void rv_cuda_host_linear(int f, int out, int n, const float *x,
+    const float *w, const float *b, const float *dy, float *y, float *dx,
+    float *dw, float *db);
 
 #ifdef __cplusplus
 }

@@ -422,6 +422,54 @@ test_input_permute(void)
 	EXPECT(memcmp(cpu, dev, sizeof(cpu)) == 0);
 }
 
+/* The linear layer's GEMM shapes against rv_k_linear_* (x CNHW there,
+ * [n][c][hw] on the device; y and dy [out][n] there, [n][out] here). */
+static void
+test_linear(void)
+{
+	enum { CI = 3, HW = 4, F = CI * HW, OUT = 5, N = 7 };
+	float x[N * F], xc[F * N], w[OUT * F], b[OUT], dy[N * OUT];
+	float dyc[OUT * N], y[N * OUT], yc[OUT * N], dx[N * F], dxc[F * N];
+	float dw[OUT * F], dwc[OUT * F], db[OUT], dbc[OUT];
+	float *ws = malloc(rv_k_linear_ws(CI, N, HW) * sizeof(float));
+	double e = 0;
+	int i, ch, j, o;
+
+	for (i = 0; i < N * F; i++)
+		x[i] = sinf(0.7f * (float)i);
+	for (i = 0; i < N; i++)
+		for (ch = 0; ch < CI; ch++)
+			for (j = 0; j < HW; j++)
+				xc[(ch * N + i) * HW + j] =
+				    x[(i * CI + ch) * HW + j];
+	for (i = 0; i < OUT * F; i++)
+		w[i] = cosf(0.3f * (float)i);
+	for (o = 0; o < OUT; o++)
+		b[o] = 0.1f * (float)o;
+	for (i = 0; i < N; i++)
+		for (o = 0; o < OUT; o++)
+			dyc[o * N + i] = dy[i * OUT + o] =
+			    sinf((float)(i * OUT + o));
+	rv_k_linear_fwd(CI, N, HW, OUT, xc, w, b, yc, ws);
+	rv_k_linear_bwd(CI, N, HW, OUT, w, dyc, dxc, dwc, dbc, ws);
+	rv_cuda_host_linear(F, OUT, N, x, w, b, dy, y, dx, dw, db);
+	for (i = 0; i < N; i++)
+		for (o = 0; o < OUT; o++)
+			e = fmax(e, fabs(y[i * OUT + o] - yc[o * N + i]));
+	for (i = 0; i < N; i++)
+		for (ch = 0; ch < CI; ch++)
+			for (j = 0; j < HW; j++)
+				e = fmax(e, fabs(dx[(i * CI + ch) * HW + j] -
+				    dxc[(ch * N + i) * HW + j]));
+	for (i = 0; i < OUT * F; i++)
+		e = fmax(e, fabs(dw[i] - dwc[i]));
+	for (o = 0; o < OUT; o++)
+		e = fmax(e, fabs(db[o] - dbc[o]));
+	printf("# linear: largest difference %.2g\n", e);
+	EXPECT(e < 1e-5);
+	free(ws);
+}
+
 static void
 test_no_device(void)
 {
@@ -746,6 +794,7 @@ main(void)
 	RUN(test_bn_nhwc);
 	RUN(test_pools);
 	RUN(test_input_permute);
+	RUN(test_linear);
 	RUN(test_no_device);
 	SKIP_NO_DEVICE(test_agree_fp32);
 	SKIP_NO_DEVICE(test_agree_tf32);
