@@ -261,6 +261,13 @@ struct rv_nn_ops {
 int rv_nn_check_batch(const struct rv_net *net, int batch_max,
     const struct rv_nn_batch *b, int train, const char *who);
 
+/* A config's per-channel mean and std usable (finite, std > 0)?  0, or
+ * -1 with rv_errmsg() "WHO: channel C: bad mean M or std S". */
+int rv_nn_check_norm(const struct rv_nn_config *cfg, const char *who);
+/* dst: src's layers (allocated; free dst->layers) and counts, no spec.
+ * 0, or -1 when out of memory. */
+int rv_net_copy(struct rv_net *dst, const struct rv_net *src);
+
 extern const struct rv_nn_ops rv_nn_cpu;
 /* The CUDA backend, or NULL when rv was built without it (CUDA=0). */
 const struct rv_nn_ops *rv_nn_cuda(void);

@@ -385,28 +385,15 @@ cpu_create(const struct rv_nn_config *cfg)
 		    "batch_max >= 1 and threads >= 1");
 		return NULL;
 	}
-	if (check_net(net) == -1)
+	if (check_net(net) == -1 || rv_nn_check_norm(cfg, "cpu") == -1)
 		return NULL;
-	for (i = 0; i < net->in.c; i++)
-		if (!(cfg->std[i] > 0) || !isfinite(cfg->mean[i])) {
-			rv_seterr("cpu: channel %d: bad mean %g or std %g",
-			    i, cfg->mean[i], cfg->std[i]);
-			return NULL;
-		}
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
 	    (c->l = calloc(net->nlayers, sizeof(*c->l))) == NULL ||
-	    (c->net.layers = malloc(net->nlayers *
-	    sizeof(*net->layers))) == NULL) {
+	    rv_net_copy(&c->net, net) == -1) {
 		rv_seterr("cpu: out of memory");
 		cpu_destroy(c);
 		return NULL;
 	}
-	memcpy(c->net.layers, net->layers, net->nlayers * sizeof(*net->layers));
-	c->net.nlayers = net->nlayers;
-	c->net.in = net->in;
-	c->net.classes = net->classes;
-	c->net.nparams = net->nparams;
-	c->net.nbufs = net->nbufs;
 	c->batch_max = cfg->batch_max;
 	c->seed = cfg->seed;
 	c->ls = cfg->label_smoothing;

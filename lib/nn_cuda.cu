@@ -1176,29 +1176,15 @@ cu_create(const struct rv_nn_config *cfg)
 		    "batch_max >= 1");
 		return NULL;
 	}
-	if (check_net(net) < 0)
+	if (check_net(net) < 0 || rv_nn_check_norm(cfg, "cuda") < 0)
 		return NULL;
-	for (i = 0; i < net->in.c; i++)
-		if (!(cfg->std[i] > 0) || !isfinite(cfg->mean[i])) {
-			rv_seterr("cuda: channel %d: bad mean %g or std %g",
-			    i, cfg->mean[i], cfg->std[i]);
-			return NULL;
-		}
 	if ((c = (struct cu *)calloc(1, sizeof(*c))) == NULL ||
 	    (c->l = (struct cu_layer *)calloc(net->nlayers,
-	    sizeof(*c->l))) == NULL ||
-	    (c->net.layers = (struct rv_layer *)malloc(net->nlayers *
-	    sizeof(*net->layers))) == NULL) {
+	    sizeof(*c->l))) == NULL || rv_net_copy(&c->net, net) < 0) {
 		rv_seterr("cuda: out of memory");
 		cu_destroy(c);
 		return NULL;
 	}
-	memcpy(c->net.layers, net->layers, net->nlayers * sizeof(*net->layers));
-	c->net.nlayers = net->nlayers;
-	c->net.in = net->in;
-	c->net.classes = net->classes;
-	c->net.nparams = net->nparams;
-	c->net.nbufs = net->nbufs;
 	c->batch_max = cfg->batch_max;
 	c->seed = cfg->seed;
 	c->ls = cfg->label_smoothing;

@@ -8,6 +8,8 @@
 #include "nn.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "err.h"
 #include "rng.h"
@@ -130,5 +132,31 @@ rv_nn_check_batch(const struct rv_net *net, int batch_max,
 			return rv_seterr("%s: layer %d: batch norm needs 2 "
 			    "values a channel, the batch has 1", who, i + 1);
 	}
+	return 0;
+}
+
+int
+rv_nn_check_norm(const struct rv_nn_config *cfg, const char *who)
+{
+	for (int i = 0; i < cfg->net->in.c && i < 4; i++)
+		if (!(cfg->std[i] > 0) || !isfinite(cfg->mean[i]))
+			return rv_seterr("%s: channel %d: bad mean %g or std "
+			    "%g", who, i, cfg->mean[i], cfg->std[i]);
+	return 0;
+}
+
+int
+rv_net_copy(struct rv_net *dst, const struct rv_net *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	if ((dst->layers = malloc(src->nlayers * sizeof(*src->layers))) ==
+	    NULL)
+		return -1;
+	memcpy(dst->layers, src->layers, src->nlayers * sizeof(*src->layers));
+	dst->nlayers = src->nlayers;
+	dst->in = src->in;
+	dst->classes = src->classes;
+	dst->nparams = src->nparams;
+	dst->nbufs = src->nbufs;
 	return 0;
 }
