@@ -37,11 +37,16 @@ struct window {
 	uint64_t n, correct, samples0;
 };
 
+/* A step's per-sample results, batch_max each. */
+struct outs {
+	float *loss, *gnorm;
+	int32_t *pred;
+};
+
 /* A step queued on an asynchronous backend, its results not yet read. */
 struct pending {
 	struct rv_tin_item *it;		/* held until then */
-	float *loss, *gnorm;		/* its out arrays */
-	int32_t *pred;
+	struct outs o;			/* its out arrays */
 	uint64_t step;			/* the step count after it */
 	float lr;
 };
@@ -65,12 +70,9 @@ struct trainer {
 	struct window logw, epw;
 	double t0, wall0, wait;
 	float mean[4], std[4];
-	/* per-step outputs, batch_max each: two sets, so that a backend
-	 * with ops->wait computes one step while the other's are read */
-	float *loss, *gnorm;
-	int32_t *pred;
-	float *loss2, *gnorm2;
-	int32_t *pred2;
+	/* two sets, so that a backend with ops->wait computes one step
+	 * while the other's results are read */
+	struct outs out[2];
 	int flip;			/* the set the next step writes */
 	struct rv_tin *in;
 	struct pending pend;		/* a step in flight (pend.it) */
@@ -266,24 +268,22 @@ stream_params(struct trainer *t, uint32_t c, int *classes)
 static void
 free_outputs(struct trainer *t)
 {
-	free(t->loss);
-	free(t->gnorm);
-	free(t->pred);
-	free(t->loss2);
-	free(t->gnorm2);
-	free(t->pred2);
+	for (int k = 0; k < 2; k++) {
+		free(t->out[k].loss);
+		free(t->out[k].gnorm);
+		free(t->out[k].pred);
+	}
 }
 
 static void
 alloc_outputs(struct trainer *t, int n)
 {
 	free_outputs(t);
-	t->loss = xmalloc((size_t)n * sizeof(*t->loss));
-	t->gnorm = xmalloc((size_t)n * sizeof(*t->gnorm));
-	t->pred = xmalloc((size_t)n * sizeof(*t->pred));
-	t->loss2 = xmalloc((size_t)n * sizeof(*t->loss2));
-	t->gnorm2 = xmalloc((size_t)n * sizeof(*t->gnorm2));
-	t->pred2 = xmalloc((size_t)n * sizeof(*t->pred2));
+	for (int k = 0; k < 2; k++) {
+		t->out[k].loss = xmalloc((size_t)n * sizeof(float));
+		t->out[k].gnorm = xmalloc((size_t)n * sizeof(float));
+		t->out[k].pred = xmalloc((size_t)n * sizeof(int32_t));
+	}
 }
 
 static void *
@@ -469,7 +469,7 @@ evaluate(struct trainer *t)
 	    (r->evaluated && t->eval_at == t->pos.step))
 		return 0;
 	if (rv_eval_run(&t->eval, t->conf->backend, t->be, t->batch_max,
-	    t->loss, t->pred, &loss, &acc) < 0)
+	    t->out[0].loss, t->out[0].pred, &loss, &acc) < 0)
 		return -1;
 	off_clock(t, t0);
 	t->eval_at = t->pos.step;
@@ -521,8 +521,8 @@ feedback(struct trainer *t, const struct pending *p)
 		l.id = b->ids[i];
 		l.epoch = b->epoch;
 		l.step = p->step;
-		l.loss = p->loss[i];
-		l.gradnorm = p->gnorm[i];
+		l.loss = p->o.loss[i];
+		l.gradnorm = p->o.gnorm[i];
 		rv_fb_put(t->fb, &l);
 	}
 }
@@ -537,8 +537,8 @@ finish(struct trainer *t, const struct pending *p)
 	uint32_t i;
 
 	for (i = 0; i < b->n; i++) {
-		lsum += p->loss[i];
-		correct += p->pred[i] == b->labels[i];
+		lsum += p->o.loss[i];
+		correct += p->o.pred[i] == b->labels[i];
 	}
 	if (!isfinite(lsum))
 		return rv_seterr("training diverged at step %llu (loss %s): "
@@ -555,16 +555,19 @@ finish(struct trainer *t, const struct pending *p)
 	return 0;
 }
 
-/* Wait for the step in flight, if any, and finish it. */
+/*
+ * Finish the step held in t->pend, if any, once the backend has at most
+ * `keep` steps in flight (1: the one queued after it may still run).
+ */
 static int
-drain(struct trainer *t)
+drain(struct trainer *t, int keep)
 {
 	const struct rv_nn_ops *ops = t->conf->backend;
 	int rc = 0;
 
 	if (t->pend.it == NULL)
 		return 0;
-	if (ops->wait != NULL && ops->wait(t->be, 0) < 0)
+	if (ops->wait != NULL && ops->wait(t->be, keep) < 0)
 		rc = -1;
 	if (rc == 0)
 		rc = finish(t, &t->pend);
@@ -575,8 +578,9 @@ drain(struct trainer *t)
 
 /*
  * One training step.  On a backend with ops->wait the step is queued
- * and `it` held (*held set) until the next step is queued too: then the
- * previous step's results are read while this one computes.  Steps that
+ * and `it` taken (*held set: drain() hands it back) until the next step
+ * is queued too: then the previous step's results are read while this
+ * one computes.  Steps that
  * log, evaluate, save or stop wait for their own results first, so
  * everything they see is as with a synchronous backend.
  */
@@ -590,6 +594,7 @@ train_batch(struct trainer *t, struct rv_tin_item *it, int *held)
 	struct rv_nn_out out;
 	struct pending p;
 	uint64_t st;
+	int log, eval, ckpt, last;
 
 	*held = 0;
 	if (it->h != (uint32_t)t->net.in.h || it->w != (uint32_t)t->net.in.w ||
@@ -603,7 +608,7 @@ train_batch(struct trainer *t, struct rv_tin_item *it, int *held)
 			    "class of the model (0 to %d)",
 			    (unsigned long long)it->ids[i], it->labels[i],
 			    t->net.classes - 1);
-	if ((int)it->n > t->batch_max && (drain(t) < 0 ||
+	if ((int)it->n > t->batch_max && (drain(t, 0) < 0 ||
 	    grow_backend(t, (int)it->n) < 0))
 		return -1;
 	h.lr = (float)rv_train_lr(conf, t->pos.step, epoch_pos(t));
@@ -614,13 +619,11 @@ train_batch(struct trainer *t, struct rv_tin_item *it, int *held)
 	nb.weights = it->weights;
 	nb.step = t->pos.step;
 	p.it = it;
-	p.loss = t->flip ? t->loss2 : t->loss;
-	p.gnorm = t->flip ? t->gnorm2 : t->gnorm;
-	p.pred = t->flip ? t->pred2 : t->pred;
+	p.o = t->out[t->flip];
 	p.lr = h.lr;
-	out.loss = p.loss;
-	out.gradnorm = p.gnorm;
-	out.pred = p.pred;
+	out.loss = p.o.loss;
+	out.gradnorm = p.o.gnorm;
+	out.pred = p.o.pred;
 	if (ops->train(t->be, &nb, &h, &out) < 0)
 		return -1;
 	t->flip = !t->flip;
@@ -632,42 +635,30 @@ train_batch(struct trainer *t, struct rv_tin_item *it, int *held)
 	t->pos.epoch_samples += it->n;
 	t->pos.ids_hash = XXH64(it->ids, 8 * (size_t)it->n, t->pos.ids_hash);
 	p.step = st = t->pos.step;
+	log = conf->log_every > 0 && st % conf->log_every == 0;
+	eval = conf->eval_every > 0 && st % conf->eval_every == 0;
+	ckpt = conf->save_every > 0 && st % conf->save_every == 0;
+	last = conf->max_steps > 0 && st >= conf->max_steps;
 	if (ops->wait != NULL) {
 		/* The previous step's results, while this one computes. */
-		if (t->pend.it != NULL) {
-			if (ops->wait(t->be, 1) < 0)
-				return -1;
-			if (finish(t, &t->pend) < 0)
-				return -1;
-			rv_tin_done(t->in, t->pend.it);
-		}
+		if (drain(t, 1) < 0)
+			return -1;
 		t->pend = p;
 		*held = 1;
-		if ((conf->log_every > 0 && st % conf->log_every == 0) ||
-		    (conf->eval_every > 0 && st % conf->eval_every == 0) ||
-		    (conf->save_every > 0 && st % conf->save_every == 0) ||
-		    (conf->max_steps > 0 && st >= conf->max_steps) ||
-		    (conf->stop != NULL && *conf->stop)) {
-			*held = 0;
-			t->pend.it = NULL;
-			if (ops->wait(t->be, 0) < 0 || finish(t, &p) < 0)
-				return -1;
-		}
-		if (*held)
+		if (!log && !eval && !ckpt && !last &&
+		    !(conf->stop != NULL && *conf->stop))
 			return 0;
+		if (drain(t, 0) < 0)
+			return -1;
 	} else if (finish(t, &p) < 0)
 		return -1;
-	if (conf->log_every > 0 && st % conf->log_every == 0) {
+	if (log) {
 		log_window(t, "step", &t->logw, p.lr);
 		window_reset(t, &t->logw);
 	}
-	if (conf->eval_every > 0 && st % conf->eval_every == 0 &&
-	    evaluate(t) < 0)
+	if ((eval && evaluate(t) < 0) || (ckpt && save(t) < 0))
 		return -1;
-	if (conf->save_every > 0 && st % conf->save_every == 0 &&
-	    save(t) < 0)
-		return -1;
-	if (conf->max_steps > 0 && st >= conf->max_steps)
+	if (last)
 		t->done = 1;
 	return 0;
 }
@@ -789,7 +780,7 @@ loop(struct trainer *t, struct rv_tin *in)
 		held = 0;
 		/* Everything but a batch sees every step's results. */
 		if (rc == 0 && !skip && it->kind != RV_TIN_BATCH)
-			rc = drain(t);
+			rc = drain(t, 0);
 		if (rc == 0 && !skip) {
 			switch (it->kind) {
 			case RV_TIN_META:
@@ -814,7 +805,7 @@ loop(struct trainer *t, struct rv_tin *in)
 			rv_tin_done(in, it);
 	}
 	if (rc == 0)
-		rc = drain(t);
+		rc = drain(t, 0);
 	t->pend.it = NULL;	/* after a failure: rv_tin_stop() frees it */
 	if (rc == 0 && t->skip_batches > 0 && !t->res->interrupted)
 		rc = rv_seterr("resume: the input ended after %llu of the "
