@@ -186,7 +186,7 @@ parse_args(int argc, char *argv[], struct opts *o)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct rv_train_conf *t = &o->t;
-	int ch;
+	int ch, prec;
 
 	memset(o, 0, sizeof(*o));
 	rv_common_init(&o->c);
@@ -232,15 +232,14 @@ parse_args(int argc, char *argv[], struct opts *o)
 			o->device = optarg;
 			break;
 		case OPT_PRECISION:
-			if (strcmp(optarg, "fp32") == 0)
-				t->precision = RV_PREC_FP32;
-			else if (strcmp(optarg, "tf32") == 0)
-				t->precision = RV_PREC_TF32;
-			else if (strcmp(optarg, "bf16") == 0)
-				t->precision = RV_PREC_BF16;
-			else
+			for (prec = RV_PREC_FP32; prec <= RV_PREC_BF16; prec++)
+				if (strcmp(optarg, rv_precision_name(
+				    (enum rv_precision)prec)) == 0)
+					break;
+			if (prec > RV_PREC_BF16)
 				rv_usage_die(usage, "--precision: '%s': want "
 				    "fp32, tf32 or bf16", optarg);
+			t->precision = (enum rv_precision)prec;
 			break;
 		case OPT_LR:
 			t->hyper.lr = (float)rv_opt_f64("--lr", optarg, 0, 100,
@@ -361,8 +360,7 @@ parse_args(int argc, char *argv[], struct opts *o)
 		check_model(t->model);
 	if (strcmp(o->device, "cpu") == 0 && t->precision != RV_PREC_FP32)
 		rv_usage_die(usage, "--precision %s: the CPU backend trains in "
-		    "fp32 only", t->precision == RV_PREC_BF16 ? "bf16" :
-		    "tf32");
+		    "fp32 only", rv_precision_name(t->precision));
 }
 
 /* --device: the backend, or exit 1 when the asked-for one is missing. */

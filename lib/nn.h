@@ -47,6 +47,10 @@ enum rv_layer_kind {
 	RV_LAYER_ADD,		/* closes it: adds the (projected) input */
 };
 
+/* Batch norm on every backend: torch's epsilon and momentum. */
+#define RV_BN_EPS 1e-5
+#define RV_BN_MOMENTUM 0.1
+
 /* Spatial pools and convolutions: out = floor((in + 2 pad - k) / stride) + 1 */
 struct rv_shape {
 	int c, h, w;
@@ -167,6 +171,14 @@ enum rv_precision {
 	RV_PREC_BF16,
 };
 
+/* "fp32", "tf32", "bf16": the names --precision takes. */
+static inline const char *
+rv_precision_name(enum rv_precision p)
+{
+	return p == RV_PREC_BF16 ? "bf16" : p == RV_PREC_TF32 ? "tf32" :
+	    "fp32";
+}
+
 struct rv_nn_config {
 	const struct rv_net *net;
 	int batch_max;		/* largest batch that will be passed */
@@ -261,6 +273,13 @@ struct rv_nn_ops {
 int rv_nn_check_batch(const struct rv_net *net, int batch_max,
     const struct rv_nn_batch *b, int train, const char *who);
 
+/*
+ * The parser's invariants the backends rely on: the last layer linear
+ * with one output a class, 1 to 4 input channels, every layer's shapes
+ * and parameter and buffer counts consistent.  Messages start with who.
+ * 0, or -1 with rv_errmsg() set.
+ */
+int rv_nn_check_net(const struct rv_net *net, const char *who);
 /* A config's per-channel mean and std usable (finite, std > 0)?  0, or
  * -1 with rv_errmsg() "WHO: channel C: bad mean M or std S". */
 int rv_nn_check_norm(const struct rv_nn_config *cfg, const char *who);

@@ -1,10 +1,11 @@
 /*
  * The CUDA backend: trains a whole struct rv_net on one device, with
- * cuDNN for convolutions, batch norm and pooling, cuBLAS for linear
+ * cuDNN for convolutions and (fp32, tf32) batch norm, cuBLAS for linear
  * layers, and the kernels of nn_cuda_kern.cuh for the rest (input
- * normalisation, ReLU, residual adds, dropout, the loss with its
- * per-sample gradient norms, SGD).  Built when nvcc is found (Makefile,
- * CUDA=0 skips it); the same struct rv_nn_ops as the CPU backend.
+ * normalisation, ReLU, residual adds, pools, dropout, bf16 batch norm,
+ * the loss with its per-sample gradient norms, SGD).  Built when nvcc
+ * is found (Makefile, CUDA=0 skips it); the same struct rv_nn_ops as the
+ * CPU backend.
  *
  * Memory.  Everything is sized for batch_max and allocated in create():
  * one output tensor a layer (ReLU and residual adds in place where
@@ -34,6 +35,10 @@
  * from the fp32 master weights before each step, and weight gradients
  * widened back to fp32 for the update.  Batch norm keeps fp32 scale,
  * shift and statistics in every mode; no loss scaling is needed for bf16.
+ *
+ * Slots.  Input slot s on the host and the device: u8 pixels (padded to
+ * 8 bytes), then ids, labels and weights, batch_max of each.  Output
+ * slot s (pinned): loss, gradient norm and prediction, batch_max each.
  */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -55,8 +60,6 @@ extern "C" {
 
 typedef __nv_bfloat16 bf16;
 
-#define BN_EPS 1e-5
-#define BN_MOMENTUM 0.1
 #define NSLOT 2			/* input and output buffers in turn */
 #define TPB 256			/* threads a block, elementwise */
 #define MIN_WS ((size_t)64 << 20)	/* the least cuDNN workspace */
@@ -187,33 +190,39 @@ k_bias_add(int n, int c, int hw, int nhwc, const float *b, T *y)
 	}
 }
 
-/* out[ch] = sum of dy over samples and plane: a block a channel, in an
- * order fixed by the shapes (deterministic). */
-template <typename T>
-__global__ void
-k_chan_sum(int n, int c, int hw, int nhwc, const T *dy, float *out)
+/* The sum of every thread's s in a block of TPB threads, in a tree
+ * fixed by the block size (deterministic); valid in thread 0. */
+template <typename A>
+__device__ A
+block_sum(A s)
 {
-	__shared__ float part[TPB];
-	int ch = blockIdx.x;
-	uint64_t m = (uint64_t)n * hw;
-	float s = 0.0f;
+	__shared__ A part[TPB];
 
-	for (uint64_t t = threadIdx.x; t < m; t += blockDim.x) {
-		uint64_t i = t / hw, j = t % hw;
-		uint64_t idx = nhwc ? (i * hw + j) * c + ch :
-		    (i * c + ch) * hw + j;
-
-		s += to_f(dy[idx]);
-	}
 	part[threadIdx.x] = s;
 	__syncthreads();
-	for (int k = blockDim.x / 2; k > 0; k /= 2) {
+	for (int k = TPB / 2; k > 0; k /= 2) {
 		if ((int)threadIdx.x < k)
 			part[threadIdx.x] += part[threadIdx.x + k];
 		__syncthreads();
 	}
+	return part[0];
+}
+
+/* out[ch] = sum of dy over samples and plane: a block a channel. */
+template <typename T>
+__global__ void
+k_chan_sum(int n, int c, int hw, int nhwc, const T *dy, float *out)
+{
+	int ch = blockIdx.x;
+	uint64_t m = (uint64_t)n * hw;
+	float s = 0.0f;
+
+	for (uint64_t t = threadIdx.x; t < m; t += blockDim.x)
+		s += to_f(dy[pool_at(nhwc, c, 1, hw, (int)(t / hw), ch, 0,
+		    (int)(t % hw))]);
+	s = block_sum<float>(s);
 	if (threadIdx.x == 0)
-		out[ch] = part[0];
+		out[ch] = s;
 }
 
 /* fp32 KCRS -> bf16 (KRSC when nhwc), and back for the gradients. */
@@ -266,7 +275,6 @@ __global__ void
 k_gradnorm(int n, uint64_t f, const T *h, int bias, const float *pq,
     float *gn)
 {
-	__shared__ double part[TPB];
 	int i = blockIdx.x;
 	double s = 0.0;
 
@@ -275,15 +283,9 @@ k_gradnorm(int n, uint64_t f, const T *h, int bias, const float *pq,
 
 		s += v * v;
 	}
-	part[threadIdx.x] = s;
-	__syncthreads();
-	for (int k = blockDim.x / 2; k > 0; k /= 2) {
-		if ((int)threadIdx.x < k)
-			part[threadIdx.x] += part[threadIdx.x + k];
-		__syncthreads();
-	}
+	s = block_sum<double>(s);
 	if (threadIdx.x == 0)
-		gn[i] = (float)(pq[i] * sqrt(part[0] + (bias ? 1.0 : 0.0)));
+		gn[i] = (float)(pq[i] * sqrt(s + (bias ? 1.0 : 0.0)));
 }
 
 __global__ void
@@ -454,7 +456,7 @@ struct dev_in {			/* one input slot, on the device */
 
 struct cu {
 	struct rv_net net;	/* layers copied; spec not kept */
-	int batch_max, dev, async;
+	int batch_max, async;
 	int dev_ready;		/* a device is set: CUDA state exists */
 	enum rv_precision prec;
 	int nhwc;		/* bf16 */
@@ -488,15 +490,15 @@ struct cu {
 	void *ws;
 	size_t ws_size;
 
-	/* Input and output slots. */
-	size_t in_bytes;	/* one slot */
+	/* Input and output slots (see the top of this file). */
+	size_t px_pad;		/* bytes of pixels a slot, 8-aligned */
 	uint8_t *h_in[NSLOT];	/* pinned */
 	struct dev_in d_in[NSLOT];
 	void *d_in_base[NSLOT];
 	cudaEvent_t ev_up[NSLOT], ev_done[NSLOT];
 	char *h_out[NSLOT];	/* pinned: loss, gn, pred */
 	struct rv_nn_out pend_out[NSLOT];
-	int pend_n[NSLOT], pend[NSLOT];
+	int pend_n[NSLOT];
 	int slot;		/* the next step's */
 	int inflight;
 	char desc[320];
@@ -615,10 +617,8 @@ set_math(struct conv *cv, const struct algos *a)
 	return 0;
 }
 
-/*
- * Heuristic algorithms for the descriptors as set now, within the
- * workspace there is: cuDNN's first deterministic suggestion that fits.
- */
+/* The first deterministic algorithm of perf[0..got) within fit bytes
+ * (cuDNN lists them fastest first), its math type, and the workspace. */
 #define PICK(perf, got, fit, out, mout) do {				\
 	int k_;								\
 	for (k_ = 0; k_ < (got); k_++)					\
@@ -636,42 +636,17 @@ set_math(struct conv *cv, const struct algos *a)
 		a->ws = (perf)[k_].memory;				\
 } while (0)
 
+/*
+ * Algorithms for each direction of a convolution: with `find`, every one
+ * timed on the real tensors (x, y, w, dw, dx, workspace ws: batch_max)
+ * and the fastest deterministic one that fits `fit` bytes kept; without,
+ * cuDNN's first deterministic suggestion for the descriptors as set now
+ * that fits (no tensors needed).
+ */
 static int
-heuristic(struct cu *c, struct conv *cv, cudnnTensorDescriptor_t xd,
-    cudnnTensorDescriptor_t yd, size_t fit, struct algos *a)
-{
-	cudnnConvolutionFwdAlgoPerf_t pf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-	cudnnConvolutionBwdDataAlgoPerf_t pb[
-	    CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-	cudnnConvolutionBwdFilterAlgoPerf_t pw[
-	    CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-	int got;
-
-	a->ws = 0;
-	DK(cudnnGetConvolutionForwardAlgorithm_v7(c->dnn, xd, cv->wd, cv->cf,
-	    yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, pf));
-	PICK(pf, got, fit, a->fwd, a->mf);
-	a->bwd = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
-	a->mb = cv->math0;
-	if (cv->need_dx) {
-		DK(cudnnGetConvolutionBackwardDataAlgorithm_v7(c->dnn, cv->wd,
-		    yd, cv->cb, xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-		    &got, pb));
-		PICK(pb, got, fit, a->bwd, a->mb);
-	}
-	DK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(c->dnn, xd, yd,
-	    cv->cw, cv->wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got,
-	    pw));
-	PICK(pw, got, fit, a->wgt, a->mw);
-	return set_math(cv, a);
-}
-
-/* Time every algorithm on the real tensors (batch_max): the fastest
- * deterministic one that fits `fit` bytes, for each direction. */
-static int
-tune(struct cu *c, struct conv *cv, cudnnTensorDescriptor_t xd, void *x,
+choose(struct cu *c, struct conv *cv, cudnnTensorDescriptor_t xd, void *x,
     cudnnTensorDescriptor_t yd, void *y, void *w, void *dw, void *dx,
-    void *ws, size_t fit, struct algos *a)
+    void *ws, size_t fit, int find, struct algos *a)
 {
 	cudnnConvolutionFwdAlgoPerf_t pf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
 	cudnnConvolutionBwdDataAlgoPerf_t pb[
@@ -681,22 +656,37 @@ tune(struct cu *c, struct conv *cv, cudnnTensorDescriptor_t xd, void *x,
 	int got;
 
 	a->ws = 0;
-	DK(cudnnFindConvolutionForwardAlgorithmEx(c->dnn, xd, x, cv->wd, w,
-	    cv->cf, yd, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, pf, ws,
-	    fit));
+	if (find)
+		DK(cudnnFindConvolutionForwardAlgorithmEx(c->dnn, xd, x,
+		    cv->wd, w, cv->cf, yd, y,
+		    CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, pf, ws, fit));
+	else
+		DK(cudnnGetConvolutionForwardAlgorithm_v7(c->dnn, xd, cv->wd,
+		    cv->cf, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, pf));
 	PICK(pf, got, fit, a->fwd, a->mf);
 	a->bwd = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
 	a->mb = cv->math0;
 	if (cv->need_dx) {
-		DK(cudnnFindConvolutionBackwardDataAlgorithmEx(c->dnn, cv->wd,
-		    w, yd, y, cv->cb, xd, dx,
-		    CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, pb, ws,
-		    fit));
+		if (find)
+			DK(cudnnFindConvolutionBackwardDataAlgorithmEx(c->dnn,
+			    cv->wd, w, yd, y, cv->cb, xd, dx,
+			    CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, pb,
+			    ws, fit));
+		else
+			DK(cudnnGetConvolutionBackwardDataAlgorithm_v7(c->dnn,
+			    cv->wd, yd, cv->cb, xd,
+			    CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, pb));
 		PICK(pb, got, fit, a->bwd, a->mb);
 	}
-	DK(cudnnFindConvolutionBackwardFilterAlgorithmEx(c->dnn, xd, x, yd, y,
-	    cv->cw, cv->wd, dw, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got,
-	    pw, ws, fit));
+	if (find)
+		DK(cudnnFindConvolutionBackwardFilterAlgorithmEx(c->dnn, xd, x,
+		    yd, y, cv->cw, cv->wd, dw,
+		    CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, pw, ws,
+		    fit));
+	else
+		DK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(c->dnn, xd,
+		    yd, cv->cw, cv->wd,
+		    CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, pw));
 	PICK(pw, got, fit, a->wgt, a->mw);
 	return set_math(cv, a);
 }
@@ -742,8 +732,8 @@ set_batch(struct cu *c, int n)
 			cl->cv.cur = cl->cv.tuned;
 			if (set_math(&cl->cv, &cl->cv.cur) < 0)
 				return -1;
-		} else if (heuristic(c, &cl->cv, xd, cl->yd, c->ws_size,
-		    &cl->cv.cur) < 0)
+		} else if (choose(c, &cl->cv, xd, NULL, cl->yd, NULL, NULL,
+		    NULL, NULL, NULL, c->ws_size, 0, &cl->cv.cur) < 0)
 			return rv_preferr("cuda: layer %d, batch of %d", i + 1,
 			    n);
 	}
@@ -932,27 +922,26 @@ alloc_all(struct cu *c)
 		return -1;
 	if (c->nhwc && dalloc(&c->bn_part, maxpart * sizeof(double), &tot) < 0)
 		return -1;
-	/* Input slots: pixels, then labels, weights, ids, 8-aligned. */
-	c->in_bytes = ((rv_shape_len(net->in) * bm + 7) & ~(size_t)7) + bm * 16;
+	c->px_pad = (rv_shape_len(net->in) * bm + 7) & ~(size_t)7;
 	for (i = 0; i < NSLOT; i++) {
+		size_t in_bytes = c->px_pad + bm * 16;
 		char *b;
 
-		if (dalloc(&c->d_in_base[i], c->in_bytes, &tot) < 0)
+		if (dalloc(&c->d_in_base[i], in_bytes, &tot) < 0)
 			return -1;
-		if (cudaMallocHost((void **)&c->h_in[i], c->in_bytes) !=
+		if (cudaMallocHost((void **)&c->h_in[i], in_bytes) !=
 		    cudaSuccess || cudaMallocHost((void **)&c->h_out[i],
 		    bm * 12) != cudaSuccess) {
 			(void)cudaGetLastError();
 			return rv_seterr("cuda: %.0f MiB of pinned host "
-			    "memory: out of memory", (double)(c->in_bytes +
+			    "memory: out of memory", (double)(in_bytes +
 			    bm * 12) / 1048576.0);
 		}
 		b = (char *)c->d_in_base[i];
 		c->d_in[i].px = (uint8_t *)b;
-		b += (rv_shape_len(net->in) * bm + 7) & ~(size_t)7;
-		c->d_in[i].ids = (uint64_t *)b;
-		c->d_in[i].labels = (int32_t *)(b + bm * 8);
-		c->d_in[i].weights = (float *)(b + bm * 12);
+		c->d_in[i].ids = (uint64_t *)(b + c->px_pad);
+		c->d_in[i].labels = (int32_t *)(b + c->px_pad + bm * 8);
+		c->d_in[i].weights = (float *)(b + c->px_pad + bm * 12);
 	}
 	return 0;
 }
@@ -1068,9 +1057,9 @@ plan_convs(struct cu *c)
 		}
 		/* Any buffer of the input's size takes dx while tuning. */
 		dx = c->g[1];
-		if (tune(c, cv, xd, x, cl->yd, y, wptr(c, cl->off),
+		if (choose(c, cv, xd, x, cl->yd, y, wptr(c, cl->off),
 		    c->prec == RV_PREC_BF16 ? (void *)c->gwh :
-		    (void *)(c->grads + cl->off), dx, scratch, fit,
+		    (void *)(c->grads + cl->off), dx, scratch, fit, 1,
 		    &cv->tuned) < 0) {
 			rv_preferr("cuda: layer %d", i + 1);
 			goto end;
@@ -1078,9 +1067,6 @@ plan_convs(struct cu *c)
 		if (cv->tuned.ws > need)
 			need = cv->tuned.ws;
 	}
-	for (i = 0; i < net->nlayers; i++)
-		if (c->l[i].has_conv && c->l[i].cv.tuned.ws > need)
-			need = c->l[i].cv.tuned.ws;
 	rc = 0;
 end:
 	if (scratch != NULL)
@@ -1105,36 +1091,6 @@ static int cu_set_state(void *be, const float *params,
     const float *momentum, const float *bufs);
 
 static int
-check_net(const struct rv_net *net)
-{
-	const struct rv_layer *last;
-
-	if (net->nlayers < 1)
-		return rv_seterr("cuda: model: no layers");
-	last = &net->layers[net->nlayers - 1];
-	if (last->kind != RV_LAYER_LINEAR || last->out != net->classes ||
-	    net->classes < 1)
-		return rv_seterr("cuda: model: the last layer must be a "
-		    "linear layer with one output a class");
-	if (net->in.c < 1 || net->in.c > 4)
-		return rv_seterr("cuda: model: %d input channels: 1 to 4 "
-		    "supported", net->in.c);
-	for (int i = 0; i < net->nlayers; i++) {
-		const struct rv_layer *ly = &net->layers[i];
-		struct rv_shape in = i > 0 ? net->layers[i - 1].outs : net->in;
-
-		if (ly->in.c != in.c || ly->in.h != in.h || ly->in.w != in.w ||
-		    ly->param_off + ly->nparam > net->nparams ||
-		    ly->buf_off + ly->nbuf > net->nbufs ||
-		    (ly->kind == RV_LAYER_ADD && (ly->res < 0 || ly->res >= i ||
-		    net->layers[ly->res].kind != RV_LAYER_RES)))
-			return rv_seterr("cuda: model: layer %d: inconsistent "
-			    "shapes or parameter counts", i + 1);
-	}
-	return 0;
-}
-
-static int
 pick_device(struct cu *c, int dev)
 {
 	struct cudaDeviceProp p;
@@ -1149,16 +1105,12 @@ pick_device(struct cu *c, int dev)
 		    n == 1 ? "is" : "are", n, n - 1);
 	CK(cudaSetDevice(dev));
 	CK(cudaGetDeviceProperties(&p, dev));
-	if (c->prec == RV_PREC_BF16 && p.major < 8)
-		return rv_seterr("cuda: %s (compute capability %d.%d): bf16 "
-		    "needs 8.0 or later", p.name, p.major, p.minor);
-	if (c->prec == RV_PREC_TF32 && p.major < 8)
-		return rv_seterr("cuda: %s (compute capability %d.%d): tf32 "
-		    "needs 8.0 or later", p.name, p.major, p.minor);
+	if (c->prec != RV_PREC_FP32 && p.major < 8)
+		return rv_seterr("cuda: %s (compute capability %d.%d): %s "
+		    "needs 8.0 or later", p.name, p.major, p.minor,
+		    rv_precision_name(c->prec));
 	snprintf(c->desc, sizeof(c->desc), "%s, %s", p.name,
-	    c->prec == RV_PREC_BF16 ? "bf16" : c->prec == RV_PREC_TF32 ?
-	    "tf32" : "fp32");
-	c->dev = dev;
+	    rv_precision_name(c->prec));
 	c->dev_ready = 1;
 	return 0;
 }
@@ -1176,7 +1128,8 @@ cu_create(const struct rv_nn_config *cfg)
 		    "batch_max >= 1");
 		return NULL;
 	}
-	if (check_net(net) < 0 || rv_nn_check_norm(cfg, "cuda") < 0)
+	if (rv_nn_check_net(net, "cuda") < 0 ||
+	    rv_nn_check_norm(cfg, "cuda") < 0)
 		return NULL;
 	if ((c = (struct cu *)calloc(1, sizeof(*c))) == NULL ||
 	    (c->l = (struct cu_layer *)calloc(net->nlayers,
@@ -1373,16 +1326,6 @@ cu_destroy(void *be)
 
 enum fwd_mode { FWD_TRAIN, FWD_EVAL };
 
-template <typename T>
-static int
-elementwise_relu(struct cu *c, uint64_t len, const void *x, void *y)
-{
-	k_relu_fwd<T><<<blocks(len), TPB, 0, c->cs>>>(len, (const T *)x,
-	    (T *)y);
-	LAUNCHED();
-	return 0;
-}
-
 /* bf16 copies of every conv and linear weight (KRSC for convs). */
 static int
 cast_weights(struct cu *c)
@@ -1475,7 +1418,7 @@ bn_fwd_nhwc(struct cu *c, enum fwd_mode mode, uint64_t m, int C,
 	    NULL, sm, NULL, c->bn_part);
 	LAUNCHED();
 	k_bn_stats<<<cb, 128, 0, c->cs>>>(C, m, chunks, c->bn_part, 1, sm, si,
-	    run, run + C, (float)BN_MOMENTUM);
+	    run, run + C, (float)RV_BN_MOMENTUM);
 	LAUNCHED();
 	k_bn_apply<bf16><<<blocks(m * C), TPB, 0, c->cs>>>(C, m * C, 0, x, sm,
 	    si, p, p + C, y);
@@ -1515,11 +1458,11 @@ bn_fwd(struct cu *c, enum fwd_mode mode, int n, uint64_t hw,
 	if (mode == FWD_EVAL)
 		DK(cudnnBatchNormalizationForwardInference(c->dnn,
 		    CUDNN_BATCHNORM_SPATIAL, &one, &zero, d, x, d, y, bnd, p,
-		    p + ch, run, run + ch, BN_EPS));
+		    p + ch, run, run + ch, RV_BN_EPS));
 	else
 		DK(cudnnBatchNormalizationForwardTraining(c->dnn,
 		    CUDNN_BATCHNORM_SPATIAL, &one, &zero, d, x, d, y, bnd, p,
-		    p + ch, BN_MOMENTUM, run, run + ch, BN_EPS, sm, si));
+		    p + ch, RV_BN_MOMENTUM, run, run + ch, RV_BN_EPS, sm, si));
 	return 0;
 }
 
@@ -1534,7 +1477,7 @@ bn_bwd(struct cu *c, int n, uint64_t hw, cudnnTensorDescriptor_t d,
 		    (const bf16 *)dy, p, gp, (bf16 *)dx, sm, si);
 	DK(cudnnBatchNormalizationBackward(c->dnn, CUDNN_BATCHNORM_SPATIAL,
 	    &one, &zero, &one, &zero, d, x, d, dy, d, dx, bnd, p, gp, gp + ch,
-	    BN_EPS, sm, si));
+	    RV_BN_EPS, sm, si));
 	return 0;
 }
 
@@ -1589,10 +1532,7 @@ gemm_run(struct cu *c, struct gemm g, const void *a, cudaDataType_t at,
 	return 0;
 }
 
-/*
- * y[n][out] = x[n][f] W^T + b, rows as cuBLAS's column-major
- * y^T (out x n) = W (out x f: f x out stored, transposed) . x^T (f x n).
- */
+/* y[n][out] = x[n][f] W^T + b (x in (c, h, w) order: NHWC permuted). */
 template <typename T>
 static int
 linear_fwd(struct cu *c, int i, int n)
@@ -1620,7 +1560,7 @@ linear_fwd(struct cu *c, int i, int n)
 	return 0;
 }
 
-/* dW (f x out col-major) = x^T (f x n) . dy (n x out); dx^T = W^T dy^T. */
+/* dW, db and, dx not NULL, dx (NHWC permuted back). */
 template <typename T>
 static int
 linear_bwd(struct cu *c, int i, int n, const void *dy, void *dx)
@@ -1696,8 +1636,9 @@ forward(struct cu *c, int n, int slot, uint64_t step, enum fwd_mode mode)
 				return -1;
 			break;
 		case RV_LAYER_RELU:
-			if (elementwise_relu<T>(c, olen, x, cl->y) < 0)
-				return -1;
+			k_relu_fwd<T><<<blocks(olen), TPB, 0, c->cs>>>(olen,
+			    (const T *)x, (T *)cl->y);
+			LAUNCHED();
 			break;
 		case RV_LAYER_MAXPOOL:
 		case RV_LAYER_AVGPOOL:
@@ -1871,6 +1812,15 @@ check_batch(const struct cu *c, const struct rv_nn_batch *b, int train)
 	return rv_nn_check_batch(&c->net, c->batch_max, b, train, "cuda");
 }
 
+/* Part k (OUT_LOSS, OUT_GN, OUT_PRED) of output slot s. */
+enum { OUT_LOSS, OUT_GN, OUT_PRED };
+
+static char *
+out_part(struct cu *c, int s, int k)
+{
+	return c->h_out[s] + (size_t)k * c->batch_max * 4;
+}
+
 /* Collect the oldest step in flight: its results into its out arrays. */
 static int
 collect(struct cu *c)
@@ -1878,21 +1828,19 @@ collect(struct cu *c)
 	int s = (c->slot + NSLOT - c->inflight) % NSLOT;
 	const struct rv_nn_out *o = &c->pend_out[s];
 	size_t n = (size_t)c->pend_n[s];
-	const char *h = c->h_out[s];
 	cudaError_t e;
 
 	e = cudaEventSynchronize(c->ev_done[s]);
 	c->inflight--;
-	c->pend[s] = 0;
 	if (e != cudaSuccess)
 		return rv_seterr("cuda: step failed: %s",
 		    cudaGetErrorString(e));
 	if (o->loss != NULL)
-		memcpy(o->loss, h, n * 4);
+		memcpy(o->loss, out_part(c, s, OUT_LOSS), n * 4);
 	if (o->gradnorm != NULL)
-		memcpy(o->gradnorm, h + (size_t)c->batch_max * 4, n * 4);
+		memcpy(o->gradnorm, out_part(c, s, OUT_GN), n * 4);
 	if (o->pred != NULL)
-		memcpy(o->pred, h + (size_t)c->batch_max * 8, n * 4);
+		memcpy(o->pred, out_part(c, s, OUT_PRED), n * 4);
 	return 0;
 }
 
@@ -1919,8 +1867,7 @@ static int
 upload(struct cu *c, const struct rv_nn_batch *b, int s)
 {
 	size_t n = (size_t)b->n, px = rv_shape_len(c->net.in) * n;
-	size_t pxa = (rv_shape_len(c->net.in) * c->batch_max + 7) & ~(size_t)7;
-	size_t bm = (size_t)c->batch_max;
+	size_t pxa = c->px_pad, bm = (size_t)c->batch_max;
 	uint8_t *h = c->h_in[s];
 
 	CK(cudaEventSynchronize(c->ev_up[s]));
@@ -1951,8 +1898,6 @@ loss_and_results(struct cu *c, const struct rv_nn_batch *b, int s, float ls,
 	const struct rv_net *net = &c->net;
 	int last = net->nlayers - 1, n = b->n;
 	const struct rv_layer *ll = &net->layers[last];
-	char *h = c->h_out[s];
-	size_t bm = (size_t)c->batch_max;
 
 	k_softmax_ce<T><<<(n + 127) / 128, 128, 0, c->cs>>>(net->classes, n,
 	    (const T *)c->l[last].y, c->d_in[s].labels,
@@ -1964,12 +1909,12 @@ loss_and_results(struct cu *c, const struct rv_nn_batch *b, int s, float ls,
 		k_gradnorm<T><<<n, TPB, 0, c->cs>>>(n, rv_shape_len(ll->in),
 		    (const T *)lin(c, last), ll->bias, c->pq, c->d_gn);
 		LAUNCHED();
-		CK(cudaMemcpyAsync(h + bm * 4, c->d_gn, (size_t)n * 4,
-		    cudaMemcpyDeviceToHost, c->cs));
+		CK(cudaMemcpyAsync(out_part(c, s, OUT_GN), c->d_gn,
+		    (size_t)n * 4, cudaMemcpyDeviceToHost, c->cs));
 	}
-	CK(cudaMemcpyAsync(h, c->d_loss, (size_t)n * 4, cudaMemcpyDeviceToHost,
-	    c->cs));
-	CK(cudaMemcpyAsync(h + bm * 8, c->d_pred, (size_t)n * 4,
+	CK(cudaMemcpyAsync(out_part(c, s, OUT_LOSS), c->d_loss, (size_t)n * 4,
+	    cudaMemcpyDeviceToHost, c->cs));
+	CK(cudaMemcpyAsync(out_part(c, s, OUT_PRED), c->d_pred, (size_t)n * 4,
 	    cudaMemcpyDeviceToHost, c->cs));
 	return 0;
 }
@@ -2032,7 +1977,6 @@ submit(struct cu *c, const struct rv_nn_batch *b,
 	if (hy == NULL)
 		c->pend_out[s].gradnorm = NULL;
 	c->pend_n[s] = b->n;
-	c->pend[s] = 1;
 	c->inflight++;
 	c->slot = (s + 1) % NSLOT;
 	return 0;

@@ -5,9 +5,9 @@
  * checks it against the CPU backend's kernels on machines without a GPU
  * (through the host entry points of nn_cuda_host.h).
  *
- * Activations are T (float or __nv_bfloat16) in NCHW or NHWC; per-sample
- * results, batch-norm statistics, parameters, their gradients and
- * momentum are float.
+ * Included after nn.h (RV_BN_EPS).  Activations are T (float or
+ * __nv_bfloat16) in NCHW or NHWC; per-sample results, batch-norm
+ * statistics, parameters, their gradients and momentum are float.
  */
 #ifndef RV_NN_CUDA_KERN_CUH
 #define RV_NN_CUDA_KERN_CUH
@@ -181,7 +181,6 @@ krsc_index(uint64_t kcrs, int c, int rs)
  */
 #define BN_TC 32
 #define BN_TR 8
-#define BN_EPS_D 1e-5
 
 /* Chunks of at least 512 rows, at most 1024 of them. */
 RV_HD int
@@ -250,7 +249,7 @@ bn_dx(float x, float dy, float mean, float invstd, float gamma,
 RV_HD float
 bn_eval(float x, float rmean, float rvar, float gamma, float beta)
 {
-	float a = (float)(gamma * (1.0 / sqrt((double)rvar + BN_EPS_D)));
+	float a = (float)(gamma * (1.0 / sqrt((double)rvar + RV_BN_EPS)));
 
 	return (x - rmean) * a + beta;
 }
@@ -272,7 +271,7 @@ bn_stats1(int ch, int C, uint64_t m, int chunks, const double *part,
 		return;
 	}
 	v = s / (double)m;
-	invstd[ch] = (float)(1.0 / sqrt(v + BN_EPS_D));
+	invstd[ch] = (float)(1.0 / sqrt(v + RV_BN_EPS));
 	if (rmean == NULL)
 		return;
 	unb = m > 1 ? v * (double)m / (double)(m - 1) : v;

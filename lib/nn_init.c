@@ -3,7 +3,8 @@
  * keyed by (seed, RV_STAGE_TRAIN, op = layer index), one generator per
  * layer: the same seed gives the same bytes on every backend and thread
  * count, and a layer's numbers do not depend on the layers before it.
- * And the batch checks every backend makes (rv_nn_check_batch).
+ * And the checks every backend makes of its model, normalisation and
+ * batches, and the model copy each keeps.
  */
 #include "nn.h"
 
@@ -158,5 +159,106 @@ rv_net_copy(struct rv_net *dst, const struct rv_net *src)
 	dst->classes = src->classes;
 	dst->nparams = src->nparams;
 	dst->nbufs = src->nbufs;
+	return 0;
+}
+
+static int
+same_shape(struct rv_shape a, struct rv_shape b)
+{
+	return a.c == b.c && a.h == b.h && a.w == b.w;
+}
+
+static int
+pool_dim(int in, int k, int stride, int pad)
+{
+	return (in + 2 * pad - k) / stride + 1;
+}
+
+int
+rv_nn_check_net(const struct rv_net *net, const char *who)
+{
+	int i;
+
+	if (net->nlayers < 1 ||
+	    net->layers[net->nlayers - 1].kind != RV_LAYER_LINEAR ||
+	    net->layers[net->nlayers - 1].out != net->classes ||
+	    net->classes < 1)
+		return rv_seterr("%s: model: the last layer must be a "
+		    "linear layer with one output a class", who);
+	if (net->in.c < 1 || net->in.c > 4)
+		return rv_seterr("%s: model: %d input channels: 1 to 4 "
+		    "supported", who, net->in.c);
+	for (i = 0; i < net->nlayers; i++) {
+		const struct rv_layer *ly = &net->layers[i];
+		struct rv_shape in = i > 0 ? net->layers[i - 1].outs : net->in;
+		size_t np = 0, nb = 0;
+		int ok = same_shape(ly->in, in) && rv_shape_len(ly->outs) > 0;
+
+		switch (ly->kind) {
+		case RV_LAYER_CONV:
+			np = rv_layer_wlen(ly) +
+			    (ly->bias ? (size_t)ly->out : 0);
+			ok = ok && ly->stride > 0 && ly->outs.c == ly->out &&
+			    ly->outs.h == pool_dim(in.h, ly->k, ly->stride,
+			    ly->pad) && ly->outs.w == pool_dim(in.w, ly->k,
+			    ly->stride, ly->pad);
+			break;
+		case RV_LAYER_BN:
+			np = nb = 2 * (size_t)in.c;
+			/* FALLTHROUGH */
+		case RV_LAYER_RELU:
+		case RV_LAYER_DROPOUT:
+		case RV_LAYER_RES:
+			ok = ok && same_shape(ly->outs, in);
+			break;
+		case RV_LAYER_MAXPOOL:
+		case RV_LAYER_AVGPOOL:
+			ok = ok && ly->stride > 0 && ly->outs.c == in.c &&
+			    ly->outs.h == pool_dim(in.h, ly->k, ly->stride,
+			    ly->pad) && ly->outs.w == pool_dim(in.w, ly->k,
+			    ly->stride, ly->pad);
+			break;
+		case RV_LAYER_GAP:
+			ok = ok && ly->outs.c == in.c &&
+			    rv_shape_hw(ly->outs) == 1;
+			break;
+		case RV_LAYER_LINEAR:
+			np = rv_layer_wlen(ly) +
+			    (ly->bias ? (size_t)ly->out : 0);
+			ok = ok && ly->outs.c == ly->out &&
+			    rv_shape_hw(ly->outs) == 1;
+			break;
+		case RV_LAYER_ADD: {
+			const struct rv_layer *rl;
+
+			ok = ok && ly->res >= 0 && ly->res < i &&
+			    net->layers[ly->res].kind == RV_LAYER_RES &&
+			    same_shape(ly->outs, in);
+			if (!ok)
+				break;
+			rl = &net->layers[ly->res];
+			if (ly->proj) {
+				np = (size_t)ly->outs.c * rl->in.c +
+				    2 * (size_t)ly->outs.c;
+				nb = 2 * (size_t)ly->outs.c;
+				ok = ly->proj_stride > 0 &&
+				    ly->outs.h == pool_dim(rl->in.h, 1,
+				    ly->proj_stride, 0) &&
+				    ly->outs.w == pool_dim(rl->in.w, 1,
+				    ly->proj_stride, 0);
+			} else
+				ok = same_shape(rl->in, ly->outs);
+			break;
+		}
+		default:
+			ok = 0;
+		}
+		if (!ok || ly->nparam != np || ly->nbuf != nb ||
+		    ly->param_off > net->nparams ||
+		    np > net->nparams - ly->param_off ||
+		    ly->buf_off > net->nbufs || nb > net->nbufs - ly->buf_off)
+			return rv_seterr("%s: model: layer %d: inconsistent "
+			    "shapes or parameter counts", who, i + 1);
+	}
 	return 0;
 }

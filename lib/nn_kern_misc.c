@@ -7,11 +7,11 @@
 #include <math.h>
 #include <string.h>
 
+#include "nn.h"
 #include "nn_kern.h"
 #include "nn_kern_impl.h"
 #include "rng.h"
 
-#define BN_EPS		1e-5
 /* Dropout draws random numbers: worth threads from fewer elements. */
 #define DROP_PAR_MIN	4096
 
@@ -40,7 +40,7 @@ rv_k_bn_fwd_train(int c, size_t m, const float *x, const float *gamma,
 
 		mean = rv_k_sum(xr, m) / (double)m;
 		var = rv_k_sumsq_dev(xr, m, mean) / (double)m;
-		invstd = 1.0 / sqrt(var + BN_EPS);
+		invstd = 1.0 / sqrt(var + RV_BN_EPS);
 		mf = (float)mean;
 		a = (float)(gamma[ch] * invstd);
 		/* Centre first: x a - mean a cancels when |mean| >> std. */
@@ -70,7 +70,7 @@ rv_k_bn_fwd_eval(int c, size_t m, const float *x, const float *gamma,
 	for (ch = 0; ch < c; ch++) {
 		const float *xr = x + (size_t)ch * m;
 		float *yr = y + (size_t)ch * m;
-		double invstd = 1.0 / sqrt((double)run_var[ch] + BN_EPS);
+		double invstd = 1.0 / sqrt((double)run_var[ch] + RV_BN_EPS);
 		float mf = run_mean[ch], a = (float)(gamma[ch] * invstd);
 		float b = beta[ch];
 		size_t j;

@@ -328,6 +328,11 @@ EOF
 	[[ "$stderr" =~ ^"rv-train-gpu: no CUDA "("backend built"|"device found")": training on the CPU in fp32"$ ]]
 	[ "$(sline device)" = "device    cpu (1 thread)" ]
 	[ "$(summary_value steps)" = 2 ]
+	# fp32 is the CPU's own: no notice on --device cpu
+	run -0 --separate-stderr rv-train-gpu -j 1 -b 32 -m "$M" \
+	    --device cpu --precision fp32 --max-steps 1 "$T/r.rvs"
+	[ -z "$stderr" ]
+	[ "$(summary_value steps)" = 1 ]
 }
 
 @test "rv-train-gpu: --device auto says once that it trains on the CPU; -q silences it" {
