@@ -251,19 +251,37 @@ test_bn_nhwc(void)
 	free(gn);
 }
 
-/* Offset of (i, ch, y, x) in the CPU's CNHW and the device's layouts. */
-static size_t
-at_cnhw(int n, int h, int w, int i, int ch, int y, int x)
+/*
+ * An [n][c][h][w] tensor of `size`-byte elements between the CPU's CNHW
+ * layout and the device's (NCHW, or NHWC when nhwc): into the device's
+ * layout, or back to CNHW when back.
+ */
+static void
+relayout(int back, int nhwc, int n, int c, int h, int w, size_t size,
+    const void *src, void *dst)
 {
-	return (((size_t)ch * n + i) * h + y) * w + x;
+	for (int i = 0; i < n; i++)
+		for (int ch = 0; ch < c; ch++)
+			for (int j = 0; j < h * w; j++) {
+				size_t a = ((size_t)ch * n + i) * h * w + j;
+				size_t d = nhwc ? ((size_t)i * h * w + j) * c +
+				    ch : ((size_t)i * c + ch) * h * w + j;
+
+				memcpy((char *)dst + (back ? a : d) * size,
+				    (const char *)src + (back ? d : a) * size,
+				    size);
+			}
 }
 
-static size_t
-at_dev(int nhwc, int c, int h, int w, int i, int ch, int y, int x)
+/* Elements of a and b that differ (!=), of len. */
+static int
+ndiff(const float *a, const float *b, size_t len)
 {
-	if (nhwc)
-		return (((size_t)i * h + y) * w + x) * c + ch;
-	return (((size_t)i * c + ch) * h + y) * w + x;
+	int k = 0;
+
+	for (size_t i = 0; i < len; i++)
+		k += a[i] != b[i];
+	return k;
 }
 
 /*
@@ -280,43 +298,30 @@ test_pools(void)
 		{ 0, 2, 1, 1 }, { 0, 3, 2, 1 }, { 0, 2, 2, 0 },
 	};
 	/* OUT: the largest output, padding 1 and stride 1 */
-	enum { N = 3, C = 4, H = 7, W = 6, OUT = N * C * (H + 2) * (W + 2) };
-	float x[N * C * H * W], xd[N * C * H * W], y[OUT], yd[OUT];
-	float dy[OUT], dyd[OUT], dx[N * C * H * W], dxd[N * C * H * W];
-	int32_t am[OUT], amd[OUT];
+	enum { N = 3, C = 4, H = 7, W = 6, IN = N * C * H * W,
+	    OUT = N * C * (H + 2) * (W + 2) };
+	float x[IN], xd[IN], y[OUT], yd[OUT], yb[OUT];
+	float dy[OUT], dyd[OUT], dx[IN], dxd[IN], dxb[IN];
+	int32_t am[OUT], amd[OUT], amb[OUT];
 	struct rv_rng g;
-	int i, ch, py, px, q, nhwc, bad = 0;
+	int i, q, nhwc, bad = 0;
 
 	rv_rng_init(&g, 23, RV_STAGE_TRAIN, 3, 0, 0);
-	for (i = 0; i < N * C * H * W; i++)
+	for (i = 0; i < IN; i++)
 		x[i] = (float)rv_rng_below(&g, 7) - 3.0f;
 	for (q = 0; q < (int)(sizeof(cases) / sizeof(cases[0])); q++)
 		for (nhwc = 0; nhwc < 2; nhwc++) {
 			int mx = cases[q][0], k = cases[q][1];
 			int st = cases[q][2], pd = cases[q][3];
 			int oh = (H + 2 * pd - k) / st + 1, bad0 = bad;
-			int ow = (W + 2 * pd - k) / st + 1;
+			int ow = (W + 2 * pd - k) / st + 1, no = N * C * oh * ow;
 			struct rv_pool_geom pg = { C, N, H, W, k, st, pd, oh,
 			    ow };
 
-			for (i = 0; i < N; i++)
-				for (ch = 0; ch < C; ch++)
-					for (py = 0; py < H; py++)
-						for (px = 0; px < W; px++)
-							xd[at_dev(nhwc, C, H,
-							    W, i, ch, py, px)] =
-							    x[at_cnhw(N, H, W,
-							    i, ch, py, px)];
-			for (i = 0; i < N * C * oh * ow; i++)
+			for (i = 0; i < no; i++)
 				dy[i] = (float)rv_rng_uniform(&g) - 0.5f;
-			for (i = 0; i < N; i++)
-				for (ch = 0; ch < C; ch++)
-					for (py = 0; py < oh; py++)
-						for (px = 0; px < ow; px++)
-							dyd[at_dev(nhwc, C, oh,
-							    ow, i, ch, py, px)] =
-							    dy[at_cnhw(N, oh,
-							    ow, i, ch, py, px)];
+			relayout(0, nhwc, N, C, H, W, 4, x, xd);
+			relayout(0, nhwc, N, C, oh, ow, 4, dy, dyd);
 			if (mx) {
 				rv_k_maxpool_fwd(&pg, x, y, am);
 				rv_k_maxpool_bwd(&pg, dy, am, dx);
@@ -326,66 +331,36 @@ test_pools(void)
 			}
 			rv_cuda_host_pool(mx, N, C, H, W, k, k, st, pd, nhwc,
 			    xd, yd, amd, dyd, dxd);
-			for (i = 0; i < N; i++)
-				for (ch = 0; ch < C; ch++) {
-					for (py = 0; py < oh; py++)
-						for (px = 0; px < ow; px++) {
-							size_t a = at_cnhw(N,
-							    oh, ow, i, ch, py,
-							    px);
-							size_t b = at_dev(nhwc,
-							    C, oh, ow, i, ch,
-							    py, px);
-
-							bad += y[a] != yd[b] ||
-							    (mx && am[a] !=
-							    amd[b]);
-						}
-					for (py = 0; py < H; py++)
-						for (px = 0; px < W; px++)
-							bad += dx[at_cnhw(N, H,
-							    W, i, ch, py, px)] !=
-							    dxd[at_dev(nhwc, C,
-							    H, W, i, ch, py,
-							    px)];
-				}
+			relayout(1, nhwc, N, C, oh, ow, 4, yd, yb);
+			relayout(1, nhwc, N, C, oh, ow, 4, amd, amb);
+			relayout(1, nhwc, N, C, H, W, 4, dxd, dxb);
+			bad += ndiff(y, yb, no) + ndiff(dx, dxb, IN);
+			for (i = 0; mx && i < no; i++)
+				bad += am[i] != amb[i];
 			if (bad > bad0)
 				printf("# case %d nhwc %d: %d differ\n", q,
 				    nhwc, bad - bad0);
 		}
 	EXPECT_EQ(bad, 0);
-	/* Global average: one h x w window. */
+	/* Global average: one h x w window; y and dy are [c][n] on the
+	 * CPU, [n][c] on the device (h = w = 1). */
 	for (nhwc = 0; nhwc < 2; nhwc++) {
 		double e = 0;
 
-		for (i = 0; i < N; i++)
-			for (ch = 0; ch < C; ch++)
-				for (py = 0; py < H; py++)
-					for (px = 0; px < W; px++)
-						xd[at_dev(nhwc, C, H, W, i, ch,
-						    py, px)] = x[at_cnhw(N, H,
-						    W, i, ch, py, px)];
 		for (i = 0; i < N * C; i++)
 			dy[i] = (float)i - 5.0f;
 		rv_k_gap_fwd(C, N, H * W, x, y);
 		rv_k_gap_bwd(C, N, H * W, dy, dx);
-		/* [n][c] on the device, [c][n] on the CPU */
-		for (i = 0; i < N; i++)
-			for (ch = 0; ch < C; ch++)
-				dyd[i * C + ch] = dy[ch * N + i];
+		relayout(0, nhwc, N, C, H, W, 4, x, xd);
+		relayout(0, nhwc, N, C, 1, 1, 4, dy, dyd);
 		rv_cuda_host_pool(0, N, C, H, W, H, W, 1, 0, nhwc, xd, yd,
 		    amd, dyd, dxd);
-		for (i = 0; i < N; i++)
-			for (ch = 0; ch < C; ch++) {
-				e = fmax(e, fabs(yd[i * C + ch] -
-				    y[ch * N + i]));
-				for (py = 0; py < H; py++)
-					for (px = 0; px < W; px++)
-						e = fmax(e, fabs(dxd[at_dev(
-						    nhwc, C, H, W, i, ch, py,
-						    px)] - dx[at_cnhw(N, H, W,
-						    i, ch, py, px)]));
-			}
+		relayout(1, nhwc, N, C, 1, 1, 4, yd, yb);
+		relayout(1, nhwc, N, C, H, W, 4, dxd, dxb);
+		for (i = 0; i < N * C; i++)
+			e = fmax(e, fabs(yb[i] - y[i]));
+		for (i = 0; i < IN; i++)
+			e = fmax(e, fabs(dxb[i] - dx[i]));
 		EXPECT(e < 1e-6);
 	}
 }
