@@ -312,10 +312,8 @@ rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
 	s->nfeat = s->nimg;
 	s->a = a;
 	if (a != NULL) {
-		if (c->hist_feat)
-			s->nfeat += RV_HIST_FEAT;
-		s->conf.assist.nfeat = (uint32_t)s->nfeat;
-		s->conf.assist.classes = classes;
+		s->conf.assist = ac;
+		s->nfeat = ac.nfeat;
 		s->phi = xcalloc(s->nfeat, sizeof(*s->phi));
 		idmap_init(&s->fly, c->max_inflight);
 		s->fly_phi = xcalloc(c->max_inflight * s->nfeat,
