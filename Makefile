@@ -146,12 +146,15 @@ asan:
 	$(MAKE) BUILD=build-asan SAN=1 check
 
 # Everything a fresh machine needs: dependencies, both builds, the suite
-# on each, one closing line "N passed, N failed".
+# on each (the unit tests under the environment's OpenBLAS setting, with
+# OPENBLAS_CORETYPE=Haswell and with it unset), one closing line
+# "N passed, N failed".
 test: deps
 	$(MAKE) WERROR=$(WERROR) all units
 	$(MAKE) BUILD=build-asan SAN=1 WERROR=$(WERROR) all units
 	$(MAKE) fixtures
-	@RV_BUILDS="build build-asan" bash tests/run
+	@RV_BUILDS="build build-asan" RV_BLAS_ENVS="as-is haswell unset" \
+	    bash tests/run
 
 bench: all
 	@RV_BUILD=$(BUILD) bash bench/run
