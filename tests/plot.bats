@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
 # scripts/rv-plot: learning curves from rv-train-gpu --log files.  The logs
-# here are written by hand in the documented JSON-lines format, so the test
-# needs no trainer.  A wrapper standing in for gnuplot keeps the script and
-# data rv-plot hands it, to check what is parsed, not only that a PNG
-# appears.
+# here are written by hand in the documented JSON-lines format, but for one
+# written by the trainer on a stream rv-score shrinks.  A wrapper standing
+# in for gnuplot keeps the script and data rv-plot hands it, to check what
+# is parsed, not only that a PNG appears; --data prints the same rows.
 
 load helpers
 
@@ -88,6 +88,106 @@ EOF
 	# --x=AXIS is the same option.
 	"$PLOT" --x=wall -o "$T/w2.png" "$T/a.log"
 	is_png "$T/w2.png"
+}
+
+# epoch_x LOG: the fractional epoch of each training row of LOG, worked
+# out here from its epoch lines: e + (samples - the samples at the end of
+# epoch e - 1) / the samples of epoch e, one a line.
+epoch_x() {
+	awk '
+	/"event":"epoch"/ {
+		match($0, /"epoch":[0-9]+/)
+		e = substr($0, RSTART + 8, RLENGTH - 8)
+		match($0, /"samples":[0-9]+/)
+		end[e] = substr($0, RSTART + 10, RLENGTH - 10)
+	}
+	/"event":"step"/ { n++; line[n] = $0 }
+	END {
+		for (i = 1; i <= n; i++) {
+			$0 = line[i]
+			match($0, /"epoch":[0-9]+/)
+			e = substr($0, RSTART + 8, RLENGTH - 8)
+			match($0, /"samples":[0-9]+/)
+			s = substr($0, RSTART + 10, RLENGTH - 10)
+			b = e > 0 ? end[e - 1] : 0
+			printf "%.6g\n", e + (s - b) / (end[e] - b)
+		}
+	}' "$1"
+}
+
+@test "rv-plot: --x epoch on a shrunk run: each epoch by its own samples, 0 to the epochs" {
+	need_fmnist
+	# rv-score keeps about half of the samples of epochs 1 and 2, so the
+	# epochs have 600, about 300 and about 300 samples.
+	rv-decode -q --epochs 3 --shuffle --limit 600 \
+	    "$FMNIST/train-images-idx3-ubyte.gz" \
+	    "$FMNIST/train-labels-idx1-ubyte.gz" |
+	    rv-score -q --policy uniform --keep 0.5 --seed 3 |
+	    rv-batch -q -b 64 |
+	    rv-train-gpu -q -j 1 -m mlp --epochs 3 --log-every 2 \
+		--log "$T/shrunk.log" -o /dev/null
+	run -0 grep -o '"event":"epoch",.*"samples":[0-9]*' "$T/shrunk.log"
+	[ "${#lines[@]}" -eq 3 ]
+	[[ "${lines[0]}" == *'"samples":600' ]]
+	local e1=${lines[1]##*:}
+	[ "$e1" -gt 700 ] && [ "$e1" -lt 1100 ]
+	rm -f "$T"/kept.*
+	GNUPLOT=$T/gp "$PLOT" --x epoch -o "$T/out.png" "$T/shrunk.log"
+	is_png "$T/out.png"
+	cut -d' ' -f1 "$T/kept.0.train" >"$T/x"
+	epoch_x "$T/shrunk.log" >"$T/want"
+	[ "$(wc -l <"$T/x")" -eq "$(grep -c '"event":"step"' "$T/shrunk.log")" ]
+	diff "$T/want" "$T/x"
+	# Monotone, from 0 to 3; the last row of epoch 0 (sample 600) at 1.
+	sort -g -c "$T/x"
+	awk '$1 < 0 || $1 > 3 { exit 1 }' "$T/x"
+	grep -qx 1 "$T/x"
+	# --data prints the same x.
+	run -0 "$PLOT" --data --x epoch "$T/shrunk.log"
+	[ "$(printf '%s\n' "${lines[@]:1}" | cut -f3)" = "$(cat "$T/x")" ]
+	# The epoch lines alone: at 1, 2 and 3.
+	grep -v '"event":"step"' "$T/shrunk.log" >"$T/epochs.log"
+	rm -f "$T"/kept.*
+	GNUPLOT=$T/gp "$PLOT" --x epoch -o "$T/out.png" "$T/epochs.log"
+	[ "$(cut -d' ' -f1 "$T/kept.0.train" | paste -sd,)" = 1,2,3 ]
+}
+
+@test "rv-plot: --x epoch when the log does not show where an epoch starts or ends" {
+	# The log begins in epoch 3 (a resumed run's, written to a new file):
+	# its start is guessed, its end (6000) less the size of epoch 4
+	# (500).  Epoch 5 has no epoch line yet: it is taken to be as long as
+	# epoch 4.
+	cat >"$T/part.log" <<'EOF'
+{"event":"step","step":1,"epoch":3,"loss":1,"acc":0.5,"samples":5800}
+{"event":"epoch","step":2,"epoch":3,"loss":1,"acc":0.5,"samples":6000}
+{"event":"step","step":3,"epoch":4,"loss":1,"acc":0.5,"samples":6250}
+{"event":"epoch","step":4,"epoch":4,"loss":1,"acc":0.5,"samples":6500}
+{"event":"step","step":5,"epoch":5,"loss":1,"acc":0.5,"samples":6600}
+{"event":"eval","step":5,"epoch":5,"eval_loss":1,"eval_acc":0.5,"samples":6600}
+EOF
+	run -0 "$PLOT" --data --x epoch "$T/part.log"
+	[ "$output" = "$(printf '%s\t%s\t%s\t%s\t%s\n' '# name' series epoch \
+	    loss acc% part train 3.6 1 50 part train 4.5 1 50 \
+	    part train 5.2 1 50 part eval 5.2 1 50)" ]
+	# No other epoch's size is known: epoch 3 is taken to start at 0.
+	head -2 "$T/part.log" >"$T/one.log"
+	run -0 "$PLOT" --data --x epoch "$T/one.log"
+	[ "${lines[1]}" = "$(printf 'one\ttrain\t3.96667\t1\t50')" ]
+}
+
+@test "rv-plot: --data prints the points as text, with no gnuplot" {
+	sed 's/"loss":\([0-9.]*\)/"loss":1\1/' "$T/a.log" >"$T/b.log"
+	GNUPLOT=/nonexistent run -0 --separate-stderr "$PLOT" --data \
+	    --x samples "$T/a.log" "two words=$T/b.log"
+	[ "$stderr" = "" ]
+	[ "${lines[0]}" = "$(printf '# name\tseries\tsamples\tloss\tacc%%')" ]
+	[ "${#lines[@]}" -eq 13 ]
+	[ "${lines[1]}" = "$(printf 'a\ttrain\t12800\t1.2\t60')" ]
+	[ "${lines[5]}" = "$(printf 'a\teval\t30000\t0.6\t78')" ]
+	[ "${lines[12]}" = "$(printf 'two words\teval\t60000\t0.42\t85')" ]
+	"$PLOT" --data -o "$T/d.txt" "$T/a.log"
+	[ "$(wc -l <"$T/d.txt")" -eq 7 ]
+	[ "$(sed -n 2p "$T/d.txt")" = "$(printf 'a\ttrain\t100\t1.2\t60')" ]
 }
 
 @test "rv-plot: loss and accuracy in percent, from step and eval lines" {
@@ -214,5 +314,6 @@ EOF
 $T/a.log --x|option '--x' needs an argument
 $T/a.log -o|option '-o' needs an argument
 --help=1|option '--help' doesn't allow an argument
+--data=1 $T/a.log|option '--data' doesn't allow an argument
 EOF
 }

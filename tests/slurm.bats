@@ -1,10 +1,13 @@
 #!/usr/bin/env bats
 # pipelines/slurm-offline-refurbish.sbatch on a real single-node Slurm
-# cluster, started once for the file (tests/slurm-setup.bash) and stopped
-# whatever happens: the array's epoch files, written in uneven slices by
-# three tasks, are the bytes of one rv-refurbish run with the same seed;
-# the training job runs after the array and trains from them; a failed
-# task takes the training job with it.  Without Slurm: the script is
+# cluster of 2 CPUs (fewer on a 1-CPU machine) and at most 2 GB, started
+# once for the file by scripts/slurm-local.sh (tests/slurm-setup.bash) and
+# stopped whatever happens: the job as given, with no -c or --mem, runs
+# there and writes its logs under OUT, none in the submit directory; the
+# array's epoch files, written in uneven slices by three tasks, are the
+# bytes of one rv-refurbish run with the same seed; the training job runs
+# after the array and trains from them; a failed task takes the training
+# job with it.  Without Slurm: the script is
 # lint-clean, runs as one task and trains, resumes, and refuses to mix
 # its epochs with another run's.  The Slurm tests skip when not root
 # or when the packages are missing.
@@ -45,7 +48,14 @@ setup_file() {
 	# Sockets live there: a short path, not under BATS_FILE_TMPDIR.
 	SLURM_DIR="$(mktemp -d /tmp/rv-slurm.XXXXXX)"
 	export SLURM_DIR
-	slurm_start "$SLURM_DIR"
+	# A small node: 2 CPUs, 2 GB, or less where the machine has less.
+	local cpus mb
+	cpus="$(nproc)"
+	[ "$cpus" -le 2 ] || cpus=2
+	mb="$(awk '$1 == "MemTotal:" { print int($2 / 1024) }' /proc/meminfo)"
+	[ "$mb" -le 2048 ] || mb=2048
+	export SLURM_CPUS="$cpus"
+	slurm_start "$SLURM_DIR" -c "$cpus" -m "$mb"
 }
 
 teardown_file() {
@@ -85,7 +95,7 @@ same_epochs() {
 	grep -q "^eval      loss .* (epoch $((EPOCHS - 1)), " "$out/summary.txt"
 	[ -s "$out/model.ck" ]
 	[ "$(grep -c '^{"event":"epoch",' "$out/train.log")" -eq "$EPOCHS" ]
-	[[ "$stderr" == *"slurm-offline-refurbish: task 0 of 1: epochs 0 to 4 of 5"* ]]
+	[[ "$stderr" == *"slurm-offline-refurbish: task 0 of 1: epochs 0 to 4 of 5 (-j 1)"* ]]
 
 	# Again: every epoch is there, nothing is rewritten.
 	touch -d '2001-01-01' "$out"/epochs/*
@@ -113,23 +123,69 @@ same_epochs() {
 		[[ "$t" == *" COMPLETED 0:0" ]] || { slurm_logs "$SLURM_DIR"; false; }
 	done
 	for t in 0 1 2; do
-		cat "rv-refurbish-${job}_$t.out"
+		cat "$out/logs/rv-refurbish-${job}_$t.out"
 	done
-	grep -q "task 0 of 3: epochs 0 to 0 of 5" "rv-refurbish-${job}_0.out"
-	grep -q "task 1 of 3: epochs 1 to 2 of 5" "rv-refurbish-${job}_1.out"
-	grep -q "task 2 of 3: epochs 3 to 4 of 5" "rv-refurbish-${job}_2.out"
-	grep -q "training job [0-9]* runs after array $job" "rv-refurbish-${job}_0.out"
+	grep -q "task 0 of 3: epochs 0 to 0 of 5 (-j 1)" "$out/logs/rv-refurbish-${job}_0.out"
+	grep -q "task 1 of 3: epochs 1 to 2 of 5 (-j 1)" "$out/logs/rv-refurbish-${job}_1.out"
+	grep -q "task 2 of 3: epochs 3 to 4 of 5 (-j 1)" "$out/logs/rv-refurbish-${job}_2.out"
+	grep -q "training job [0-9]* runs after array $job" "$out/logs/rv-refurbish-${job}_0.out"
 	same_epochs "$out"
 	cmp "$BATS_FILE_TMPDIR/ref/train.rvs" "$out/train.rvs"
 
 	train="$(cat "$out/train.jobid")"
 	run -0 slurm_state "$train"
 	[ "$output" = "$train COMPLETED 0:0" ]
-	cat "rv-train-$train.out"
+	cat "$out/logs/rv-train-$train.out"
 	grep -qx "epochs    $EPOCHS" "$out/summary.txt"
 	grep -qx "samples   $((EPOCHS * 600))" "$out/summary.txt"
 	grep -q "^eval      loss " "$out/summary.txt"
-	grep -qx "epochs    $EPOCHS" "rv-train-$train.out"
+	grep -qx "epochs    $EPOCHS" "$out/logs/rv-train-$train.out"
+}
+
+@test "slurm-offline-refurbish: as given (no -c, no --mem) it runs on a small node; logs go to OUT/logs, none to the submit directory" {
+	need_slurm
+	local out="$BATS_TEST_TMPDIR/out" sub="$BATS_TEST_TMPDIR/submit"
+	local job train t
+	knobs
+	run -0 scontrol -o show node
+	[[ "$output" == *" CPUTot=$SLURM_CPUS "* ]]
+	# Submitted from an empty directory, which stays empty; the
+	# script's own 4 tasks, each with the CPUs Slurm gives it.
+	mkdir "$sub"
+	cd "$sub"
+	OUT="$out" run -0 sbatch --parsable "$JOB"
+	job="${output%%;*}"
+	slurm_wait 180 || { squeue -o '%i %T %r' >&2; false; }
+	run -0 slurm_state "$job"
+	[ "${#lines[@]}" -eq 4 ]
+	for t in "${lines[@]}"; do
+		[[ "$t" == *" COMPLETED 0:0" ]] || { slurm_logs "$SLURM_DIR"; false; }
+	done
+	train="$(cat "$out/train.jobid")"
+	run -0 slurm_state "$train"
+	[ "$output" = "$train COMPLETED 0:0" ]
+	run -0 find "$sub" -mindepth 1
+	[ "$output" = "" ]
+	for t in 0 1 2 3; do
+		grep -q "task $t of 4: epochs $((t * 5 / 4)) to $(((t + 1) * 5 / 4 - 1)) of 5 (-j 1)" \
+		    "$out/logs/rv-refurbish-${job}_$t.out"
+	done
+	grep -qx "epochs    $EPOCHS" "$out/logs/rv-train-$train.out"
+	[ "$(find "$out/logs" -type f | wc -l)" -eq 5 ]
+	same_epochs "$out"
+}
+
+@test "slurm-local.sh: status tells the node's size; usage errors are exit 2" {
+	need_slurm
+	run -0 "$REPO/scripts/slurm-local.sh" status "$SLURM_DIR"
+	[[ "$output" == *"node       "*" $SLURM_CPUS CPUs, "*" MB: idle"* ]]
+	run -1 "$REPO/scripts/slurm-local.sh" start "$SLURM_DIR"
+	[[ "$output" == *"a cluster runs there"* ]]
+	run -1 "$REPO/scripts/slurm-local.sh" status "$BATS_TEST_TMPDIR/none"
+	run -2 --separate-stderr "$REPO/scripts/slurm-local.sh" bogus
+	[ "${stderr_lines[0]}" = "slurm-local.sh: unknown command 'bogus'" ]
+	run -2 --separate-stderr "$REPO/scripts/slurm-local.sh" start -c x
+	[ "${stderr_lines[0]}" = "slurm-local.sh: -c: 'x': not a positive integer" ]
 }
 
 @test "slurm-offline-refurbish: a failed task cancels the training job" {
@@ -151,5 +207,5 @@ same_epochs() {
 	run -0 slurm_state "$train"
 	[ "$output" = "$train CANCELLED 0:0" ]
 	[ ! -e "$out/summary.txt" ]
-	[ ! -e "rv-train-$train.out" ]
+	[ ! -e "$out/logs/rv-train-$train.out" ]
 }
