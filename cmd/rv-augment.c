@@ -345,11 +345,11 @@ first_meta(struct job *j, struct chain *ch)
 }
 
 /*
- * Read one input, augmenting its samples chunk by chunk.  Returns 0, or
- * -1 with rv_errmsg() set.
+ * Read the inputs as one stream (rv_reader_open_list), augmenting its
+ * samples chunk by chunk.  Returns 0, or -1 with rv_errmsg() set.
  */
 static int
-run_input(const char *path, struct job *j, struct chain *ch)
+run_input(char *const *paths, int npaths, struct job *j, struct chain *ch)
 {
 	struct rv_reader *r;
 	struct rv_rec rec;
@@ -357,10 +357,10 @@ run_input(const char *path, struct job *j, struct chain *ch)
 	uint64_t recno;
 	int got, rc = 0;
 
-	if ((r = rv_reader_open(path)) == NULL)
+	if ((r = rv_reader_open_list(paths, npaths)) == NULL)
 		return -1;
-	name = rv_reader_name(r);
 	while (rc == 0 && (got = rv_reader_next(r, &rec)) == 1) {
+		name = rv_reader_name(r);	/* valid until the close */
 		recno = rv_reader_records(r) - 1;
 		switch (rec.kind) {
 		case RV_BATCH:
@@ -404,7 +404,7 @@ main(int argc, char *argv[])
 	struct chain ch = { 0, NULL, 0 };
 	uint64_t written = 0;
 	size_t i, nitems = 0;
-	int k, nw, status = 1;
+	int nw, status = 1;
 	double t0;
 
 	rv_setprogname(argv[0]);
@@ -433,9 +433,8 @@ main(int argc, char *argv[])
 		goto fail;
 	nitems = rv_par_max(job.par);
 	job.items = xcalloc(nitems, sizeof(*job.items));
-	for (k = 0; k < o.ninputs; k++)
-		if (run_input(o.inputs[k], &job, &ch) < 0)
-			goto fail;
+	if (run_input(o.inputs, o.ninputs, &job, &ch) < 0)
+		goto fail;
 	if (rv_writer_flush(job.w) < 0)
 		goto fail;
 	written = rv_par_stats(job.par)->frames;

@@ -19,7 +19,8 @@
 static const char usage[] =
     "usage: rv-batch [-qv] [-b N] [-o FILE] [--drop-last] [--level L]\n"
     "                [--seed S] [--shuffle-buffer K] [file ...]\n"
-    "  -b, --batch N            samples per batch (default 32)\n"
+    "  -b, --batch N            samples per batch (default "
+    RV_BATCH_DEFAULT_STR ")\n"
     "  -o, --output FILE        write the stream to FILE (default stdout)\n"
     "      --drop-last          drop each epoch's short final batch\n"
     "      --level L            zstd level -7..19, 0 stores (default: $RV_LEVEL,\n"
@@ -129,16 +130,17 @@ batch_error(const struct sink *k, const char *input)
 		rv_warn("'%s': %s", input, rv_errmsg());
 }
 
-/* Feed one input to the batcher, passing other records through. */
+/* Feed the inputs, read as one stream, to the batcher, passing other
+ * records through. */
 static int
-run_input(const char *path, struct rv_batcher *b, struct sink *k,
-    struct rv_progress *prog)
+run_input(char *const *paths, int npaths, struct rv_batcher *b,
+    struct sink *k, struct rv_progress *prog)
 {
 	struct rv_reader *r;
 	struct rv_rec rec;
 	int got = 0, rc = 0;
 
-	if ((r = rv_reader_open(path)) == NULL) {
+	if ((r = rv_reader_open_list(paths, npaths)) == NULL) {
 		rv_warn("%s", rv_errmsg());
 		return -1;
 	}
@@ -193,7 +195,7 @@ main(int argc, char *argv[])
 	struct sink sink = { NULL, 0 };
 	struct rv_batcher *b = NULL;
 	struct rv_progress prog;
-	int i, status = 1;
+	int status = 1;
 
 	rv_setprogname(argv[0]);
 	parse_args(argc, argv, &o);
@@ -207,9 +209,8 @@ main(int argc, char *argv[])
 		rv_warn("%s", rv_errmsg());
 		goto out;
 	}
-	for (i = 0; i < o.ninputs; i++)
-		if (run_input(o.inputs[i], b, &sink, &prog) < 0)
-			goto out;
+	if (run_input(o.inputs, o.ninputs, b, &sink, &prog) < 0)
+		goto out;
 	/* the input may end without an epoch-end record */
 	if (rv_batcher_end_epoch(b) < 0) {
 		batch_error(&sink, o.inputs[o.ninputs - 1]);

@@ -20,7 +20,8 @@
 
 static const char usage[] =
     "usage: rv-inspect [-qv] [--dump] [--png DIR] [--grid FILE] [-k K]\n"
-    "                  [--cols C] [--scale S] [-o FILE] [file ...]\n"
+    "                  [--cols C] [--scale S | --tile N] [-o FILE]\n"
+    "                  [file ...]\n"
     "  -o, --output FILE  write the report to FILE (default stdout)\n"
     "      --dump         one TSV line per record instead of the summary\n"
     "      --png DIR      write samples as DIR/eEPOCH-idID[-lLABEL].png\n"
@@ -30,6 +31,8 @@ static const char usage[] =
     "      --cols C       contact-sheet columns (default ceil(sqrt(K)))\n"
     "      --scale S      contact-sheet tile magnification, 1..64\n"
     "                     (default: tiles of at least 64 pixels)\n"
+    "      --tile N       contact-sheet tiles of at most N pixels a\n"
+    "                     side, 16..512: larger samples are reduced\n"
     "  -j, --jobs N       accepted, no effect (one thread)\n"
     "      --seed S       accepted, no effect\n"
     "      --level L      accepted, no effect\n"
@@ -45,9 +48,11 @@ enum {
 	OPT_GRID,
 	OPT_PNG,
 	OPT_SCALE,
+	OPT_TILE,
 };
 
 #define GRID_DEFAULT_K	64
+#define TILE_MIN	16	/* two digits of label still fit */
 #define FLUSH_AT	(64u << 10)
 
 struct inspect_opts {
@@ -58,6 +63,7 @@ struct inspect_opts {
 	int dump;
 	uint64_t k;		/* 0: not given */
 	uint32_t cols, scale;	/* 0: automatic */
+	uint32_t tile;		/* 0: the default */
 	char **inputs;
 	int ninputs;
 };
@@ -74,6 +80,7 @@ parse_args(int argc, char *argv[], struct inspect_opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "png", required_argument, NULL, OPT_PNG },
 		{ "scale", required_argument, NULL, OPT_SCALE },
+		{ "tile", required_argument, NULL, OPT_TILE },
 		{ NULL, 0, NULL, 0 }
 	};
 	static char *stdin_only[] = { "-", NULL };
@@ -110,15 +117,21 @@ parse_args(int argc, char *argv[], struct inspect_opts *o)
 			o->scale = (uint32_t)rv_opt_u64("--scale", optarg, 1,
 			    64, usage);
 			break;
+		case OPT_TILE:
+			o->tile = (uint32_t)rv_opt_u64("--tile", optarg,
+			    TILE_MIN, RV_SHEET_MAX_SIDE, usage);
+			break;
 		default:
 			rv_usage_error(argv, usage);
 		}
 	}
 	if (o->k && !o->png && !o->grid)
 		rv_usage_die(usage, "-k needs --png or --grid");
-	if ((o->cols || o->scale) && !o->grid)
+	if ((o->cols || o->scale || o->tile) && !o->grid)
 		rv_usage_die(usage, "%s needs --grid", o->cols ? "--cols" :
-		    "--scale");
+		    o->scale ? "--scale" : "--tile");
+	if (o->scale && o->tile)
+		rv_usage_die(usage, "--scale and --tile: give one");
 	if (o->png && !*o->png)
 		rv_usage_die(usage, "--png: empty directory name");
 	if (o->grid && !*o->grid)
@@ -186,6 +199,8 @@ inspect_one(struct run *u, const struct inspect_opts *o, const char *path)
 
 	if (!(r = rv_reader_open(path)))
 		return -1;
+	/* every record as it lies; the summary joins epochs itself */
+	rv_reader_set_raw(r, 1);
 	while ((rc = rv_reader_next(r, &rec)) == 1) {
 		uint64_t idx = rv_reader_records(r) - 1;
 		uint64_t off = rv_reader_offset(r);
@@ -255,8 +270,10 @@ main(int argc, char *argv[])
 		rv_warn("%s", rv_errmsg());
 		goto out;
 	}
-	if (o.grid)
+	if (o.grid) {
 		u.sheet = rv_sheet_new((uint32_t)(o.k ? o.k : GRID_DEFAULT_K));
+		rv_sheet_set_tile(u.sheet, o.tile);
+	}
 	if (o.dump)
 		rv_dump_header(&u.text);
 	for (i = 0; i < o.ninputs; i++) {

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "aug.h"
+#include "batch.h"
 #include "err.h"
 #include "io.h"
 #include "opt.h"
@@ -32,8 +33,9 @@ static const char usage[] =
     "      --final SPEC           ops run on every use ('' for none)\n"
     "      --reuse r              serve each partial r times (default 1)\n"
     "      --epochs E             epochs to serve (default 1)\n"
-    "      --batch B              group of the cache-aware shuffle\n"
-    "                             (default 256)\n"
+    "      --batch B              the batch size downstream: the group\n"
+    "                             of the cache-aware shuffle (default\n"
+    "                             " RV_BATCH_DEFAULT_STR ", as rv-batch -b)\n"
     "      --mem SIZE             cache memory, K/M/G/T suffix (default 2G)\n"
     "      --cache-dir DIR        cache disk tier and pipe spill directory\n"
     "      --resume               skip the epochs whose -o files exist\n"
@@ -152,7 +154,7 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 	rv_common_init(&o->c);
 	o->mem = (uint64_t)2 << 30;
 	o->reuse = 1;
-	o->batch = 256;
+	o->batch = RV_BATCH_DEFAULT;
 	o->epochs = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "o:",

@@ -334,18 +334,19 @@ epoch_end(struct score *sc, const struct rv_rec *rec)
 }
 
 /*
- * Score one input.  Returns 0, -1 for a failure of the input (reported
- * here, with the record), or 1 for one of the output (left in
- * rv_errmsg()).
+ * Score the inputs, read as one stream (rv_reader_open_list).  Returns 0,
+ * -1 for a failure of the input (reported here, with the record), or 1
+ * for one of the output (left in rv_errmsg()).
  */
 static int
-run_input(const char *path, struct score *sc, struct rv_progress *prog)
+run_input(char *const *paths, int npaths, struct score *sc,
+    struct rv_progress *prog)
 {
 	struct rv_reader *r;
 	struct rv_rec rec;
 	int got = 0, rc = 0;
 
-	if ((r = rv_reader_open(path)) == NULL) {
+	if ((r = rv_reader_open_list(paths, npaths)) == NULL) {
 		rv_warn("%s", rv_errmsg());
 		return -1;
 	}
@@ -403,7 +404,7 @@ main(int argc, char *argv[])
 	struct rv_shrink_stats st;
 	struct rv_fb_reader *fb = NULL;
 	char line[256];
-	int i, rc, status = 1;
+	int rc, status = 1;
 
 	rv_setprogname(argv[0]);
 	parse_args(argc, argv, &o);
@@ -424,12 +425,11 @@ main(int argc, char *argv[])
 		rv_warn("%s", rv_errmsg());
 		goto out;
 	}
-	for (i = 0; i < o.ninputs; i++)
-		if ((rc = run_input(o.inputs[i], sc, &prog)) != 0) {
-			if (rc > 0)
-				rv_warn("%s", rv_errmsg());
-			goto out;
-		}
+	if ((rc = run_input(o.inputs, o.ninputs, sc, &prog)) != 0) {
+		if (rc > 0)
+			rv_warn("%s", rv_errmsg());
+		goto out;
+	}
 	if ((!sc->meta_out && put_meta(sc, NULL) != 0) ||
 	    rv_writer_flush(sc->w) < 0) {
 		rv_warn("%s", rv_errmsg());

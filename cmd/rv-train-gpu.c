@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "err.h"
 #include "io.h"
 #include "nn.h"
@@ -25,7 +26,7 @@ static const char usage[] =
     "                    [--nesterov] [--wd WD] [--label-smoothing E]\n"
     "                    [--schedule const|step|cosine] [--epochs E]\n"
     "                    [--step-size E] [--gamma G] [--warmup N]\n"
-    "                    [--mean M[,M,M]] [--std S[,S,S]] [--classes N]\n"
+    "                    [--mean M[,M ...]] [--std S[,S ...]] [--classes N]\n"
     "                    [--eval FILE] [--eval-every N] [--target-acc A]\n"
     "                    [--feedback PATH] [--feedback-queue N]\n"
     "                    [--log FILE] [--log-every N] [--save FILE]\n"
@@ -33,7 +34,8 @@ static const char usage[] =
     "                    [--seed S] [--list-models] [file ...]\n"
     "  -m, --model MODEL       preset or layer spec (default cnn-small)\n"
     "  -b, --batch N           batch size for sample input and evaluation\n"
-    "                          (default 128; batch records keep theirs)\n"
+    "                          (default " RV_BATCH_DEFAULT_STR
+    "; batch records keep theirs)\n"
     "  -o, --output FILE       write the summary to FILE (default stdout)\n"
     "      --device D          auto (default), cpu, cuda or cuda:N\n"
     "      --precision P       CUDA: fp32 (default), tf32 or bf16\n"
@@ -47,8 +49,10 @@ static const char usage[] =
     "      --step-size E       step: epochs between decays (default 30)\n"
     "      --gamma G           step: decay factor (default 0.1)\n"
     "      --warmup N          linear warm-up over the first N steps\n"
-    "      --mean M[,M,M]      per-channel mean in [0,1] (default 0.5)\n"
-    "      --std S[,S,S]       per-channel std (default 0.5)\n"
+    "      --mean M[,M ...]    mean of the pixels scaled to [0,1]: one\n"
+    "                          for all channels or one per channel\n"
+    "                          (default: the stream's, else 0.5)\n"
+    "      --std S[,S ...]     standard deviation, above 0, the same way\n"
     "      --classes N         classes (default: the stream's metadata)\n"
     "      --eval FILE         evaluate on FILE at every epoch end\n"
     "      --eval-every N      and every N steps\n"
@@ -89,9 +93,14 @@ struct opts {
 	const char *output;
 };
 
-/* "0.28" or "0.49,0.48,0.45": 1 or up to 4 values in (lo, hi]. */
+/*
+ * --mean and --std: one number for every channel, or one per channel (a
+ * model takes 1 to 4), separated by commas, each in [0, hi], or (0, hi]
+ * when positive.  Anything else is a usage error; whether the count fits
+ * the stream's channels is checked at its first batch (lib/train.c).
+ */
 static int
-parse_list(const char *opt, const char *s, float *v, double lo)
+parse_list(const char *opt, const char *s, float *v, int positive, double hi)
 {
 	char buf[128], *p, *q;
 	double d;
@@ -103,10 +112,11 @@ parse_list(const char *opt, const char *s, float *v, double lo)
 	for (p = buf; p != NULL; p = q) {
 		if ((q = strchr(p, ',')) != NULL)
 			*q++ = '\0';
-		if (n == 4 || rv_parse_f64(p, lo, 1e3, &d) < 0 ||
-		    (lo > 0 && d <= 0))
-			rv_usage_die(usage, "%s: '%s': want 1 to 4 numbers",
-			    opt, s);
+		if (n == 4 || rv_parse_f64(p, 0, hi, &d) < 0 ||
+		    (positive && (float)d <= 0))
+			rv_usage_die(usage, "%s: '%s': want 1 to 4 numbers "
+			    "in %c0, %g], separated by commas", opt, s,
+			    positive ? '(' : '[', hi);
 		v[n++] = (float)d;
 	}
 	return n;
@@ -192,7 +202,7 @@ parse_args(int argc, char *argv[], struct opts *o)
 	rv_common_init(&o->c);
 	o->device = "auto";
 	t->model = "cnn-small";
-	t->batch = 128;
+	t->batch = RV_BATCH_DEFAULT;
 	t->hyper.lr = 0.05f;
 	t->hyper.momentum = 0.9f;
 	t->hyper.weight_decay = 5e-4f;
@@ -287,10 +297,10 @@ parse_args(int argc, char *argv[], struct opts *o)
 			    UINT64_MAX, usage);
 			break;
 		case OPT_MEAN:
-			t->nmean = parse_list("--mean", optarg, t->mean, -1e3);
+			t->nmean = parse_list("--mean", optarg, t->mean, 0, 1);
 			break;
 		case OPT_STD:
-			t->nstd = parse_list("--std", optarg, t->std, 1e-9);
+			t->nstd = parse_list("--std", optarg, t->std, 1, 1e3);
 			break;
 		case OPT_CLASSES:
 			t->classes = (int)rv_opt_u64("--classes", optarg, 2,

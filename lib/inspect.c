@@ -258,6 +258,19 @@ rv_view_pixels(const struct rv_view *v, struct rv_codec *codec,
 
 /* ------------------------------------------------------------ summary */
 
+/*
+ * One epoch as rv-stream(5) defines it: consecutive epoch-ends of one
+ * epoch number, with only that epoch's samples between them, are one
+ * epoch (the readers join them; the summary sees them as they lie).
+ */
+struct epoch {
+	uint32_t epoch;
+	int ended;		/* an epoch-end was read, perhaps not the last */
+	uint64_t samples;
+	uint64_t said;		/* the epoch-ends' counts, summed */
+	uint64_t marks;		/* epoch-end records */
+};
+
 struct rv_summary {
 	uint64_t records, kinds[5];	/* kinds[0]: unknown */
 	uint64_t samples, input, payload;
@@ -271,9 +284,8 @@ struct rv_summary {
 	double ssum;
 	uint32_t uses_max;
 	double uses_sum;
-	struct tally epochs;	/* (epoch, 0): samples */
-	struct tally ends;	/* (epoch, 0): epoch-end count; (epoch, 1):
-				 * epoch-end records */
+	struct epoch *ep;	/* the epochs in stream order */
+	size_t nep, capep;
 	struct tally labels;	/* ((u32)label, 0): samples */
 	struct tally shapes;	/* (h << 32 | w, c): samples */
 	struct rv_meta meta;
@@ -293,17 +305,36 @@ rv_summary_free(struct rv_summary *s)
 {
 	if (!s)
 		return;
-	tally_release(&s->epochs);
-	tally_release(&s->ends);
+	free(s->ep);
 	tally_release(&s->labels);
 	tally_release(&s->shapes);
 	rv_meta_release(&s->meta);
 	free(s);
 }
 
+/* The epoch a sample or an epoch-end of this number belongs to: the
+ * last one if it has the number, else a new one. */
+static struct epoch *
+epoch_at(struct rv_summary *s, uint32_t epoch)
+{
+	struct epoch *e;
+
+	if (s->nep > 0 && s->ep[s->nep - 1].epoch == epoch)
+		return &s->ep[s->nep - 1];
+	if (s->nep == s->capep) {
+		s->capep = s->capep ? 2 * s->capep : 16;
+		s->ep = xrealloc(s->ep, s->capep * sizeof(*s->ep));
+	}
+	e = &s->ep[s->nep++];
+	memset(e, 0, sizeof(*e));
+	e->epoch = epoch;
+	return e;
+}
+
 static void
 add_sample(struct rv_summary *s, const struct rv_view *v)
 {
+	struct epoch *e;
 	int i;
 
 	if (s->samples == 0) {
@@ -338,7 +369,9 @@ add_sample(struct rv_summary *s, const struct rv_view *v)
 		s->flags_other++;
 	if (v->dtype >= 0 && v->dtype < 4)
 		s->dtypes[v->dtype]++;
-	(*tally_slot(&s->epochs, v->epoch, 0))++;
+	e = epoch_at(s, v->epoch);
+	e->samples++;
+	e->ended = 0;	/* open again until its next epoch-end */
 	(*tally_slot(&s->labels, (uint32_t)v->label, 0))++;
 	(*tally_slot(&s->shapes, (uint64_t)v->h << 32 | v->w, v->c))++;
 }
@@ -346,6 +379,7 @@ add_sample(struct rv_summary *s, const struct rv_view *v)
 int
 rv_summary_add(struct rv_summary *s, const struct rv_rec *r)
 {
+	struct epoch *e;
 	uint32_t i, n;
 
 	s->records++;
@@ -356,8 +390,10 @@ rv_summary_add(struct rv_summary *s, const struct rv_rec *r)
 		return rv_meta_parse(&s->meta, r->payload,
 		    (size_t)r->payload_len);
 	case RV_EPOCH_END:
-		*tally_slot(&s->ends, r->epoch, 0) += r->count;
-		(*tally_slot(&s->ends, r->epoch, 1))++;
+		e = epoch_at(s, r->epoch);
+		e->said += r->count;
+		e->marks++;
+		e->ended = 1;
 		return 0;
 	default:
 		break;
@@ -412,7 +448,13 @@ rv_summary_label(const struct rv_summary *s, int32_t label)
 uint64_t
 rv_summary_epoch(const struct rv_summary *s, uint32_t epoch)
 {
-	return tally_get(&s->epochs, epoch, 0);
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < s->nep; i++)
+		if (s->ep[i].epoch == epoch)
+			n += s->ep[i].samples;
+	return n;
 }
 
 #define KEYW	"12"	/* width of the report's first column */
@@ -421,73 +463,61 @@ rv_summary_epoch(const struct rv_summary *s, uint32_t epoch)
 #define MAX_LIST	8
 
 static void
+fmt_epoch_row(const struct epoch *e, struct rv_buf *o)
+{
+	char key[24];
+
+	snprintf(key, sizeof(key), "%lu", (unsigned long)e->epoch);
+	bprintf(o, "  %-10s %llu samples", key, (unsigned long long)e->samples);
+	if (!e->ended)
+		bprintf(o, ", no epoch-end\n");
+	else if (e->marks == 1)
+		bprintf(o, ", epoch-end %llu%s\n", (unsigned long long)e->said,
+		    e->said != e->samples ? " (mismatch)" : "");
+	else
+		bprintf(o, ", epoch-end %llu in %llu records%s\n",
+		    (unsigned long long)e->said, (unsigned long long)e->marks,
+		    e->said != e->samples ? " (mismatch)" : "");
+}
+
+/* The epochs in stream order: `cat` of two runs lists epoch 0 twice. */
+static void
 fmt_epochs(const struct rv_summary *s, int verbose, struct rv_buf *o)
 {
-	struct tally all;
-	struct tent *v;
+	uint64_t lo, hi, bad = 0, unended = 0;
 	char key[48];
 	size_t i;
 
-	/* every epoch that has samples or an end mark */
-	memset(&all, 0, sizeof(all));
-	for (i = 0; i < s->epochs.cap; i++)
-		if (s->epochs.e[i].used)
-			*tally_slot(&all, s->epochs.e[i].a, 0) =
-			    s->epochs.e[i].v;
-	for (i = 0; i < s->ends.cap; i++)
-		if (s->ends.e[i].used)
-			(void)tally_slot(&all, s->ends.e[i].a, 0);
-	bprintf(o, "%-" KEYW "s %zu\n", "epochs", all.n);
-	v = tally_sorted(&all, by_key);
-	if (all.n > MAX_EPOCH_ROWS && !verbose) {
-		/* one line, but an epoch that went wrong is still told */
-		uint64_t lo = v[0].v, hi = v[0].v, bad = 0, unended = 0;
-		for (i = 0; i < all.n; i++) {
-			uint64_t marks = tally_get(&s->ends, v[i].a, 1);
-			if (v[i].v < lo)
-				lo = v[i].v;
-			if (v[i].v > hi)
-				hi = v[i].v;
-			if (marks == 0)
-				unended++;
-			else if (tally_get(&s->ends, v[i].a, 0) != v[i].v)
-				bad++;
-		}
-		snprintf(key, sizeof(key), "%llu-%llu",
-		    (unsigned long long)v[0].a,
-		    (unsigned long long)v[all.n - 1].a);
-		bprintf(o, "  %-10s %llu to %llu samples each", key,
-		    (unsigned long long)lo, (unsigned long long)hi);
-		if (unended)
-			bprintf(o, ", %llu with no epoch-end",
-			    (unsigned long long)unended);
-		if (bad)
-			bprintf(o, ", %llu mismatched", (unsigned long long)bad);
-		bprintf(o, " (-v lists every epoch)\n");
-		goto done;
+	bprintf(o, "%-" KEYW "s %zu\n", "epochs", s->nep);
+	if (s->nep <= MAX_EPOCH_ROWS || verbose) {
+		for (i = 0; i < s->nep; i++)
+			fmt_epoch_row(&s->ep[i], o);
+		return;
 	}
-	for (i = 0; i < all.n; i++) {
-		uint64_t marks = tally_get(&s->ends, v[i].a, 1);
-		uint64_t said = tally_get(&s->ends, v[i].a, 0);
+	/* one line, but an epoch that went wrong is still told */
+	lo = hi = s->ep[0].samples;
+	for (i = 0; i < s->nep; i++) {
+		const struct epoch *e = &s->ep[i];
 
-		snprintf(key, sizeof(key), "%llu", (unsigned long long)v[i].a);
-		bprintf(o, "  %-10s %llu samples", key,
-		    (unsigned long long)v[i].v);
-		if (marks == 0)
-			bprintf(o, ", no epoch-end\n");
-		else if (marks == 1)
-			bprintf(o, ", epoch-end %llu%s\n",
-			    (unsigned long long)said,
-			    said != v[i].v ? " (mismatch)" : "");
-		else
-			bprintf(o, ", epoch-end %llu in %llu records%s\n",
-			    (unsigned long long)said,
-			    (unsigned long long)marks,
-			    said != v[i].v ? " (mismatch)" : "");
+		if (e->samples < lo)
+			lo = e->samples;
+		if (e->samples > hi)
+			hi = e->samples;
+		if (!e->ended)
+			unended++;
+		else if (e->said != e->samples)
+			bad++;
 	}
-done:
-	free(v);
-	tally_release(&all);
+	snprintf(key, sizeof(key), "%lu-%lu", (unsigned long)s->ep[0].epoch,
+	    (unsigned long)s->ep[s->nep - 1].epoch);
+	bprintf(o, "  %-10s %llu to %llu samples each", key,
+	    (unsigned long long)lo, (unsigned long long)hi);
+	if (unended)
+		bprintf(o, ", %llu with no epoch-end",
+		    (unsigned long long)unended);
+	if (bad)
+		bprintf(o, ", %llu mismatched", (unsigned long long)bad);
+	bprintf(o, " (-v lists every epoch)\n");
 }
 
 static void
@@ -839,6 +869,7 @@ struct tile {
 
 struct rv_sheet {
 	uint32_t max, n, cap;
+	uint32_t tile;		/* rv_sheet_set_tile(); 0: the default */
 	struct tile *t;
 	struct rv_buf px;	/* every tile's pixels, one after another */
 	struct rv_img dec, conv;
@@ -880,6 +911,12 @@ rv_sheet_full(const struct rv_sheet *s)
 	return s->n >= s->max;
 }
 
+void
+rv_sheet_set_tile(struct rv_sheet *s, uint32_t tile)
+{
+	s->tile = tile > RV_SHEET_MAX_SIDE ? RV_SHEET_MAX_SIDE : tile;
+}
+
 int
 rv_sheet_add(struct rv_sheet *s, const struct rv_view *v,
     struct rv_codec *codec)
@@ -906,7 +943,8 @@ rv_sheet_add(struct rv_sheet *s, const struct rv_view *v,
 				s->conv.data[i * tc + k] = p.px[i * p.c + k];
 		src = s->conv.data;
 	}
-	rv_fit_max_side(p.h, p.w, RV_SHEET_MAX_SIDE, &oh, &ow);
+	rv_fit_max_side(p.h, p.w, s->tile ? s->tile : RV_SHEET_MAX_SIDE, &oh,
+	    &ow);
 	bytes = (size_t)oh * ow * tc;
 	rv_buf_reserve(&s->px, bytes);
 	if (oh != p.h || ow != p.w)
@@ -998,7 +1036,9 @@ rv_sheet_render(const struct rv_sheet *s, uint32_t cols, uint32_t scale,
 	}
 	if (scale == 0) {
 		uint32_t side = maxh > maxw ? maxh : maxw;
-		scale = (RV_SHEET_AUTO_SIDE + side - 1) / side;
+		/* with a tile size: the largest factor that stays within it */
+		scale = s->tile ? s->tile / side :
+		    (RV_SHEET_AUTO_SIDE + side - 1) / side;
 		if (scale < 1)
 			scale = 1;
 		if (scale > RV_SHEET_MAX_AUTO)

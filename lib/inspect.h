@@ -148,9 +148,19 @@ int rv_sheet_add(struct rv_sheet *s, const struct rv_view *v,
 uint32_t rv_sheet_count(const struct rv_sheet *s);
 int rv_sheet_full(const struct rv_sheet *s);
 /*
+ * Tiles of at most tile pixels a side (1 to RV_SHEET_MAX_SIDE; larger is
+ * RV_SHEET_MAX_SIDE): rv_sheet_add reduces larger samples by area
+ * averaging to fit, aspect kept, and scale 0 renders at the largest whole
+ * factor that keeps the largest tile within it.  0 (the default):
+ * samples reduced to RV_SHEET_MAX_SIDE, scale 0 as below.  Labels keep
+ * the font's own size.  Call before the first rv_sheet_add.
+ */
+void rv_sheet_set_tile(struct rv_sheet *s, uint32_t tile);
+/*
  * Render into out (RGB, reusing its buffer).  cols 0: ceil(sqrt(n)); cols
  * above n become n.  scale 0: the smallest integer making the largest
- * tile at least RV_SHEET_AUTO_SIDE pixels (1 to RV_SHEET_MAX_AUTO).  Class
+ * tile at least RV_SHEET_AUTO_SIDE pixels (1 to RV_SHEET_MAX_AUTO), or
+ * with rv_sheet_set_tile() the largest within the tile size.  Class
  * names come from meta's class.N keys when they fit under the tile.  -1
  * with rv_errmsg() set when empty or larger than RV_SHEET_MAX_DIM.
  */

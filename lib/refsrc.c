@@ -149,7 +149,40 @@ spill_put(struct rv_refsrc *s, struct spill *sp, const struct rv_rec *rec,
 	return sp->buf.len >= SPILL_BUF ? spill_flush(s, sp) : 0;
 }
 
-/* Read the epoch: index samples (spilling them if sp), merge metadata. */
+/*
+ * After the dataset's epoch: metadata only.  Another epoch would be
+ * samples refurbishing never uses: an error, not a silent drop.
+ */
+static int
+read_rest(struct rv_refsrc *s, struct rv_reader *r)
+{
+	struct rv_rec rec;
+	int got;
+
+	while ((got = rv_reader_next(r, &rec)) == 1) {
+		if (rec.kind == RV_META) {
+			if (rv_meta_parse(&s->meta, rec.payload,
+			    (size_t)rec.payload_len) < 0)
+				return rv_preferr("'%s': record %llu",
+				    s->name, (unsigned long long)
+				    rv_reader_records(r) - 1);
+			continue;
+		}
+		return rv_seterr("'%s': record %llu at byte %llu: a second "
+		    "epoch (epoch %lu) after the dataset's: rv-refurbish "
+		    "reads one epoch of samples and makes the epochs itself "
+		    "(decode without --epochs)", rv_reader_name(r),
+		    (unsigned long long)rv_reader_records(r) - 1,
+		    (unsigned long long)rv_reader_offset(r),
+		    (unsigned long)rec.epoch);
+	}
+	return got;
+}
+
+/*
+ * Read the epoch (every epoch-end of it: rv_reader_next joins shards'),
+ * index samples (spilling them if sp), merge metadata.
+ */
 static int
 read_epoch(struct rv_refsrc *s, struct rv_reader *r, struct spill *sp)
 {
@@ -161,7 +194,7 @@ read_epoch(struct rv_refsrc *s, struct rv_reader *r, struct spill *sp)
 		recno = rv_reader_records(r) - 1;
 		switch (rec.kind) {
 		case RV_EPOCH_END:
-			return 0;
+			return read_rest(s, r);
 		case RV_BATCH:
 			return rv_seterr("'%s': record %llu is a batch; "
 			    "refurbish before rv-batch", s->name,

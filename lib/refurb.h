@@ -37,7 +37,9 @@ struct rv_refurb_conf {
 	const struct rv_spec *final;	/* borrowed; may have no ops */
 	uint64_t seed;
 	uint32_t reuse;		/* r >= 1, <= N */
-	uint32_t batch;		/* B >= 1, the cache-aware shuffle's group */
+	uint32_t batch;		/* B >= 1, the cache-aware shuffle's group:
+				 * the batch size downstream (rv-refurbish:
+				 * RV_BATCH_DEFAULT unless told) */
 	uint32_t epochs;	/* E, for the metadata */
 	uint64_t mem;		/* the cache's memory budget, bytes */
 	const char *cache_dir;	/* its disk tier, or NULL */

@@ -133,6 +133,27 @@ struct rv_reader {
 	uint64_t max_payload;
 	ZSTD_DCtx *dctx;
 	struct rv_buf rec;	/* decompressed record */
+	/* rv_reader_open_list: the inputs (borrowed) and the names of those
+	 * read before this one, kept for records that still name them */
+	char *const *paths;
+	int npaths, ipath;
+	char **old_names;
+	/* Epochs (rv-stream(5), "Epochs"); unused when raw. */
+	int raw;
+	struct rv_rec pend;	/* an epoch-end that may go on */
+	int has_pend;
+	uint64_t pend_off, pend_nrec, pend_merged;
+	struct rv_rec held;	/* read past pend, returned next */
+	int held_got;		/* 1: held is a record, 0: the end */
+	int has_held;
+	uint64_t held_off, held_nrec;
+	uint64_t carry;		/* samples of the open epoch's ends so far */
+	uint64_t carry_merged;	/* epoch-ends behind carry */
+	uint32_t carry_epoch;
+	int has_carry;
+	uint32_t seg_epoch;	/* of the samples since the last epoch-end */
+	int has_seg;
+	uint64_t shown_off, shown_nrec, merged;
 };
 
 static struct rv_reader *
@@ -178,32 +199,113 @@ rv_reader_fdopen(int fd, const char *name)
 	return r;
 }
 
-struct rv_reader *
-rv_reader_open(const char *path)
+/* Open path for reading: an fd, or -1 with rv_errmsg() set. */
+static int
+open_input(const char *path)
 {
-	struct rv_reader *r;
 	struct stat st;
 	int fd;
 
 	if (strcmp(path, "-") == 0)
-		return rv_reader_fdopen(STDIN_FILENO, "<stdin>");
+		return STDIN_FILENO;
 	fd = open(path, O_RDONLY);
-	if (fd < 0) {
-		rv_seterr("'%s':", path);
-		return NULL;
-	}
+	if (fd < 0)
+		return rv_seterr("'%s':", path);
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 		close(fd);
-		rv_seterr("'%s': is a directory", path);
-		return NULL;
+		return rv_seterr("'%s': is a directory", path);
 	}
-	r = rv_reader_fdopen(fd, path);
+	return fd;
+}
+
+static const char *
+input_name(const char *path)
+{
+	return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+struct rv_reader *
+rv_reader_open(const char *path)
+{
+	struct rv_reader *r;
+	int fd;
+
+	if ((fd = open_input(path)) < 0)
+		return NULL;
+	r = rv_reader_fdopen(fd, input_name(path));
 	if (!r) {
-		close(fd);
+		if (fd != STDIN_FILENO)
+			close(fd);
 		return NULL;
 	}
-	r->own_fd = 1;
+	r->own_fd = fd != STDIN_FILENO;
 	return r;
+}
+
+struct rv_reader *
+rv_reader_open_list(char *const *paths, int n)
+{
+	struct rv_reader *r;
+
+	if (n < 1)
+		return rv_reader_open("-");
+	if ((r = rv_reader_open(paths[0])) == NULL)
+		return NULL;
+	r->paths = paths;
+	r->npaths = n;
+	r->ipath = 0;
+	return r;
+}
+
+/*
+ * At the clean end of one input of a list, go on with the next as `cat`
+ * would: the record count and offsets restart, the epoch state does not.
+ * 1 if there is a next input, 0 if not, -1 on error.
+ */
+static int
+next_input(struct rv_reader *r)
+{
+	const char *path;
+	struct stat st;
+	int fd;
+
+	if (r->ipath + 1 >= r->npaths)
+		return 0;
+	path = r->paths[++r->ipath];
+	if ((fd = open_input(path)) < 0) {
+		r->failed = 1;
+		return -1;
+	}
+	if (r->own_fd)
+		close(r->fd);
+	r->fd = fd;
+	r->own_fd = fd != STDIN_FILENO;
+	if (r->old_names == NULL)
+		r->old_names = xcalloc((size_t)r->npaths, sizeof(char *));
+	r->old_names[r->ipath - 1] = r->name;
+	r->name = xstrdup(input_name(path));
+	r->pos = r->len = 0;
+	r->eof = 0;
+	r->base = 0;
+	r->seekable = 0;
+	r->nrec = 0;
+	r->rec_off = 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		off_t here = lseek(fd, 0, SEEK_CUR);
+
+		r->seekable = 1;
+		if (here > 0)
+			r->base = (uint64_t)here;
+	} else {
+		rv_pipe_grow(fd);
+	}
+	return 1;
+}
+
+void
+rv_reader_set_raw(struct rv_reader *r, int raw)
+{
+	r->raw = raw;
 }
 
 struct rv_reader *
@@ -230,6 +332,13 @@ rv_reader_close(struct rv_reader *r)
 	rv_buf_release(&r->rec);
 	free(r->inbuf);
 	free(r->name);
+	if (r->old_names != NULL) {
+		int i;
+
+		for (i = 0; i < r->npaths; i++)
+			free(r->old_names[i]);
+		free(r->old_names);
+	}
 	free(r);
 }
 
@@ -271,6 +380,16 @@ fail(struct rv_reader *r, uint64_t off, const char *reason)
 	r->failed = 1;
 	return rv_seterr("'%s': record %llu at byte %llu: %s", r->name,
 	    (unsigned long long)r->nrec, (unsigned long long)off, reason);
+}
+
+/* fail() for the record last read, whose index is one less than nrec. */
+static int
+fail_last(struct rv_reader *r, const char *reason)
+{
+	r->failed = 1;
+	return rv_seterr("'%s': record %llu at byte %llu: %s", r->name,
+	    (unsigned long long)(r->nrec - 1), (unsigned long long)r->rec_off,
+	    reason);
 }
 
 /* Skip n bytes of input (a skippable frame's body). */
@@ -449,20 +568,25 @@ read_frame(struct rv_reader *r, struct rv_rec *rec, uint64_t start)
 	return 0;
 }
 
-int
-rv_reader_next(struct rv_reader *r, struct rv_rec *rec)
+/* The next record as it lies in the input: 1, 0 at the end, or -1. */
+static int
+read_next(struct rv_reader *r, struct rv_rec *rec)
 {
 	for (;;) {
 		uint64_t start;
 		uint32_t magic, n;
+		int more;
 
 		if (r->failed)
 			return -1;
 		if (fill(r, FRAME_HDR_MAX) < 0)
 			return fail(r, cur_off(r), rv_errmsg());
 		start = cur_off(r);
-		if (r->pos == r->len)
-			return 0;
+		if (r->pos == r->len) {
+			if ((more = next_input(r)) <= 0)
+				return more;
+			continue;
+		}
 		if (r->len - r->pos < 4)
 			return fail(r, start, "truncated frame");
 		magic = rv_le32(r->in + r->pos);
@@ -489,10 +613,162 @@ rv_reader_next(struct rv_reader *r, struct rv_rec *rec)
 	}
 }
 
+/*
+ * A sample or batch, or an epoch-end, against the samples since the last
+ * epoch-end: one epoch number for them all.
+ */
+static int
+check_segment(struct rv_reader *r, const struct rv_rec *rec)
+{
+	char why[128];
+
+	if (rec->kind == RV_EPOCH_END) {
+		int ok = !r->has_seg || r->seg_epoch == rec->epoch;
+
+		r->has_seg = 0;
+		if (ok)
+			return 0;
+		snprintf(why, sizeof(why), "epoch-end of epoch %lu after "
+		    "samples of epoch %lu", (unsigned long)rec->epoch,
+		    (unsigned long)r->seg_epoch);
+		return fail_last(r, why);
+	}
+	if (r->has_seg && r->seg_epoch != rec->epoch) {
+		snprintf(why, sizeof(why), "%s of epoch %lu after samples of "
+		    "epoch %lu with no epoch-end between them",
+		    rec->kind == RV_BATCH ? "batch" : "sample",
+		    (unsigned long)rec->epoch, (unsigned long)r->seg_epoch);
+		return fail_last(r, why);
+	}
+	r->has_seg = 1;
+	r->seg_epoch = rec->epoch;
+	return 0;
+}
+
+/* Return the held epoch-end: every input record it stands for is read. */
+static int
+give_pend(struct rv_reader *r, struct rv_rec *rec)
+{
+	*rec = r->pend;
+	r->has_pend = 0;
+	r->shown_off = r->pend_off;
+	r->shown_nrec = r->pend_nrec;
+	r->merged = r->pend_merged;
+	return 1;
+}
+
+/*
+ * Records with an epoch's epoch-ends joined (rv-stream(5), "Epochs"): an
+ * epoch-end is held until the next sample, batch or epoch-end, skipping
+ * metadata, which is returned meanwhile.  One of the same epoch means
+ * the epoch goes on (`cat` of shards, of datasets): that epoch-end is
+ * dropped and its count carried to the next.  Anything else, or the end
+ * of input, returns it, with the sum of the counts it stands for.
+ */
+int
+rv_reader_next(struct rv_reader *r, struct rv_rec *rec)
+{
+	for (;;) {
+		struct rv_rec x;
+		int got;
+
+		if (r->raw) {
+			if ((got = read_next(r, rec)) == 1) {
+				r->shown_off = r->rec_off;
+				r->shown_nrec = r->nrec;
+				r->merged = rec->kind == RV_EPOCH_END;
+			}
+			return got;
+		}
+		if (r->has_held) {
+			x = r->held;
+			got = r->held_got;
+			r->has_held = 0;
+			r->shown_off = r->held_off;
+			r->shown_nrec = r->held_nrec;
+			if (got == 0)
+				return 0;
+		} else {
+			if ((got = read_next(r, &x)) < 0)
+				return -1;
+			r->shown_off = r->rec_off;
+			r->shown_nrec = r->nrec;
+		}
+		if (r->has_pend) {
+			if (got == 1 && x.kind != RV_SAMPLE &&
+			    x.kind != RV_BATCH && x.kind != RV_EPOCH_END) {
+				*rec = x;	/* metadata, later kinds */
+				r->merged = 0;
+				return 1;
+			}
+			if (got == 1 && x.epoch == r->pend.epoch) {
+				if (check_segment(r, &x) < 0)
+					return -1;
+				if (x.kind == RV_EPOCH_END) {
+					r->pend.count += x.count;
+					r->pend_merged++;
+					if (r->pend.count < x.count)
+						return fail_last(r, "epoch of "
+						    "more than 4294967295 "
+						    "samples");
+					r->pend_off = r->shown_off;
+					r->pend_nrec = r->shown_nrec;
+					continue;
+				}
+				/* the epoch goes on */
+				r->has_carry = 1;
+				r->carry = r->pend.count;
+				r->carry_merged = r->pend_merged;
+				r->carry_epoch = r->pend.epoch;
+				r->has_pend = 0;
+				*rec = x;
+				r->merged = 0;
+				return 1;
+			}
+			r->held = x;
+			r->held_got = got;
+			r->held_off = r->shown_off;
+			r->held_nrec = r->shown_nrec;
+			r->has_held = 1;
+			return give_pend(r, rec);
+		}
+		if (got == 0)
+			return 0;
+		if (x.kind == RV_SAMPLE || x.kind == RV_BATCH ||
+		    x.kind == RV_EPOCH_END)
+			if (check_segment(r, &x) < 0)
+				return -1;
+		if (x.kind != RV_EPOCH_END) {
+			*rec = x;
+			r->merged = 0;
+			return 1;
+		}
+		r->pend = x;
+		r->pend_merged = 1;
+		r->pend_off = r->shown_off;
+		r->pend_nrec = r->shown_nrec;
+		if (r->has_carry && r->carry_epoch == x.epoch) {
+			r->pend.count += (uint32_t)r->carry;
+			r->pend_merged += r->carry_merged;
+			if (r->pend.count < r->carry)
+				return fail_last(r, "epoch of more than "
+				    "4294967295 samples");
+		}
+		r->has_carry = 0;
+		r->has_pend = 1;
+	}
+}
+
+uint64_t
+rv_reader_merged(const struct rv_reader *r)
+{
+	return r->merged;
+}
+
 uint64_t
 rv_reader_offset(const struct rv_reader *r)
 {
-	return r->rec_off;
+	return r->shown_off;
 }
 
 int
@@ -510,7 +786,7 @@ rv_reader_check_end(const struct rv_reader *r)
 uint64_t
 rv_reader_records(const struct rv_reader *r)
 {
-	return r->nrec;
+	return r->shown_nrec;
 }
 
 uint64_t
@@ -544,6 +820,8 @@ rv_reader_seek(struct rv_reader *r, uint64_t off, uint64_t n)
 	}
 	r->failed = 0;
 	r->nrec = n;
+	r->shown_nrec = n;
+	r->has_pend = r->has_held = r->has_carry = r->has_seg = 0;
 	return 0;
 }
 

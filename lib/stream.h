@@ -58,6 +58,13 @@ struct rv_reader;
 
 /* Open path ("-" is stdin).  NULL with rv_errmsg() set on failure. */
 struct rv_reader *rv_reader_open(const char *path);
+/*
+ * Read the inputs paths[0..n) one after another as one stream, as `cat`
+ * would join them (n == 0: stdin).  paths are borrowed and must outlive
+ * the reader; messages name the input being read, and every name that
+ * rv_reader_name() returned stays valid until rv_reader_close().
+ */
+struct rv_reader *rv_reader_open_list(char *const *paths, int n);
 /* Read from fd (not closed by the reader); name is used in messages. */
 struct rv_reader *rv_reader_fdopen(int fd, const char *name);
 /* Read from memory (borrowed, must outlive the reader). */
@@ -67,8 +74,23 @@ struct rv_reader *rv_reader_mem(const void *buf, size_t len,
  * Read the next record into *rec (payload borrowed).  Returns 1 for a
  * record, 0 at a clean end of input, -1 on error with rv_errmsg() set.
  * After an error the reader is spent: further calls return -1.
+ *
+ * Epochs are as rv-stream(5) defines them for every reader: consecutive
+ * epoch-ends of the same epoch number, with only metadata or samples and
+ * batches of that epoch between them, are one epoch.  The reader returns
+ * one epoch-end for them, the last, with their counts summed (metadata
+ * read between them comes first), so `cat` of shards is one epoch.  A
+ * sample or batch whose epoch differs from the samples before it with no
+ * epoch-end between, or an epoch-end of another epoch than the samples it
+ * ends, is an error.
  */
 int rv_reader_next(struct rv_reader *r, struct rv_rec *rec);
+/* How many epoch-end records of the input the last epoch-end returned
+ * stands for (0 after any other record). */
+uint64_t rv_reader_merged(const struct rv_reader *r);
+/* raw: every record as it lies in the input, epoch-ends unjoined and
+ * epochs unchecked (rv-inspect --dump). */
+void rv_reader_set_raw(struct rv_reader *r, int raw);
 /* Offset in the input of the first byte of the last record returned. */
 uint64_t rv_reader_offset(const struct rv_reader *r);
 /* Records returned so far. */

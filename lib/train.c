@@ -239,7 +239,7 @@ stream_params(struct trainer *t, uint32_t c, int *classes)
 		return rv_seterr("the stream does not say how many classes "
 		    "there are: give --classes N");
 	float mv[4], sv[4];
-	int nm = conf->nmean, ns = conf->nstd;
+	int nm = conf->nmean, ns = conf->nstd, mbad, sbad;
 	const char *what = "--mean/--std";
 
 	memcpy(mv, conf->mean, sizeof(mv));
@@ -252,16 +252,24 @@ stream_params(struct trainer *t, uint32_t c, int *classes)
 			nm = ns = 0;
 		what = "the stream's mean/std metadata";
 	}
+	/* one value for every channel, or exactly one per channel */
+	mbad = nm > 1 && (uint32_t)nm != c;
+	sbad = ns > 1 && (uint32_t)ns != c;
+	if (mbad || sbad)
+		return rv_seterr("%s: %d values for %u channel%s: give one "
+		    "value, or one per channel", what[0] != '-' ? what :
+		    mbad ? "--mean" : "--std", mbad ? nm : ns, c,
+		    c == 1 ? "" : "s");
+	/* slots past the channels (unused) repeat the last channel's */
 	for (i = 0; i < 4; i++) {
-		t->mean[i] = nm == 0 ? 0.5f : mv[nm == 1 ? 0 : i];
-		t->std[i] = ns == 0 ? 0.5f : sv[ns == 1 ? 0 : i];
+		uint32_t k = i < c ? i : c - 1;
+
+		t->mean[i] = nm == 0 ? 0.5f : mv[nm == 1 ? 0 : k];
+		t->std[i] = ns == 0 ? 0.5f : sv[ns == 1 ? 0 : k];
 		if (!(t->std[i] > 0))
 			return rv_seterr("%s: a standard deviation must be "
 			    "positive", what);
 	}
-	if ((nm > 1 && (uint32_t)nm != c) || (ns > 1 && (uint32_t)ns != c))
-		return rv_seterr("%s: %d values for %u channels", what,
-		    nm > 1 ? nm : ns, c);
 	return 0;
 }
 

@@ -26,14 +26,18 @@ struct rv_train_conf {
 	enum rv_precision precision;	/* CUDA only */
 	int threads;
 	uint64_t seed;
-	uint32_t batch;			/* collate samples; eval batch */
+	uint32_t batch;			/* collate samples; eval batch
+					 * (rv-train-gpu: RV_BATCH_DEFAULT) */
 	struct rv_nn_hyper hyper;	/* lr is the base rate */
 	enum rv_sched sched;
 	double step_size, gamma;	/* RV_SCHED_STEP, in epochs */
 	double epochs;			/* RV_SCHED_COSINE's length */
 	uint64_t warmup;		/* linear warm-up steps, 0 none */
 	float mean[4], std[4];
-	int nmean, nstd;		/* values given, 0: stream or 0.5 */
+	int nmean, nstd;		/* values given, 0: stream or 0.5; 1:
+					 * every channel; else one per channel,
+					 * or rv_train_run fails at the first
+					 * batch */
 	int classes;			/* 0: from the stream's metadata */
 	char *const *inputs;		/* NULL/0: stdin */
 	int ninputs;

@@ -155,14 +155,15 @@ put_meta(struct rv_tin *t, const struct rv_rec *rec)
 	return 0;
 }
 
-/* One input to its end: 0, or -1 with a message naming the record. */
+/* The inputs, read as one stream, to their end: 0, or -1 with a message
+ * naming the record. */
 static int
-read_one(struct rv_tin *t, const char *path)
+read_all(struct rv_tin *t)
 {
 	struct rv_rec rec;
 	int r;
 
-	if ((t->rd = rv_reader_open(path)) == NULL)
+	if ((t->rd = rv_reader_open_list(t->paths, t->npaths)) == NULL)
 		return -1;
 	for (;;) {
 		/* The read is the one place the thread may be cancelled. */
@@ -218,11 +219,10 @@ static void *
 run(void *arg)
 {
 	struct rv_tin *t = arg;
-	int i, rc = 0;
+	int rc;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-	for (i = 0; i < (t->npaths ? t->npaths : 1) && rc == 0; i++)
-		rc = read_one(t, t->npaths ? t->paths[i] : "-");
+	rc = read_all(t);
 	if (rc < 0)
 		put_simple(t, RV_TIN_ERROR, 0, rv_errmsg());
 	else

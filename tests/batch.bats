@@ -307,3 +307,29 @@ end e1 n50" ]
 	run -1 --separate-stderr bash -c 'rv-batch "$1" > /dev/full' _ "$T/x.rvs"
 	[ "$stderr" = "rv-batch: '<stdout>': write: No space left on device" ]
 }
+
+@test "rv-batch, rv-train-gpu and rv-refurbish default to one batch size, 128" {
+	local p
+	rv-decode -q --limit 300 "$FMNIST/train-images-idx3-ubyte.gz" \
+	    "$FMNIST/train-labels-idx1-ubyte.gz" > "$W/s.rvs"
+	# rv-batch without -b: 300 samples are 2 batches of 128 and one of 44
+	run -0 --separate-stderr rv-batch -v -o "$W/b.rvs" "$W/s.rvs"
+	[ "$stderr" = "rv-batch: 300 samples in, 3 batches out (2 full of 128, 1 short), 0 short dropped (0 samples), 1 epoch" ]
+	# rv-train-gpu without -b collates the samples the same way: 3 steps
+	run -0 --separate-stderr rv-train-gpu -q -j 1 -m linear "$W/s.rvs"
+	[ "$(printf '%s\n' "$output" | awk '$1 == "steps" { print $2 }')" = 3 ]
+	# rv-refurbish without --batch deals its misses over groups of 128, as
+	# its metadata records
+	rv-refurbish -q --partial flip --final '' "$W/s.rvs" -o "$W/r.rvs"
+	run -0 rv-inspect "$W/r.rvs"
+	[[ "$output" == *$'\n  refurbish.batch   128\n'* ]]
+	# the whole pipeline with no batch size anywhere
+	run -0 --separate-stderr bash -c "rv-refurbish -q --partial flip \
+	    --final '' '$W/s.rvs' | rv-batch -q | rv-train-gpu -q -j 1 -m linear"
+	[ "$(printf '%s\n' "$output" | awk '$1 == "steps" { print $2 }')" = 3 ]
+	# and each --help says so
+	for p in "rv-batch" "rv-train-gpu" "rv-refurbish"; do
+		$p --help | tr -s ' \n' '  ' | grep -q '(default 128[;,)]' ||
+		    { echo "$p --help: no default 128"; return 1; }
+	done
+}

@@ -48,6 +48,10 @@ setup() {
 	--grid g.png --cols 0|--cols: '0': out of range [1, 4096]
 	--grid g.png --scale 65|--scale: '65': out of range [1, 64]
 	--grid g.png --scale x|--scale: 'x': not a non-negative integer
+	--tile 64|--tile needs --grid
+	--grid g.png --tile 15|--tile: '15': out of range [16, 512]
+	--grid g.png --tile 513|--tile: '513': out of range [16, 512]
+	--grid g.png --tile 64 --scale 2|--scale and --tile: give one
 	--level 20|--level: '20': out of range [-7, 19]
 	EOF
 	run -2 --separate-stderr rv-inspect --png
@@ -234,6 +238,66 @@ classes      10 (100 labelled, 0 unlabelled)" ]
 	[ "$stderr" = "rv-inspect: '$W/g4.png': no samples to draw" ]
 	[ -z "$output" ]
 	[ ! -e "$W/g4.png" ]
+}
+
+@test "rv-inspect: --tile N draws a sheet of photos in N-pixel tiles, labels at the font's size" {
+	local i
+	need_fixtures
+	mkdir -p "$W/ph/big" "$W/ph/small"
+	for i in 0 1 2 3; do
+		cp "$FIX/img/big.jpg" "$W/ph/big/b$i.jpg"
+	done
+	cp "$FIX/img/cmyk.jpg" "$FIX/img/progressive.jpg" "$FIX/img/rgb.jpg" \
+	    "$FIX/img/rgb444.jpg" "$W/ph/small/"
+	# 64 photos, classes big and small: each epoch 4 of 640x480, 4 of 96x64
+	rv-decode -q --epochs 8 "$W/ph" > "$W/ph.rvs"
+	# by default big tiles are 512x384 (reduced to 512): 8 columns of
+	# 512 + 9 gaps, 8 rows of 384 + 10 + 9 gaps
+	rv-inspect -q --grid "$W/d.png" "$W/ph.rvs" > /dev/null
+	[ "$(identify -format '%w %h' "$W/d.png")" = "4114 3170" ]
+	# --tile 128: 128x96 cells, 8*128 + 18 by 8*(96 + 10) + 18
+	run -0 --separate-stderr rv-inspect -q -v --tile 128 --grid "$W/t.png" \
+	    "$W/ph.rvs"
+	[ "$(identify -format '%w %h %[channels]' "$W/t.png")" = "1042 866 srgb" ]
+	[[ "$stderr" == *", a 1042x866 sheet of 64" ]]
+	[ "$(stat -c %s "$W/t.png")" -lt $(($(stat -c %s "$W/d.png") / 4)) ]
+	# tile 0, at (2, 2), is big.jpg averaged over blocks of 5x5 (ImageMagick's
+	# decoding in big.jpg.rgb; 1 of difference allowed for another decoder)
+	convert "$W/t.png" -crop 128x96+2+2 -depth 8 rgb:"$W/t0.rgb"
+	run -0 python3 - "$FIX/img/big.jpg.rgb" "$W/t0.rgb" <<-'EOF'
+	import sys
+	a, t = (open(f, "rb").read() for f in sys.argv[1:3])
+	m = 0
+	for y in range(96):
+	    for x in range(128):
+	        for c in range(3):
+	            s = sum(a[((5 * y + j) * 640 + 5 * x + i) * 3 + c]
+	                    for j in range(5) for i in range(5))
+	            m = max(m, abs((s + 12) // 25 - t[(y * 128 + x) * 3 + c]))
+	print("max difference", m)
+	EOF
+	[[ "$output" == "max difference "[01] ]]
+	# tile 4, cmyk.jpg, is smaller than the tile: drawn as it is, centred
+	# in its cell at (2 + 4*130 + 16, 2 + 16)
+	rv-inspect -q -k 5 --png "$W/png" "$W/ph.rvs" > /dev/null
+	cmp <(convert "$W/t.png" -crop 96x64+538+18 -depth 8 rgb:-) \
+	    <(convert "$W/png/e000-id000004-l1.png" -depth 8 rgb:-)
+	# the labels: "big" under tile 0, the same 17x7 pixels as on the
+	# default sheet (the font is never scaled down)
+	run -0 convert "$W/t.png" -crop 128x10+2+98 +repage -trim \
+	    -format '%w %h' info:
+	[ "$output" = "17 7" ]
+	cmp <(convert "$W/d.png" -crop 512x10+2+386 +repage -trim +repage \
+	    -depth 8 rgb:-) <(convert "$W/t.png" -crop 128x10+2+98 +repage \
+	    -trim +repage -depth 8 rgb:-)
+	# and "small" under tile 4 (its last column blank)
+	run -0 convert "$W/t.png" -crop 128x10+522+98 +repage -trim \
+	    -format '%w %h' info:
+	[ "$output" = "28 7" ]
+	# Fashion-MNIST at --tile 100: 28x28 magnified 3 times (84 <= 100)
+	rv-inspect -q -k 10 --cols 5 --tile 100 --grid "$W/f.png" "$T/x.rvs" \
+	    > /dev/null
+	[ "$(identify -format '%w %h' "$W/f.png")" = "432 194" ]
 }
 
 @test "rv-inspect: a truncated stream names the record and byte, exit 1" {

@@ -299,7 +299,7 @@ pix() {		# pix OUT
 	# empty final (data echoing): a hit is its partial, byte for byte
 	rv-refurbish -q --partial "$FP" --final '' --reuse 3 --epochs 7 \
 	    "$T/in.rvs" -o "$T/echo.rvs"
-	run -0 check "$T/in.rvs" "$T/echo.rvs" 3 7 256 0
+	run -0 check "$T/in.rvs" "$T/echo.rvs" 3 7 128 0
 	[ "${lines[0]}" = "120 samples, 7 epochs, 360 partials" ]
 	pix "$T/echo.rvs" > "$T/p.txt"
 	# key (id, refresh epoch = epoch - uses + 1): one image per key,
@@ -328,7 +328,7 @@ pix() {		# pix OUT
 	[ "$output" = $'100 samples, 3 epochs, 300 partials\nmisses 100 100 100\n100 1 1 1' ]
 	rv-refurbish -q --partial "$FP; $FF" --final '' --reuse 1 --epochs 2 \
 	    "$T/in.rvs" -o "$T/std.rvs"
-	run -0 check "$T/in.rvs" "$T/std.rvs" 1 2 256 0
+	run -0 check "$T/in.rvs" "$T/std.rvs" 1 2 128 0
 	[ "${lines[1]}" = "misses 100 100" ]
 	run -0 bash -c "zstd -dcq '$T/std.rvs' | python3 '$REPO/tests/rvparse.py' |
 	    grep -E '^#meta.refurbish.(partial|final|reuse)='"
@@ -337,8 +337,14 @@ pix() {		# pix OUT
 	[ "${lines[2]}" = $'#meta\trefurbish.reuse=1' ]
 }
 
-@test "rv-refurbish: the input's metadata is carried; only its first epoch is read" {
-	fmnist 50 "$T/in.rvs" --epochs 3 --shuffle
+@test "rv-refurbish: the input's metadata is carried; a second epoch is an error" {
+	fmnist 50 "$T/in3.rvs" --epochs 3 --shuffle
+	# samples it would not use: an error, never a silent drop
+	run -1 --separate-stderr rv-refurbish -q --partial "$FP" --final "$FF" \
+	    "$T/in3.rvs" -o "$T/out.rvs"
+	[ "$stderr" = "rv-refurbish: '$T/in3.rvs': record 52 at byte $(rv-inspect --dump "$T/in3.rvs" | awk -F'\t' 'NR == 54 { print $2 }'): a second epoch (epoch 1) after the dataset's: rv-refurbish reads one epoch of samples and makes the epochs itself (decode without --epochs)" ]
+	[ ! -e "$T/out.rvs" ]
+	fmnist 50 "$T/in.rvs" --shuffle
 	rv-refurbish -q --partial "$FP" --final "$FF" --reuse 2 --epochs 3 \
 	    --batch 10 --seed 7 "$T/in.rvs" -o "$T/out.rvs"
 	run -0 check "$T/in.rvs" "$T/out.rvs" 2 3 10 1

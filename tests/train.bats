@@ -287,14 +287,25 @@ skip_if_cuda() {
 --save-every 5|--save-every needs --save FILE
 -b 0|-b: '0': out of range [1, 65536]
 --max-steps 0|--max-steps: '0': out of range [1, 18446744073709551615]
---mean 1,2,3,4,5|--mean: '1,2,3,4,5': want 1 to 4 numbers
---std 0|--std: '0': want 1 to 4 numbers
+--mean 1,2,3,4,5|--mean: '1,2,3,4,5': want 1 to 4 numbers in [0, 1], separated by commas
+--mean x|--mean: 'x': want 1 to 4 numbers in [0, 1], separated by commas
+--mean 0.5,|--mean: '0.5,': want 1 to 4 numbers in [0, 1], separated by commas
+--mean 0.5,,0.5|--mean: '0.5,,0.5': want 1 to 4 numbers in [0, 1], separated by commas
+--mean 1.5|--mean: '1.5': want 1 to 4 numbers in [0, 1], separated by commas
+--std 0|--std: '0': want 1 to 4 numbers in (0, 1000], separated by commas
+--std 0.2,-0.2,0.2|--std: '0.2,-0.2,0.2': want 1 to 4 numbers in (0, 1000], separated by commas
+--std 0.1;0.2|--std: '0.1;0.2': want 1 to 4 numbers in (0, 1000], separated by commas
 -m bogus|--model: model spec: near 'bogus': unknown layer (conv, bn, relu, maxpool, avgpool, gap, linear, dropout, res, add; or a preset's name alone)
 -m linear;relu|--model: model spec: near 'relu': layer 1: the last layer must be linear
 --eval-every 5|--eval-every needs --eval FILE
 --bogus|unknown option '--bogus'
 -x|unknown option '-x'
 EOF
+	# an empty value
+	run -2 --separate-stderr rv-train-gpu --mean '' "$T/r.rvs"
+	[ "${stderr_lines[0]}" = "rv-train-gpu: --mean: '': want 1 to 4 numbers in [0, 1], separated by commas" ]
+	run -2 --separate-stderr rv-train-gpu --std= "$T/r.rvs"
+	[ "${stderr_lines[0]}" = "rv-train-gpu: --std: '': want 1 to 4 numbers in (0, 1000], separated by commas" ]
 	# and nothing was trained: no checkpoint written
 	run -2 --separate-stderr rv-train-gpu --save "$W/u.ck" --bogus "$T/r.rvs"
 	[ ! -e "$W/u.ck" ]
@@ -612,6 +623,84 @@ EOF
 		echo "--seed 7 trained the same parameters"
 		return 1
 	fi
+}
+
+# ck_norm FILE: the mean[4] and std[4] a checkpoint holds (byte 132).
+ck_norm() {
+	od -An -t f4 -j 132 -N 32 "$1" | xargs
+}
+
+# fb_diff A B: the largest difference of the losses of two feedback
+# files, line by line (the ids, epochs and steps must agree).
+fb_diff() {
+	paste "$1" "$2" | awk -F '\t' '$1 != $6 || $2 != $7 || $3 != $8 {
+	    print "differ"; exit } { d = $4 - $9; if (d < 0) d = -d
+	    if (d > m) m = d } END { if (NR == 0) print "empty"; else print m + 0 }'
+}
+
+@test "rv-train-gpu: --mean and --std take one value or one per channel, in channel order" {
+	local l m1 m2 d
+	# A: Fashion-MNIST at half intensity (0..127), grey in 3 channels;
+	# B: A plus (0, 64, 128) per channel, exactly (8-bit PNGs in and out)
+	rv-decode -q --limit 300 --channels 3 \
+	    "$FMNIST/train-images-idx3-ubyte.gz" \
+	    "$FMNIST/train-labels-idx1-ubyte.gz" > "$W/rgb.rvs"
+	rv-inspect -q --png "$W/png" "$W/rgb.rvs" > /dev/null
+	for l in 0 1 2 3 4 5 6 7 8 9; do
+		mkdir -p "$W/a/$l"
+		mv "$W"/png/*-l"$l".png "$W/a/$l/"
+	done
+	(cd "$W/a" && mogrify -evaluate divide 2 \
+	    -define png:color-type=2 ./*/*.png)
+	cp -r "$W/a" "$W/b"
+	(cd "$W/b" && mogrify -channel G -evaluate add $((64 * 257)) \
+	    -channel B -evaluate add $((128 * 257)) +channel \
+	    -define png:color-type=2 ./*/*.png)
+	rv-decode -q "$W/a" > "$W/a.rvs"
+	rv-decode -q "$W/b" > "$W/b.rvs"
+	# ImageNet's statistics, one per channel, in channel order
+	train --mean 0.485,0.456,0.406 --std 0.229,0.224,0.225 \
+	    --feedback "$W/fa" --save "$W/a.ck" "$W/a.rvs" > /dev/null
+	[ "$(ck_norm "$W/a.ck")" = "0.485 0.456 0.406 0.406 0.229 0.224 0.225 0.225" ]
+	# on B, means raised by the shift give A's inputs: the same losses
+	m1=$(awk 'BEGIN { printf "%.9f", 0.456 + 64 / 255 }')
+	m2=$(awk 'BEGIN { printf "%.9f", 0.406 + 128 / 255 }')
+	train --mean "0.485,$m1,$m2" --std 0.229,0.224,0.225 \
+	    --feedback "$W/fb" "$W/b.rvs" > /dev/null
+	d=$(fb_diff "$W/fa" "$W/fb")
+	awk -v d="$d" 'BEGIN { exit !(d + 0 == d && d < 1e-3) }' ||
+	    { echo "B with shifted means: losses differ by $d"; return 1; }
+	# the first and last means exchanged: far from A's
+	train --mean "$m2,$m1,0.485" --std 0.229,0.224,0.225 \
+	    --feedback "$W/fc" "$W/b.rvs" > /dev/null
+	d=$(fb_diff "$W/fa" "$W/fc")
+	awk -v d="$d" 'BEGIN { exit !(d + 0 == d && d > 0.1) }' ||
+	    { echo "B with channels 0 and 2 swapped: losses differ by $d"; return 1; }
+	# one value is that value for every channel, byte for byte
+	train --mean 0.3 --std 0.25 --save "$W/1.ck" "$W/a.rvs" > /dev/null
+	train --mean 0.3,0.3,0.3 --std 0.25,0.25,0.25 --save "$W/3.ck" \
+	    "$W/a.rvs" > /dev/null
+	[ "$(ck_norm "$W/1.ck")" = "0.3 0.3 0.3 0.3 0.25 0.25 0.25 0.25" ]
+	ck_same "$W/1.ck" "$W/3.ck"
+	# and it takes effect: the default 0.5 trains other parameters
+	train --save "$W/0.ck" "$W/a.rvs" > /dev/null
+	if cmp -s <(tail -c +169 "$W/0.ck") <(tail -c +169 "$W/1.ck"); then
+		echo "--mean 0.3 --std 0.25 trained the default's parameters"
+		return 1
+	fi
+	# one value on one channel
+	train --mean 0.3 --std 0.25 --max-steps 2 --save "$W/g.ck" \
+	    "$T/r.rvs" > /dev/null
+	[ "$(ck_norm "$W/g.ck")" = "0.3 0.3 0.3 0.3 0.25 0.25 0.25 0.25" ]
+	# neither one nor one per channel: exit 1 at the first batch, before
+	# a step
+	run -1 --separate-stderr train --mean 0.4,0.5 --save "$W/x.ck" \
+	    "$W/a.rvs"
+	[ -z "$output" ]
+	[ "$stderr" = "rv-train-gpu: --mean: 2 values for 3 channels: give one value, or one per channel" ]
+	[ ! -e "$W/x.ck" ]
+	run -1 --separate-stderr train --std 0.2,0.3,0.25 "$T/r.rvs"
+	[ "$stderr" = "rv-train-gpu: --std: 3 values for 1 channel: give one value, or one per channel" ]
 }
 
 @test "rv-train-gpu: samples batched by -b and rv-batch batches train the same" {

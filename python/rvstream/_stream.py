@@ -622,7 +622,61 @@ class Reader:
 
     def records(self):
         """Every record, in order: Meta, Sample, Batch or EpochEnd.
-        Batches here are never collated from samples."""
+        Batches here are never collated from samples.
+
+        Epochs are as rv-stream(5) defines them, as every rv program reads
+        them: consecutive epoch-ends of one epoch number, with only
+        metadata or that epoch's samples and batches between them, are one
+        epoch (cat of shards), given as one EpochEnd whose count is their
+        sum, after the metadata read between them.  A sample or batch of
+        another epoch than those before it with no epoch-end between, or
+        an epoch-end of another epoch than its samples, is an error."""
+        pend = None  # an EpochEnd that may go on
+        carry = None  # (epoch, count) of the open epoch's ends so far
+        seg = None  # epoch of the samples since the last epoch-end
+        for rec, off in self._raw_records():
+            if isinstance(rec, Meta):
+                yield rec
+                continue
+            kind = "epoch-end" if isinstance(rec, EpochEnd) else \
+                "sample" if isinstance(rec, Sample) else "batch"
+            if seg is not None and rec.epoch != seg:
+                if kind == "epoch-end":
+                    why = (f"epoch-end of epoch {rec.epoch} after samples "
+                           f"of epoch {seg}")
+                else:
+                    why = (f"{kind} of epoch {rec.epoch} after samples of "
+                           f"epoch {seg} with no epoch-end between them")
+                raise RvStreamError(self.name, off, self.records_read - 1,
+                                    why)
+            if kind == "epoch-end":
+                seg = None
+                if pend is not None and pend.epoch == rec.epoch:
+                    pend.count += rec.count
+                    continue
+                if pend is not None:
+                    self.epoch_ends.append(pend)
+                    yield pend
+                pend = EpochEnd(rec.epoch, rec.count)
+                if carry is not None and carry[0] == rec.epoch:
+                    pend.count += carry[1]
+                carry = None
+                continue
+            seg = rec.epoch
+            if pend is not None:
+                if pend.epoch == rec.epoch:
+                    carry = (pend.epoch, pend.count)  # the epoch goes on
+                else:
+                    self.epoch_ends.append(pend)
+                    yield pend
+                pend = None
+            yield rec
+        if pend is not None:
+            self.epoch_ends.append(pend)
+            yield pend
+
+    def _raw_records(self):
+        """(record, offset) for every record as it lies in the input."""
         while True:
             rec = self._record()
             if rec is None:
@@ -640,19 +694,17 @@ class Reader:
                 self.meta.update(m)
                 self._norm = (_meta_floats(self.meta, "mean"),
                               _meta_floats(self.meta, "std"))
-                yield m
+                yield m, off
             elif kind == EPOCH_END:
                 self._open_epoch = None
-                ee = EpochEnd(h[6], h[12])
-                self.epoch_ends.append(ee)
-                yield ee
+                yield EpochEnd(h[6], h[12]), off
             elif kind == SAMPLE:
                 self._open_epoch = h[6]
-                yield Sample(h, payload)
+                yield Sample(h, payload), off
             else:
                 self._open_epoch = h[6]
                 yield Batch(h[6], h[5], h[12], (h[9], h[10], h[11]),
-                            payload, *self._norm, self.as_torch)
+                            payload, *self._norm, self.as_torch), off
 
     def _meta(self, payload, off):
         try:

@@ -390,6 +390,53 @@ summary_counts(void)
 	rv_summary_free(NULL);
 }
 
+/*
+ * Epochs as rv-stream(5) defines them: consecutive epoch-ends of one
+ * number join (cat of shards), another number between them does not (cat
+ * of two runs), whatever the metadata between.
+ */
+static void
+summary_epochs_joined(void)
+{
+	static const unsigned char px[1] = { 0 };
+	static const uint32_t seg[][2] = {	/* epoch, samples */
+		{ 0, 2 }, { 0, 3 }, { 1, 4 }, { 0, 1 }, { 0, 0 },
+	};
+	struct rv_summary *s = rv_summary_new();
+	struct rv_buf b = { 0 };
+	struct rv_rec r;
+	uint64_t id = 0;
+	size_t i;
+	uint32_t k;
+
+	for (i = 0; i < sizeof(seg) / sizeof(seg[0]); i++) {
+		rv_rec_init(&r, RV_META);
+		r.payload = (const unsigned char *)"source=x\n";
+		r.payload_len = 9;
+		EXPECT_EQ(rv_summary_add(s, &r), 0);
+		for (k = 0; k < seg[i][1]; k++) {
+			mk_sample(&r, seg[i][0], id++, 0, px, 1, 1, 1);
+			EXPECT_EQ(rv_summary_add(s, &r), 0);
+		}
+		rv_rec_init(&r, RV_EPOCH_END);
+		r.epoch = seg[i][0];
+		r.count = seg[i][1];
+		EXPECT_EQ(rv_summary_add(s, &r), 0);
+	}
+	/* samples after the last epoch-end reopen its epoch */
+	mk_sample(&r, 0, id++, 0, px, 1, 1, 1);
+	EXPECT_EQ(rv_summary_add(s, &r), 0);
+	rv_summary_format(s, 0, &b);
+	rv_buf_append(&b, "", 1);
+	EXPECT(strstr((char *)b.data, "epochs       3\n"
+	    "  0          5 samples, epoch-end 5 in 2 records\n"
+	    "  1          4 samples, epoch-end 4\n"
+	    "  0          2 samples, no epoch-end\n"));
+	EXPECT_EQ(rv_summary_epoch(s, 0), 7);
+	rv_buf_release(&b);
+	rv_summary_free(s);
+}
+
 static void
 summary_text(void)
 {
@@ -453,18 +500,21 @@ summary_empty_and_long(void)
 	rv_summary_format(s, 0, &b);
 	rv_buf_append(&b, "", 1);
 	EXPECT_STR((char *)b.data, want_empty);
-	/* 12 epochs of 40 labels: cut short unless verbose */
+	/* 12 epochs of 40 labels: cut short unless verbose; epoch 3 alone
+	 * has an epoch-end, with the wrong count */
 	for (e = 0; e < 12; e++) {
 		int32_t l;
 		for (l = 0; l < 40; l++) {
 			mk_sample(&r, e, (uint64_t)l, l, px, 1, 1, 1);
 			rv_summary_add(s, &r);
 		}
+		if (e == 3) {
+			rv_rec_init(&r, RV_EPOCH_END);
+			r.epoch = 3;
+			r.count = 39;
+			rv_summary_add(s, &r);
+		}
 	}
-	rv_rec_init(&r, RV_EPOCH_END);
-	r.epoch = 3;
-	r.count = 39;
-	rv_summary_add(s, &r);
 	b.len = 0;
 	rv_summary_format(s, 0, &b);
 	rv_buf_append(&b, "", 1);
@@ -675,6 +725,73 @@ sheet_layout(void)
 	rv_sheet_free(NULL);
 }
 
+/* rv_sheet_set_tile: larger samples area-averaged into the tile, smaller
+ * ones magnified by the largest factor that stays within it. */
+static void
+sheet_tile(void)
+{
+	unsigned char big[8 * 6], one[1] = { 77 }, wide[600];
+	struct rv_sheet *s = rv_sheet_new(2);
+	struct rv_img im = { 0 };
+	struct rv_rec r;
+	struct rv_view v;
+	uint32_t y, x;
+	int ok = 1;
+
+	/* 8x6 grey whose 2x2 blocks average exactly 20 Y + 2 X + 10 */
+	for (y = 0; y < 8; y++)
+		for (x = 0; x < 6; x++)
+			big[y * 6 + x] = (unsigned char)(20 * (y / 2) +
+			    2 * (x / 2) + 10 + (x % 2 ? 1 : -1));
+	rv_sheet_set_tile(s, 4);
+	mk_sample(&r, 0, 0, -1, big, 8, 6, 1);
+	rv_rec_view(&r, 0, &v);
+	EXPECT_EQ(rv_sheet_add(s, &v, NULL), 0);
+	mk_sample(&r, 0, 1, -1, one, 1, 1, 1);
+	rv_rec_view(&r, 0, &v);
+	EXPECT_EQ(rv_sheet_add(s, &v, NULL), 0);
+	/* 8x6 -> 4x3, the largest side 4 fits 4 once: scale 1; 2 columns
+	 * of 3-wide cells, one row 4 high, no label band */
+	EXPECT_EQ(rv_sheet_render(s, 0, 0, NULL, &im), 0);
+	EXPECT_EQ(im.w, 2 * 3 + 3 * RV_SHEET_GAP);
+	EXPECT_EQ(im.h, 4 + 2 * RV_SHEET_GAP);
+	for (y = 0; y < 4; y++)
+		for (x = 0; x < 3; x++)
+			if (at(&im, 2 + y, 2 + x)[0] != 20 * y + 2 * x + 10)
+				ok = 0;
+	EXPECT(ok);
+	/* the 1x1 tile centred in its 3x4 cell at x0 = 7 */
+	EXPECT(at(&im, 2 + 1, 7 + 1)[0] == 77);
+	EXPECT(at(&im, 2, 7)[0] == 64);
+	rv_sheet_free(s);
+
+	/* tile 8 and a 2x2 sample: magnified 4 times */
+	s = rv_sheet_new(1);
+	rv_sheet_set_tile(s, 8);
+	mk_sample(&r, 0, 0, -1, big, 2, 2, 1);
+	rv_rec_view(&r, 0, &v);
+	EXPECT_EQ(rv_sheet_add(s, &v, NULL), 0);
+	EXPECT_EQ(rv_sheet_render(s, 0, 0, NULL, &im), 0);
+	EXPECT_EQ(im.w, 8 + 2 * RV_SHEET_GAP);
+	EXPECT_EQ(im.h, 8 + 2 * RV_SHEET_GAP);
+	/* an explicit scale still applies */
+	EXPECT_EQ(rv_sheet_render(s, 0, 1, NULL, &im), 0);
+	EXPECT_EQ(im.w, 2 + 2 * RV_SHEET_GAP);
+	rv_sheet_free(s);
+
+	/* a tile past RV_SHEET_MAX_SIDE is RV_SHEET_MAX_SIDE */
+	memset(wide, 100, sizeof(wide));
+	s = rv_sheet_new(1);
+	rv_sheet_set_tile(s, 100000);
+	mk_sample(&r, 0, 0, -1, wide, 1, 600, 1);
+	rv_rec_view(&r, 0, &v);
+	EXPECT_EQ(rv_sheet_add(s, &v, NULL), 0);
+	EXPECT_EQ(rv_sheet_render(s, 0, 0, NULL, &im), 0);
+	EXPECT_EQ(im.w, RV_SHEET_MAX_SIDE + 2 * RV_SHEET_GAP);
+	rv_sheet_free(s);
+	rv_img_release(&im);
+}
+
 /* Records through the real stream code, read back into a summary. */
 static void
 summary_from_stream(void)
@@ -719,10 +836,12 @@ main(int argc, char *argv[])
 	RUN(summary_counts);
 	RUN(summary_text);
 	RUN(summary_empty_and_long);
+	RUN(summary_epochs_joined);
 	RUN(dump_lines);
 	RUN(png_names);
 	RUN(pngdir_files);
 	RUN(sheet_layout);
+	RUN(sheet_tile);
 	RUN(summary_from_stream);
 	return UNIT_DONE();
 }

@@ -112,8 +112,8 @@ put_meta(struct rv_writer *w, const char *k, const char *v)
 }
 
 /*
- * A stream of NS samples (a metadata record first and one in the middle),
- * an epoch end, then a sample of a second epoch that must be ignored.
+ * A stream of NS samples of epoch 7 (a metadata record first and one in
+ * the middle), its epoch end, then metadata.
  */
 static char *
 make_stream(const char *name, int big, int level)
@@ -134,12 +134,10 @@ make_stream(const char *name, int big, int level)
 		free(px);
 	}
 	rv_rec_init(&r, RV_EPOCH_END);
+	r.epoch = 7;
 	r.count = NS;
 	EXPECT(rv_writer_put(w, &r, NULL) == 0);
-	sample(0, big, &r, &px);
-	r.id = 99999;
-	EXPECT(rv_writer_put(w, &r, px) == 0);
-	free(px);
+	put_meta(w, "after", "the epoch");
 	EXPECT(rv_writer_close(w) == 0);
 	close(fd);
 	return path;
@@ -222,6 +220,50 @@ test_file(void)
 	check_all(s, 0, 64);
 	check_all(s, 0, NS);
 	rv_refsrc_free(s);
+	free(path);
+}
+
+/*
+ * A second epoch after the dataset's is samples refurbishing would never
+ * use: an error naming it, not a silent drop.  Shards of one epoch joined
+ * by cat are one epoch (rv-stream(5)): read whole.
+ */
+static void
+test_second_epoch(void)
+{
+	char *path = make_stream("two.rvs", 0, 0);
+	char *cat = xasprintf("%s/cat.rvs", dir);
+	char *cmd = xasprintf("cat '%s' '%s' > '%s'", path, path, cat);
+	int fd = open(path, O_WRONLY | O_APPEND);
+	struct rv_writer *w = rv_writer_new(fd, path, 0);
+	struct rv_refsrc *s;
+	struct rv_rec r;
+	unsigned char *px;
+
+	/* the same epoch twice: one epoch of both shards */
+	EXPECT(system(cmd) == 0);
+	s = rv_refsrc_open(cat, dir);
+	EXPECT(s != NULL);
+	if (s)
+		EXPECT_EQ(rv_refsrc_count(s), 2 * NS);
+	rv_refsrc_free(s);
+	/* then a sample of epoch 8 and its end */
+	sample(0, 0, &r, &px);
+	r.epoch = 8;
+	EXPECT(rv_writer_put(w, &r, px) == 0);
+	free(px);
+	rv_rec_init(&r, RV_EPOCH_END);
+	r.epoch = 8;
+	r.count = 1;
+	EXPECT(rv_writer_put(w, &r, NULL) == 0);
+	EXPECT(rv_writer_close(w) == 0);
+	close(fd);
+	EXPECT((s = rv_refsrc_open(path, dir)) == NULL);
+	EXPECT(strstr(rv_errmsg(), ": a second epoch (epoch 8) after the "
+	    "dataset's") != NULL);
+	rv_refsrc_free(s);
+	free(cmd);
+	free(cat);
 	free(path);
 }
 
@@ -541,6 +583,7 @@ test_refused(void)
 	EXPECT(rv_writer_put(w, &r, px) == 0);
 	free(px);
 	rv_rec_init(&r, RV_BATCH);
+	r.epoch = 7;	/* the samples' */
 	r.dtype = RV_DT_U8;
 	r.count = 1;
 	r.height = r.width = r.channels = 1;
@@ -602,6 +645,7 @@ main(void)
 	RUN(test_no_alloc);
 	RUN(test_changed);
 	RUN(test_refused);
+	RUN(test_second_epoch);
 	{
 		char *cmd = xasprintf("rm -rf '%s'", dir);
 		if (system(cmd) != 0)

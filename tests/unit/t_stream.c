@@ -43,6 +43,19 @@ int usleep(useconds_t);
 #include "rng.h"
 #include "stream.h"
 #include "unit.h"
+
+/*
+ * The framing tests read records as they lie, epoch-ends unjoined and
+ * epochs unchecked: their fixtures mix epochs on purpose (every header
+ * field unusual).  t_epochs tests the epochs every reader sees.
+ */
+static struct rv_reader *
+as_raw(struct rv_reader *r)
+{
+	if (r != NULL)
+		rv_reader_set_raw(r, 1);
+	return r;
+}
 #include "xmem.h"
 
 /*
@@ -452,7 +465,7 @@ t_roundtrip_mem(void)
 	int nok;
 
 	small_fixture(&f, 3);
-	r = rv_reader_mem(f.s.data, f.s.len, NAME);
+	r = as_raw(rv_reader_mem(f.s.data, f.s.len, NAME));
 	EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
 	EXPECT_EQ(nok, nrecords(&f));
 	EXPECT_EQ(rv_reader_bytes(r), f.s.len);
@@ -505,7 +518,7 @@ t_roundtrip_file(void)
 
 	/* by path; and by fd, with the stream starting mid-file */
 	write_file(path, f.s.data, f.s.len);
-	r = rv_reader_open(path);
+	r = as_raw(rv_reader_open(path));
 	EXPECT(r != NULL);
 	EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
 	EXPECT_EQ(nok, nrecords(&f));
@@ -516,7 +529,7 @@ t_roundtrip_file(void)
 	EXPECT(write(fd, "junk!", 5) == 5);
 	EXPECT(write(fd, f.s.data, f.s.len) == (ssize_t)f.s.len);
 	EXPECT(lseek(fd, 5, SEEK_SET) == 5);
-	r = rv_reader_fdopen(fd, "fd");
+	r = as_raw(rv_reader_fdopen(fd, "fd"));
 	EXPECT_EQ(check_reader(r, &f, &nok, 5), 0);
 	EXPECT_EQ(nok, nrecords(&f));
 	rv_reader_close(r);
@@ -524,10 +537,10 @@ t_roundtrip_file(void)
 	EXPECT(fcntl(fd, F_GETFD) != -1);
 	close(fd);
 
-	r = rv_reader_open(tmpdir);
+	r = as_raw(rv_reader_open(tmpdir));
 	EXPECT(r == NULL);
 	EXPECT(strstr(rv_errmsg(), "': is a directory") != NULL);
-	r = rv_reader_open("/nonexistent/x.rvs");
+	r = as_raw(rv_reader_open("/nonexistent/x.rvs"));
 	EXPECT(r == NULL);
 	EXPECT_STR(rv_errmsg(), "'/nonexistent/x.rvs': No such file or "
 	    "directory");
@@ -568,7 +581,7 @@ t_pipe(void)
 		_exit(0);
 	}
 	close(p[1]);
-	r = rv_reader_fdopen(p[0], "<pipe>");
+	r = as_raw(rv_reader_fdopen(p[0], "<pipe>"));
 	EXPECT_EQ(rv_reader_seekable(r), 0);
 	EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
 	EXPECT_EQ(nok, nrecords(&f));
@@ -606,7 +619,7 @@ t_pipe(void)
 		_exit(rv_writer_close(w) == 0 ? 0 : 1);
 	}
 	close(p[1]);
-	r = rv_reader_fdopen(p[0], "<pipe>");
+	r = as_raw(rv_reader_fdopen(p[0], "<pipe>"));
 	{
 		struct rv_rec rec;
 		unsigned char *px = xmalloc(224 * 224 * 3);
@@ -645,7 +658,7 @@ t_concat(void)
 	small_fixture(&b, 5);
 	rv_buf_append(&s, a.s.data, a.s.len);
 	rv_buf_append(&s, b.s.data, b.s.len);
-	r = rv_reader_mem(s.data, s.len, NAME);
+	r = as_raw(rv_reader_mem(s.data, s.len, NAME));
 	for (j = 0; j < 2; j++) {
 		struct fixture *f = j ? &b : &a;
 		for (i = 0; i < f->n; i++) {
@@ -667,6 +680,145 @@ t_concat(void)
 	rv_buf_release(&s);
 	fixture_release(&a);
 	fixture_release(&b);
+}
+
+/* One record of the epoch tests into s: kind 'm' meta, 's' a sample,
+ * 'e' an epoch-end of count n. */
+static void
+put_rec(struct rv_enc *e, struct rv_buf *s, int kind, uint32_t epoch,
+    uint32_t n)
+{
+	static const unsigned char px[4] = { 1, 2, 3, 4 };
+	static const char meta[] = "source=t\n";
+	struct rv_rec r;
+
+	rv_rec_init(&r, kind == 'm' ? RV_META : kind == 's' ? RV_SAMPLE :
+	    RV_EPOCH_END);
+	r.epoch = epoch;
+	if (kind == 's') {
+		r.dtype = RV_DT_U8;
+		r.height = r.width = 2;
+		r.channels = 1;
+		r.payload_len = 4;
+	} else if (kind == 'm') {
+		r.payload_len = sizeof(meta) - 1;
+	} else {
+		r.count = n;
+	}
+	EXPECT(rv_enc_frame(e, &r, kind == 's' ? (const void *)px :
+	    kind == 'm' ? (const void *)meta : NULL, s) == 0);
+}
+
+/* What the joining reader returns, one letter a record ("e0:5/3": the end
+ * of epoch 0, count 5, from 3 epoch-end records), then "." or "!". */
+static void
+epochs_seen(const struct rv_buf *s, char *out, size_t cap)
+{
+	struct rv_reader *r = rv_reader_mem(s->data, s->len, NAME);
+	struct rv_rec rec;
+	size_t len = 0;
+	int got;
+
+	out[0] = '\0';
+	while ((got = rv_reader_next(r, &rec)) == 1 && len + 32 < cap)
+		len += (size_t)(rec.kind == RV_EPOCH_END ?
+		    snprintf(out + len, cap - len, "e%u:%u/%u ", rec.epoch,
+		    rec.count, (unsigned)rv_reader_merged(r)) :
+		    snprintf(out + len, cap - len, "%c%u ",
+		    rec.kind == RV_META ? 'm' : 's',
+		    rec.kind == RV_META ? 0 : rec.epoch));
+	snprintf(out + len, cap - len, "%s", got == 0 ? "." : "!");
+	rv_reader_close(r);
+}
+
+/*
+ * Epochs (rv-stream(5)): consecutive epoch-ends of one number are one
+ * epoch, whatever metadata and empty shards lie between; another number
+ * between keeps them apart; the end of input ends the held one.  The
+ * records' index and offset are those of the record returned.
+ */
+static void
+t_epochs(void)
+{
+	static const char *const cases[][2] = {
+		/* cat of shards: one epoch, metadata first */
+		{ "m0 s0 s0 e0:2 m0 s0 s0 s0 e0:3 e0:0 m0 s1 e1:1 s0 e0:1",
+		  "m0 s0 s0 m0 s0 s0 s0 m0 e0:5/3 s1 e1:1/1 s0 e0:1/1 ." },
+		/* two runs of epochs 0 and 1 */
+		{ "s0 e0:1 s1 e1:1 s0 e0:1 s1 e1:1",
+		  "s0 e0:1/1 s1 e1:1/1 s0 e0:1/1 s1 e1:1/1 ." },
+		/* metadata after the last end comes before it */
+		{ "s0 e0:1 m0", "s0 m0 e0:1/1 ." },
+		/* empty epochs join too */
+		{ "e3:0 e3:0 e4:0", "e3:0/2 e4:0/1 ." },
+		/* a sample of another epoch with no end between */
+		{ "s0 s1 e1:1", "s0 !" },
+		/* an end of another epoch than its samples */
+		{ "s0 e1:1", "s0 !" },
+	};
+	char got[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rv_enc *e = rv_enc_new(0);
+		struct rv_buf s = { 0 };
+		const char *p = cases[i][0];
+
+		while (*p) {
+			unsigned ep = 0, n = 0;
+			int kind = *p++;
+
+			ep = (unsigned)strtoul(p, (char **)&p, 10);
+			if (*p == ':')
+				n = (unsigned)strtoul(p + 1, (char **)&p, 10);
+			put_rec(e, &s, kind, ep, n);
+			while (*p == ' ')
+				p++;
+		}
+		epochs_seen(&s, got, sizeof(got));
+		EXPECT_STR(got, cases[i][1]);
+		rv_enc_free(e);
+		rv_buf_release(&s);
+	}
+	/* the message names the record and its byte */
+	{
+		struct rv_enc *e = rv_enc_new(0);
+		struct rv_buf s = { 0 };
+		struct rv_reader *r;
+		struct rv_rec rec;
+		size_t off;
+		char want[160];
+
+		put_rec(e, &s, 's', 0, 0);
+		off = s.len;
+		put_rec(e, &s, 's', 1, 0);
+		r = rv_reader_mem(s.data, s.len, NAME);
+		EXPECT_EQ(rv_reader_next(r, &rec), 1);
+		EXPECT_EQ(rv_reader_next(r, &rec), -1);
+		snprintf(want, sizeof(want), "'%s': record 1 at byte %zu: "
+		    "sample of epoch 1 after samples of epoch 0 with no "
+		    "epoch-end between them", NAME, off);
+		EXPECT_STR(rv_errmsg(), want);
+		rv_reader_close(r);
+		/* and the joined end is the last end record's */
+		s.len = 0;
+		put_rec(e, &s, 'e', 0, 1);
+		off = s.len;
+		put_rec(e, &s, 'e', 0, 2);
+		put_rec(e, &s, 'm', 0, 0);
+		r = rv_reader_mem(s.data, s.len, NAME);
+		EXPECT_EQ(rv_reader_next(r, &rec), 1);
+		EXPECT_EQ(rec.kind, RV_META);
+		EXPECT_EQ(rv_reader_records(r), 3);
+		EXPECT_EQ(rv_reader_next(r, &rec), 1);
+		EXPECT_EQ(rec.count, 3);
+		EXPECT_EQ(rv_reader_records(r), 2);
+		EXPECT_EQ(rv_reader_offset(r), off);
+		EXPECT_EQ(rv_reader_next(r, &rec), 0);
+		rv_reader_close(r);
+		rv_enc_free(e);
+		rv_buf_release(&s);
+	}
 }
 
 /*
@@ -696,19 +848,19 @@ t_skippable(void)
 	}
 	add_skip(&f, 1);
 	encode(&f, 1);
-	r = rv_reader_mem(f.s.data, f.s.len, NAME);
+	r = as_raw(rv_reader_mem(f.s.data, f.s.len, NAME));
 	EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
 	EXPECT_EQ(nok, 7);
 	rv_reader_close(r);
 
 	write_file(path, f.s.data, f.s.len);
-	r = rv_reader_open(path);
+	r = as_raw(rv_reader_open(path));
 	EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
 	EXPECT_EQ(nok, 7);
 	rv_reader_close(r);
 
 	/* a stream of nothing but skippable frames is an empty stream */
-	r = rv_reader_mem(f.s.data, f.it[0].end, NAME);
+	r = as_raw(rv_reader_mem(f.s.data, f.it[0].end, NAME));
 	EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
 	EXPECT_EQ(nok, 0);
 	rv_reader_close(r);
@@ -768,13 +920,13 @@ t_truncation(void)
 		for (pass = 0; pass < 2; pass++) {
 			struct rv_reader *r;
 			if (pass == 0) {
-				r = rv_reader_mem(f.s.data, len, NAME);
+				r = as_raw(rv_reader_mem(f.s.data, len, NAME));
 			} else {
 				EXPECT(ftruncate(fd, 0) == 0);
 				EXPECT(pwrite(fd, f.s.data, len, 0) ==
 				    (ssize_t)len);
 				EXPECT(lseek(fd, 0, SEEK_SET) == 0);
-				r = rv_reader_fdopen(fd, NAME);
+				r = as_raw(rv_reader_fdopen(fd, NAME));
 			}
 			rc = check_reader(r, &f, &nok, 0);
 			if (nok != nrec || rc != (clean ? 0 : -1) ||
@@ -847,7 +999,7 @@ t_corruption(void)
 			else
 				copy[at] = (unsigned char)rv_rng_u32(&g);
 		}
-		r = rv_reader_mem(copy, f.s.len, NAME);
+		r = as_raw(rv_reader_mem(copy, f.s.len, NAME));
 		rc = check_reader(r, &f, &nok, 0);
 		if (rc == -1) {
 			errors++;
@@ -942,7 +1094,7 @@ raw_rec(struct rv_buf *out, const struct rv_rec *r, const void *payload,
 static int
 read_fails(const struct rv_buf *s, const char *reason)
 {
-	struct rv_reader *r = rv_reader_mem(s->data, s->len, NAME);
+	struct rv_reader *r = as_raw(rv_reader_mem(s->data, s->len, NAME));
 	struct rv_rec rec;
 	char want[512];
 	int rc, ok;
@@ -1148,7 +1300,7 @@ read_lying(const struct rv_buf *s, const char *want)
 	struct rv_rec rec;
 	int rc, ok;
 
-	r = rv_reader_mem(s->data, s->len, NAME);
+	r = as_raw(rv_reader_mem(s->data, s->len, NAME));
 	rc = rv_reader_next(r, &rec);
 	ok = rc == -1 && strstr(rv_errmsg(), want) != NULL;
 	if (!ok)
@@ -1276,7 +1428,7 @@ t_window(void)
 	rv_rec_init(&r, RV_EPOCH_END);
 	raw_rec(&raw, &r, NULL, 0);
 	window_frame(&s, 24, raw.data, raw.len);
-	rd = rv_reader_mem(s.data, s.len, NAME);
+	rd = as_raw(rv_reader_mem(s.data, s.len, NAME));
 	EXPECT_EQ(rv_reader_next(rd, &got), 1);
 	rv_reader_close(rd);
 	s.len = 0;
@@ -1298,7 +1450,7 @@ t_window(void)
 	EXPECT_EQ(rv_enc_frame(e, &r, p, &s), 0);
 	/* window descriptor: 2^(10 + exponent), exponent in the top 5 bits */
 	EXPECT(s.data[4] & 0x20 || (s.data[5] >> 3) + 10 <= 23);
-	rd = rv_reader_mem(s.data, s.len, NAME);
+	rd = as_raw(rv_reader_mem(s.data, s.len, NAME));
 	EXPECT_EQ(rv_reader_next(rd, &got), 1);
 	EXPECT(got.payload_len == n && memcmp(got.payload, p, n) == 0);
 	rv_reader_close(rd);
@@ -1344,7 +1496,7 @@ t_unknown_size(void)
 		}
 		it->end = s.len;
 	}
-	r = rv_reader_mem(s.data, s.len, NAME);
+	r = as_raw(rv_reader_mem(s.data, s.len, NAME));
 	EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
 	EXPECT_EQ(nok, nrecords(&f));
 	rv_reader_close(r);
@@ -1358,7 +1510,7 @@ t_unknown_size(void)
 		raw_rec(&raw, &it->rec, it->payload,
 		    (size_t)it->rec.payload_len);
 		craft_frame(&one, raw.data, raw.len, raw.len);
-		r = rv_reader_mem(one.data, one.len, NAME);
+		r = as_raw(rv_reader_mem(one.data, one.len, NAME));
 		EXPECT_EQ(rv_reader_next(r, &rec), 1);
 		EXPECT(same_rec(&rec, it));
 		EXPECT_EQ(rv_reader_next(r, &rec), 0);
@@ -1368,7 +1520,7 @@ t_unknown_size(void)
 
 	/* and the checksum is checked: corrupt the last byte */
 	s.data[s.len - 1] ^= 1;
-	r = rv_reader_mem(s.data, s.len, NAME);
+	r = as_raw(rv_reader_mem(s.data, s.len, NAME));
 	EXPECT_EQ(check_reader(r, &f, &nok, 0), -1);
 	EXPECT_EQ(nok, nrecords(&f) - 1);
 	EXPECT(strstr(rv_errmsg(), "corrupt frame") != NULL);
@@ -1402,7 +1554,7 @@ t_longer_header(void)
 	rv_buf_append(&raw, "hello", 5);
 	zframe(&s, raw.data, raw.len, 1);
 	zframe(&s, raw.data, raw.len, 0);
-	r = rv_reader_mem(s.data, s.len, NAME);
+	r = as_raw(rv_reader_mem(s.data, s.len, NAME));
 	for (int k = 0; k < 2; k++) {
 		rc = rv_reader_next(r, &rec);
 		EXPECT_EQ(rc, 1);
@@ -1458,7 +1610,7 @@ t_meta_anywhere(void)
 		EXPECT_EQ(rv_enc_frame(e, &mr, m.data, &s), 0);
 		rv_buf_release(&m);
 	}
-	r = rv_reader_mem(s.data, s.len, NAME);
+	r = as_raw(rv_reader_mem(s.data, s.len, NAME));
 	while ((rc = rv_reader_next(r, &rec)) == 1) {
 		if (rec.kind == RV_META) {
 			nmeta++;
@@ -1536,7 +1688,7 @@ t_levels_roundtrip(void)
 		struct rv_reader *r;
 		int nok;
 		small_fixture(&f, lv[i]);
-		r = rv_reader_mem(f.s.data, f.s.len, NAME);
+		r = as_raw(rv_reader_mem(f.s.data, f.s.len, NAME));
 		EXPECT_EQ(check_reader(r, &f, &nok, 0), 0);
 		EXPECT_EQ(nok, nrecords(&f));
 		rv_reader_close(r);
@@ -1582,7 +1734,7 @@ t_writer(void)
 	EXPECT_EQ(rv_writer_close(w), 0);
 	close(fd);
 	{
-		struct rv_reader *r = rv_reader_open(path);
+		struct rv_reader *r = as_raw(rv_reader_open(path));
 		struct rv_rec got;
 		uint64_t want[] = { 0, 10, 11, 12 };
 		for (i = 0; i < 4; i++) {
@@ -1615,7 +1767,7 @@ t_writer(void)
 		rv_buf_release(&big);
 	}
 	{
-		struct rv_reader *r = rv_reader_open(path);
+		struct rv_reader *r = as_raw(rv_reader_open(path));
 		struct rv_rec got;
 		uint64_t want[] = { 12, 5, 12 };
 		for (i = 0; i < 3; i++) {
@@ -1653,8 +1805,8 @@ t_seek(void)
 	small_fixture(&f, 1);
 	write_file(path, f.s.data, f.s.len);
 	for (pass = 0; pass < 2; pass++) {
-		struct rv_reader *r = pass ? rv_reader_open(path) :
-		    rv_reader_mem(f.s.data, f.s.len, NAME);
+		struct rv_reader *r = pass ? as_raw(rv_reader_open(path)) :
+		    as_raw(rv_reader_mem(f.s.data, f.s.len, NAME));
 		struct rv_rec rec;
 		const struct item *it = &f.it[5];	/* the epoch end */
 		EXPECT_EQ(rv_reader_seekable(r), 1);
@@ -1726,7 +1878,7 @@ steady(int mixed, int big, size_t *wallocs, size_t *rallocs)
 	EXPECT_EQ(rv_writer_close(w), 0);
 	close(fd);
 
-	r = rv_reader_open(path);
+	r = as_raw(rv_reader_open(path));
 	i = 0;
 	while ((rc = rv_reader_next(r, &rec)) == 1)
 		if (++i == 100)
@@ -1922,7 +2074,7 @@ perf_one(const unsigned char *data, size_t nimg, uint32_t h, uint32_t w,
 	tw = (now() - t0) / 0.9;
 	close(fd);
 
-	r = rv_reader_open(path);
+	r = as_raw(rv_reader_open(path));
 	t0 = now();
 	i = 0;
 	while (rv_reader_next(r, &rec) == 1)
@@ -2018,7 +2170,7 @@ t_stored_frames(void)
 		EXPECT_EQ(ZSTD_getFrameContentSize(out.data, out.len),
 		    rawlen);
 		free(raw);
-		rd = rv_reader_mem(out.data, out.len, "stored");
+		rd = as_raw(rv_reader_mem(out.data, out.len, "stored"));
 		EXPECT(rd != NULL);
 		EXPECT_EQ(rv_reader_next(rd, &got), 1);
 		EXPECT_EQ(got.payload_len, sizes[i]);
@@ -2030,7 +2182,7 @@ t_stored_frames(void)
 		/* a flipped content byte fails the checksum */
 		if (sizes[i] > 0) {
 			out.data[out.len - 5] ^= 0x40;	/* last payload byte */
-			rd = rv_reader_mem(out.data, out.len, "stored");
+			rd = as_raw(rv_reader_mem(out.data, out.len, "stored"));
 			EXPECT_EQ(rv_reader_next(rd, &got), -1);
 			EXPECT(strstr(rv_errmsg(), "checksum") != NULL);
 			rv_reader_close(rd);
@@ -2078,6 +2230,7 @@ main(void)
 	RUN(t_roundtrip_file);
 	RUN(t_pipe);
 	RUN(t_concat);
+	RUN(t_epochs);
 	RUN(t_skippable);
 	RUN(t_truncation);
 	RUN(t_corruption);
