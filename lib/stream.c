@@ -177,25 +177,38 @@ reader_new(const char *name)
 	return r;
 }
 
-struct rv_reader *
-rv_reader_fdopen(int fd, const char *name)
+/* Read from fd next, from its current offset, with an empty window. */
+static void
+set_input(struct rv_reader *r, int fd)
 {
-	struct rv_reader *r = reader_new(name);
 	struct stat st;
 
-	if (!r)
-		return NULL;
 	r->fd = fd;
-	r->inbuf = xmalloc(INBUF);
-	r->in = r->inbuf;
+	r->pos = r->len = 0;
+	r->eof = 0;
+	r->base = 0;
+	r->seekable = 0;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		off_t here = lseek(fd, 0, SEEK_CUR);
+
 		r->seekable = 1;
 		if (here > 0)
 			r->base = (uint64_t)here;
 	} else {
 		rv_pipe_grow(fd);
 	}
+}
+
+struct rv_reader *
+rv_reader_fdopen(int fd, const char *name)
+{
+	struct rv_reader *r = reader_new(name);
+
+	if (!r)
+		return NULL;
+	r->inbuf = xmalloc(INBUF);
+	r->in = r->inbuf;
+	set_input(r, fd);
 	return r;
 }
 
@@ -266,7 +279,6 @@ static int
 next_input(struct rv_reader *r)
 {
 	const char *path;
-	struct stat st;
 	int fd;
 
 	if (r->ipath + 1 >= r->npaths)
@@ -278,27 +290,14 @@ next_input(struct rv_reader *r)
 	}
 	if (r->own_fd)
 		close(r->fd);
-	r->fd = fd;
+	set_input(r, fd);
 	r->own_fd = fd != STDIN_FILENO;
 	if (r->old_names == NULL)
 		r->old_names = xcalloc((size_t)r->npaths, sizeof(char *));
 	r->old_names[r->ipath - 1] = r->name;
 	r->name = xstrdup(input_name(path));
-	r->pos = r->len = 0;
-	r->eof = 0;
-	r->base = 0;
-	r->seekable = 0;
 	r->nrec = 0;
 	r->rec_off = 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		off_t here = lseek(fd, 0, SEEK_CUR);
-
-		r->seekable = 1;
-		if (here > 0)
-			r->base = (uint64_t)here;
-	} else {
-		rv_pipe_grow(fd);
-	}
 	return 1;
 }
 
