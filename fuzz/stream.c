@@ -5,6 +5,9 @@
  * and both readers must agree record for record and on the error: the
  * memory and fd paths share the framing code but not its buffering.  A
  * clean stream is also read repeated past the fd reader's buffer size.
+ * Those passes read records as they lie (rv_reader_set_raw); a last pass
+ * reads epochs joined (rv-stream(5), "Epochs"), from memory and from the
+ * file, which must agree too.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -134,6 +137,7 @@ check_concat(const uint8_t *data, size_t size, size_t n)
 			abort();
 	if (fclose(f) != 0 || !(r = rv_reader_open(path)))
 		abort();
+	rv_reader_set_raw(r, 1);
 	for (c = 0; c < copies; c++)
 		for (i = 0; i < n; i++)
 			if (rv_reader_next(r, &rec) != 1 ||
@@ -145,6 +149,51 @@ check_concat(const uint8_t *data, size_t size, size_t n)
 	if (rv_reader_next(r, &rec) != 0)
 		abort();
 	rv_reader_close(r);
+}
+
+/*
+ * Epochs joined: a digest of what the reader returns (kind, epoch, count,
+ * index, offset, joined ends) and how it ends.  Memory and file must
+ * give the same.
+ */
+static uint64_t
+joined(struct rv_reader *r, int *rc)
+{
+	struct rv_rec rec;
+	uint64_t h = 1469598103934665603ull;
+	size_t n = 0;
+
+	while (n++ < MAX_RECORDS && (*rc = rv_reader_next(r, &rec)) == 1) {
+		uint64_t v[6] = { rec.kind, rec.epoch, rec.count,
+		    rv_reader_records(r), rv_reader_offset(r),
+		    rv_reader_merged(r) };
+		size_t k;
+
+		if (rec.kind != RV_EPOCH_END && rv_reader_merged(r) != 0)
+			abort();
+		for (k = 0; k < 6; k++)
+			h = (h ^ v[k]) * 1099511628211ull;
+	}
+	return h;
+}
+
+static void
+check_joined(const uint8_t *data, size_t size)
+{
+	struct rv_reader *r;
+	uint64_t a, b;
+	int rca = 0, rcb = 0;
+
+	if (!(r = rv_reader_mem(data, size, "fuzz")))
+		abort();
+	a = joined(r, &rca);
+	rv_reader_close(r);
+	if (!(r = rv_reader_open(path)))
+		abort();
+	b = joined(r, &rcb);
+	rv_reader_close(r);
+	if (a != b || rca != rcb)
+		abort();
 }
 
 int
@@ -160,6 +209,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = rv_reader_mem(data, size, "fuzz");
 	if (!r)
 		abort();
+	rv_reader_set_raw(r, 1);
 	while (n < MAX_RECORDS && (rc = rv_reader_next(r, &rec)) == 1) {
 		check_record(&rec);
 		seen[n].h = rec;
@@ -183,6 +233,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = rv_reader_open(path);
 	if (!r)
 		abort();
+	rv_reader_set_raw(r, 1);
 	rv_seterr("%s", "");
 	for (i = 0; i < n; i++) {
 		rc2 = rv_reader_next(r, &rec);
@@ -207,6 +258,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	rv_reader_close(r);
+	check_joined(data, size);
 	if (rc == 0 && n > 0 && n < MAX_RECORDS && size >= 512)
 		check_concat(data, size, n);
 	return 0;
