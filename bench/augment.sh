@@ -113,7 +113,8 @@ fi
 mkdir -p "$out"
 cc -std=c17 -O2 -Wall -D_POSIX_C_SOURCE=200809L -I"$root/lib" \
     -o "$out/augment_ops" "$here/augment_ops.c" "$root/$build/librv.a" \
-    -lturbojpeg -lpng -larchive -lzstd -lxxhash -lz -lpthread -lm ||
+    -lturbojpeg -lpng -lwebpdemux -lwebp -lgif -ltiff -larchive -lzstd \
+    -lxxhash -lz -lpthread -lm ||
     die "cannot compile augment_ops.c against '$build/librv.a'"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

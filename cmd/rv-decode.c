@@ -24,14 +24,16 @@
 #include "xmem.h"
 
 static const char usage[] =
-    "usage: rv-decode [-qv] [-j N] [-o FILE] [--channels 1|3] [--encoded]\n"
-    "                 [--epochs E] [--limit N] [--max-pixels N]\n"
+    "usage: rv-decode [-qv] [-j N] [-o FILE] [--channels 1|3] [--classes N]\n"
+    "                 [--encoded] [--epochs E] [--limit N] [--max-pixels N]\n"
     "                 [--max-side N] [--seed S] [--shard I/N] [--shuffle]\n"
     "                 [--strict] [--level L] input ...\n"
     "  -o, --output FILE    write the stream to FILE (default stdout)\n"
     "  -j, --jobs N         decoding threads (default: all cores)\n"
     "      --channels 1|3   output grey or RGB (default: 3 for images,\n"
     "                       the source's own for IDX and CIFAR)\n"
+    "      --classes N      the dataset has N classes (default: from the\n"
+    "                       class names, else the highest label + 1)\n"
     "      --encoded        pass JPEG/PNG bytes through, decode later\n"
     "      --epochs E       write E epochs (default 1)\n"
     "      --limit N        use only the first N samples of the listing\n"
@@ -44,12 +46,13 @@ static const char usage[] =
     "      --level L        zstd level -7..19, 0 stores (default: $RV_LEVEL,\n"
     "                       else 0 to a pipe, -1 to a file)\n"
     "  -q, --quiet          no progress\n"
-    "  -v, --verbose        print a summary at the end\n"
+    "  -v, --verbose        list ignored files, print a summary at the end\n"
     "  -h, --help           print this help\n"
     "  -V, --version        print the version\n";
 
 enum {
 	OPT_CHANNELS = RV_OPT_FIRST_PRIVATE,
+	OPT_CLASSES,
 	OPT_ENCODED,
 	OPT_EPOCHS,
 	OPT_LIMIT,
@@ -64,6 +67,7 @@ struct decode_opts {
 	struct rv_common c;
 	const char *output;
 	uint32_t channels;	/* 0: natural */
+	uint32_t classes;	/* 0: from the dataset */
 	int encoded;
 	uint32_t epochs;
 	uint64_t limit;
@@ -82,6 +86,7 @@ struct worker {
 	struct rv_enc *enc;
 	struct rv_img img;
 	struct rv_buf scratch;
+	struct rv_buf png;	/* --encoded: a WebP, GIF, BMP or TIFF as PNG */
 };
 
 struct job {
@@ -100,6 +105,7 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 	static const struct option longopts[] = {
 		RV_COMMON_LONGOPTS,
 		{ "channels", required_argument, NULL, OPT_CHANNELS },
+		{ "classes", required_argument, NULL, OPT_CLASSES },
 		{ "encoded", no_argument, NULL, OPT_ENCODED },
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
@@ -134,6 +140,10 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 			if (o->channels == 2)
 				rv_usage_die(usage, "--channels: '2': use 1 "
 				    "or 3");
+			break;
+		case OPT_CLASSES:
+			o->classes = (uint32_t)rv_opt_u64("--classes", optarg,
+			    1, INT32_MAX, usage);
 			break;
 		case OPT_ENCODED:
 			o->encoded = 1;
@@ -190,6 +200,7 @@ worker_stop(void *state)
 	rv_enc_free(w->enc);
 	rv_img_release(&w->img);
 	rv_buf_release(&w->scratch);
+	rv_buf_release(&w->png);
 	free(w);
 }
 
@@ -236,6 +247,28 @@ decode_one(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 		if (rv_codec_info(w->codec, it.data, it.len, &dt, &h, &wd,
 		    &ch) < 0)
 			goto skip;
+		if (dt == RV_DT_NONE) {
+			/* The stream carries only JPEG and PNG encoded: a
+			 * WebP, GIF, BMP or TIFF becomes a PNG of its
+			 * pixels, lossless, at the output's channels. */
+			struct rv_decode_opts d = j->dopts;
+			if (!d.channels)
+				d.channels = 3;
+			if (rv_codec_decode(w->codec, it.data, it.len, &d,
+			    &w->img) < 0)
+				goto skip;
+			w->png.len = 0;
+			if (rv_png_encode(w->img.data, w->img.h, w->img.w,
+			    w->img.c, &w->png) < 0)
+				goto skip;
+			rec.dtype = RV_DT_PNG;
+			rec.height = w->img.h;
+			rec.width = w->img.w;
+			rec.channels = w->img.c;
+			rec.payload_len = w->png.len;
+			payload = w->png.data;
+			goto frame;
+		}
 		if ((uint64_t)h * wd > j->dopts.max_pixels) {
 			rv_seterr("image is %ux%u, over the %llu-pixel limit",
 			    wd, h, (unsigned long long)j->dopts.max_pixels);
@@ -320,6 +353,10 @@ write_meta(struct rv_writer *w, const struct decode_opts *o,
 	rv_meta_init(&m);
 	rv_meta_set(&m, "producer", "rv-decode " RV_VERSION_STRING);
 	rv_meta_merge(&m, rv_dataset_meta(ds));
+	if (o->classes) {
+		snprintf(buf, sizeof(buf), "%u", o->classes);
+		rv_meta_set(&m, "classes", buf);
+	}
 	snprintf(buf, sizeof(buf), "channels=%u encoded=%d epochs=%u "
 	    "limit=%llu max-side=%u shuffle=%d seed=%llu shard=%u/%u",
 	    o->channels, o->encoded, o->epochs,
@@ -336,6 +373,20 @@ write_meta(struct rv_writer *w, const struct decode_opts *o,
 	rc = rv_meta_put(w, &m);
 	rv_meta_release(&m);
 	return rc;
+}
+
+/* --classes N must cover the class names and labels the input has. */
+static int
+check_classes(const struct decode_opts *o, const struct rv_dataset *ds)
+{
+	const char *v = rv_meta_get(rv_dataset_meta(ds), "classes");
+	unsigned long long have = v ? strtoull(v, NULL, 10) : 0;
+
+	if (have > o->classes)
+		return rv_seterr("--classes %u: the input has %llu classes "
+		    "(class names, or labels up to %llu)", o->classes, have,
+		    have - 1);
+	return 0;
 }
 
 /* Decode every epoch's share of the samples, in order, on the pool. */
@@ -387,6 +438,7 @@ main(int argc, char *argv[])
 	struct rv_writer *w = NULL;
 	struct rv_par *par = NULL;
 	struct rv_progress prog;
+	struct rv_src_counts cnt = { 0 };
 	struct job job;
 	uint64_t n, written = 0;
 	size_t k, chunk;
@@ -408,6 +460,11 @@ main(int argc, char *argv[])
 		goto fail;
 	for (k = 0; k < rv_dataset_nwarnings(job.ds); k++)
 		rv_warn("%s", rv_dataset_warning(job.ds, k));
+	for (k = 0; o.c.verbose && k < rv_dataset_nnotes(job.ds); k++)
+		rv_warn("%s", rv_dataset_note(job.ds, k));
+	rv_dataset_counts(job.ds, &cnt);
+	if (o.classes && check_classes(&o, job.ds) < 0)
+		goto fail;
 	n = rv_dataset_count(job.ds);
 	if (n > o.limit)
 		n = o.limit;
@@ -451,10 +508,13 @@ out:
 	rv_progress_done(&prog);
 	if (status == 0 && o.c.verbose) {
 		double dt = rv_now() - t0;
-		rv_warn("%llu samples in %u epoch%s, %llu skipped, %.2f s, "
-		    "%.0f samples/s", (unsigned long long)written, o.epochs,
+		rv_warn("%llu samples in %u epoch%s, %llu skipped, %llu "
+		    "sidecars, %llu ignored, %.2f s, %.0f samples/s",
+		    (unsigned long long)written, o.epochs,
 		    o.epochs == 1 ? "" : "s", (unsigned long long)job.skipped,
-		    dt, dt > 0 ? (double)written / dt : 0.0);
+		    (unsigned long long)cnt.sidecars,
+		    (unsigned long long)cnt.ignored, dt,
+		    dt > 0 ? (double)written / dt : 0.0);
 	}
 	if (rv_writer_close(w) < 0 && status == 0) {
 		rv_warn("%s", rv_errmsg());

@@ -106,7 +106,9 @@ walk(struct rv_dataset *d)
 				sink += im.data[0];
 			continue;
 		}
-		if (it.dtype != RV_DT_JPEG && it.dtype != RV_DT_PNG)
+		/* encoded: JPEG, PNG, or another format (no stream dtype) */
+		if (it.dtype != RV_DT_JPEG && it.dtype != RV_DT_PNG &&
+		    it.dtype != RV_DT_NONE)
 			abort();
 		o.channels = i & 1 ? 1 : 3;
 		if (rv_codec_decode(c, it.data, it.len, &o, &im) == 0)

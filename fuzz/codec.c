@@ -1,6 +1,6 @@
 /*
- * libFuzzer harness for the JPEG and PNG decode path (lib/codec*.c,
- * lib/img.c).  Byte 0 picks the options (channels, --max-side, pixel cap,
+ * libFuzzer harness for the decode path of every format (lib/codec*.c,
+ * lib/img.c): JPEG, PNG, WebP, GIF, TIFF and rv's own BMP parser.  Byte 0 picks the options (channels, --max-side, pixel cap,
  * PNG CRCs recomputed), the rest is the image.  The header read, a decode and a second decode
  * with other options on the same codec must agree with each other, and
  * every output pixel is read so that a short buffer shows.
@@ -128,6 +128,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c = rv_codec_new();
 	ok_info = rv_codec_info(c, data, size, &dtype, &h, &w, &ch) == 0;
 	if (dtype != rv_sniff(data, size))
+		abort();
+	/* Only a recognised format has a header to read. */
+	if (ok_info && rv_codec_format(data, size) == RV_FMT_NONE)
 		abort();
 	if (ok_info && (h == 0 || w == 0 || (ch != 1 && ch != 3)))
 		abort();

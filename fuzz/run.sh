@@ -36,7 +36,8 @@ cflags="-O1 -g -fno-omit-frame-pointer $san -fsanitize=fuzzer-no-link"
 # OpenMP is left out (clang would want libomp): its pragmas are ignored
 # and the kernels run on one thread, which is all a harness needs.
 blasdir="/usr/lib/$(gcc -print-multiarch)/openblas-openmp"
-libs="-ldnnl -lturbojpeg -lpng -larchive -lzstd -lxxhash -lz -L$blasdir"
+libs="-ldnnl -lturbojpeg -lpng -lwebpdemux -lwebp -lgif -ltiff -larchive"
+libs="$libs -lzstd -lxxhash -lz -L$blasdir"
 libs="$libs -Wl,-rpath,$blasdir -lopenblas -lpthread -lm"
 
 if ! command -v "$cc" >/dev/null; then
@@ -158,7 +159,8 @@ for f in "$S"/stream/*.rvs; do
 done
 # the codec harness: one byte of options, then the image
 i=0
-for f in "$F"/img/*.jpg "$F"/img/*.png; do
+for f in "$F"/img/*.jpg "$F"/img/*.png "$F"/img/*.webp "$F"/img/*.gif \
+    "$F"/img/*.bmp "$F"/img/*.tif; do
 	case $((i % 4)) in
 	0) opt='\x00' ;; 1) opt='\x13' ;; 2) opt='\x0d' ;; 3) opt='\x3e' ;;
 	esac

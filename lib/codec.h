@@ -1,7 +1,8 @@
 /*
- * Image codecs: JPEG through the TurboJPEG API, PNG through libpng, and the
- * pixel conversions every decoded image goes through (channel count,
- * reduction to --max-side).  A struct rv_codec is one thread's decoder
+ * Image codecs: JPEG through the TurboJPEG API, PNG through libpng, WebP
+ * through libwebp, GIF through giflib, TIFF through libtiff, BMP by a
+ * small parser of our own, and the pixel conversions every decoded image
+ * goes through (channel count, reduction to --max-side).  A struct rv_codec is one thread's decoder
  * state (TurboJPEG handle, scratch buffers): make one per worker, reuse it
  * for every image, never share it between threads.
  * Errors return -1 with rv_errmsg() set to a short reason ("truncated JPEG
@@ -36,28 +37,53 @@ struct rv_decode_opts {
 				 * 0 means RV_MAX_PIXELS_DEFAULT */
 };
 
-/* RV_DT_JPEG or RV_DT_PNG from the first bytes, or RV_DT_NONE. */
+/* RV_DT_JPEG or RV_DT_PNG from the first bytes, or RV_DT_NONE: the
+ * stream dtypes, so the other formats below are RV_DT_NONE here. */
 int rv_sniff(const unsigned char *p, size_t n);
+
+/* Every format the decoder reads, recognised by its first bytes. */
+enum rv_format {
+	RV_FMT_NONE,
+	RV_FMT_JPEG,
+	RV_FMT_PNG,
+	RV_FMT_WEBP,
+	RV_FMT_GIF,
+	RV_FMT_BMP,
+	RV_FMT_TIFF,
+};
+int rv_codec_format(const unsigned char *p, size_t n);
+/* "JPEG", "PNG", "WebP", "GIF", "BMP", "TIFF"; "unknown" otherwise. */
+const char *rv_format_name(int fmt);
 
 struct rv_codec;
 struct rv_codec *rv_codec_new(void);
 void rv_codec_free(struct rv_codec *c);
 
-/* Read only the header: format (RV_DT_*), size, and the channels a decode
- * keeps (1 for grey or grey+alpha, 3 otherwise, CMYK included). */
+/* Read only the header: the stream dtype (RV_DT_JPEG, RV_DT_PNG, or
+ * RV_DT_NONE for a WebP, GIF, BMP or TIFF, which the stream cannot carry
+ * encoded: rv_codec_format() tells them apart), size, and the channels a
+ * decode keeps (1 for grey or grey+alpha, 3 otherwise, CMYK included).
+ * For a GIF the size is the canvas the first frame is drawn on. */
 int rv_codec_info(struct rv_codec *c, const unsigned char *p, size_t n,
     int *dtype, uint32_t *h, uint32_t *w, uint32_t *ch);
 
 /*
- * Decode JPEG or PNG bytes into out (reusing its buffer).  The header is
- * checked against max_pixels before any pixel buffer is touched.  JPEG:
+ * Decode an image of any format above into out (reusing its buffer).  The
+ * header is checked against max_pixels before any pixel buffer is touched.  JPEG:
  * grey, RGB, YCbCr, CMYK/YCCK (converted), baseline and progressive; when
  * max_side asks for a smaller image, TurboJPEG's DCT scaling picks the
  * smallest of 1/2, 1/4 and 1/8 still >= max_side (the other M/8 scales have
  * no fast path in libjpeg-turbo and measure slower than a full decode), and
  * an area-average resize does the rest.  PNG: palette, grey, grey+alpha, RGB, RGBA, 16-bit, interlaced;
  * alpha is dropped (composited on black is NOT done: alpha is ignored, as
- * torchvision's read_image(mode=RGB) does).
+ * torchvision's read_image(mode=RGB) does).  WebP: lossy, lossless,
+ * alpha dropped; an animation gives its first frame.  GIF: the first
+ * frame, on a canvas of the logical screen (grown to hold the frame)
+ * filled with the background colour; transparency ignored.  BMP: 1, 4, 8
+ * bits with a palette, RLE4, RLE8, 16, 24, 32 bits (bit fields too),
+ * bottom-up or top-down.  TIFF: the first image, anything libtiff's RGBA
+ * interface reads (strips, tiles, 8 or 16 bits, palette, grey, YCbCr,
+ * CMYK, JPEG/LZW/Deflate/PackBits compressed), alpha dropped.
  */
 int rv_codec_decode(struct rv_codec *c, const unsigned char *p, size_t n,
     const struct rv_decode_opts *o, struct rv_img *out);

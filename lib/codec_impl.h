@@ -1,5 +1,5 @@
 /*
- * Private to the codec files (codec.c, codec_jpeg.c, codec_png.c, img.c):
+ * Private to the codec files (codec.c, codec_*.c, img.c):
  * the layout of struct rv_codec, grow-only scratch buffers and the pixel
  * helpers the decoders share with rv_img_from_pixels(), so that decoded
  * images and raw pixels go through exactly the same conversions.
@@ -75,5 +75,31 @@ int rv_png_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
     uint32_t *ch);
 int rv_png_decode(struct rv_codec *c, const unsigned char *p, size_t n,
     const struct rv_decode_opts *o, struct rv_img *out);
+int rv_webp_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
+    uint32_t *ch);
+int rv_webp_decode(struct rv_codec *c, const unsigned char *p, size_t n,
+    const struct rv_decode_opts *o, struct rv_img *out);
+int rv_gif_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
+    uint32_t *ch);
+int rv_gif_decode(struct rv_codec *c, const unsigned char *p, size_t n,
+    const struct rv_decode_opts *o, struct rv_img *out);
+int rv_bmp_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
+    uint32_t *ch);
+int rv_bmp_decode(struct rv_codec *c, const unsigned char *p, size_t n,
+    const struct rv_decode_opts *o, struct rv_img *out);
+int rv_tiff_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
+    uint32_t *ch);
+int rv_tiff_decode(struct rv_codec *c, const unsigned char *p, size_t n,
+    const struct rv_decode_opts *o, struct rv_img *out);
+
+/*
+ * The end of a decode that produced src (h x w x cin, cin 1 or 3, in a
+ * scratch buffer, not out's): straight into out when no resize or channel
+ * change is wanted, else through rv_img_finish() to max_side and the
+ * output channels.
+ */
+void rv_img_deliver(struct rv_codec *c, const unsigned char *src,
+    uint32_t h, uint32_t w, uint32_t cin, const struct rv_decode_opts *o,
+    struct rv_img *out);
 
 #endif

@@ -34,9 +34,12 @@ struct rv_dataset {
 	size_t nsrc;
 	uint64_t n;
 	struct rv_meta meta;
-	char **warn;
-	size_t nwarn, capwarn;
-	uint64_t warn_dropped;
+	struct msgs {
+		char **v;
+		size_t n, cap;
+		uint64_t dropped;	/* past MAX_WARNINGS */
+	} warn, note;
+	struct rv_src_counts counts;
 };
 
 enum kind {
@@ -56,17 +59,42 @@ struct opinfo {
 /* ---- warnings ---- */
 
 static void
-add_warning(struct rv_dataset *d, const char *msg)
+add_msg(struct msgs *m, const char *msg)
 {
-	if (d->nwarn == MAX_WARNINGS) {
-		d->warn_dropped++;
+	if (m->n == MAX_WARNINGS) {
+		m->dropped++;
 		return;
 	}
-	if (d->nwarn == d->capwarn) {
-		d->capwarn = d->capwarn ? d->capwarn * 2 : 16;
-		d->warn = xreallocarray(d->warn, d->capwarn, sizeof(*d->warn));
+	if (m->n == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 16;
+		m->v = xreallocarray(m->v, m->cap, sizeof(*m->v));
 	}
-	d->warn[d->nwarn++] = xstrdup(msg);
+	m->v[m->n++] = xstrdup(msg);
+}
+
+/* The last message says how many more there were. */
+static void
+close_msgs(struct msgs *m, const char *what)
+{
+	char buf[64];
+
+	if (m->dropped == 0)
+		return;
+	m->n--;
+	m->dropped++;
+	free(m->v[m->n]);
+	snprintf(buf, sizeof(buf), "%" PRIu64 " more %s", m->dropped, what);
+	add_msg(m, buf);
+}
+
+static void
+free_msgs(struct msgs *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		free(m->v[i]);
+	free(m->v);
 }
 
 static int
@@ -77,7 +105,11 @@ vwarn(struct src_ctx *c, int fatal, int count, const char *fmt, va_list ap)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (fatal && c->o->strict)
 		return rv_seterr("%s", buf);
-	add_warning(c->d, buf);
+	/* A sample lost says so, as rv-decode's decode-time warnings do. */
+	if (fatal)
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+		    " (skipped)");
+	add_msg(&c->d->warn, buf);
 	if (count)
 		c->skipped++;
 	return 0;
@@ -123,16 +155,47 @@ src_count(struct src_ctx *c)
 	c->skipped++;
 }
 
+void
+src_ignore(struct src_ctx *c, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	add_msg(&c->d->note, buf);
+	c->ignored++;
+}
+
 size_t
 rv_dataset_nwarnings(const struct rv_dataset *d)
 {
-	return d->nwarn;
+	return d->warn.n;
 }
 
 const char *
 rv_dataset_warning(const struct rv_dataset *d, size_t i)
 {
-	return i < d->nwarn ? d->warn[i] : NULL;
+	return i < d->warn.n ? d->warn.v[i] : NULL;
+}
+
+size_t
+rv_dataset_nnotes(const struct rv_dataset *d)
+{
+	return d->note.n;
+}
+
+const char *
+rv_dataset_note(const struct rv_dataset *d, size_t i)
+{
+	return i < d->note.n ? d->note.v[i] : NULL;
+}
+
+void
+rv_dataset_counts(const struct rv_dataset *d, struct rv_src_counts *c)
+{
+	*c = d->counts;
 }
 
 /* ---- helpers shared by the readers ---- */
@@ -253,11 +316,34 @@ src_lower_eq(const char *a, const char *b)
 	return *a == *b;
 }
 
+static int
+ext_in(const char *ext, const char *const *list)
+{
+	for (; *list; list++)
+		if (src_lower_eq(ext, *list))
+			return 1;
+	return 0;
+}
+
 int
 src_image_ext(const char *ext)
 {
-	return src_lower_eq(ext, "jpg") || src_lower_eq(ext, "jpeg") ||
-	    src_lower_eq(ext, "png");
+	static const char *const ok[] = { "jpg", "jpeg", "jpe", "jfif", "png",
+	    "webp", "gif", "bmp", "tif", "tiff", NULL };
+
+	return ext_in(ext, ok);
+}
+
+int
+src_unsupported_ext(const char *ext)
+{
+	static const char *const other[] = { "heic", "heif", "avif", "jxl",
+	    "jp2", "j2k", "jpx", "jpf", "ppm", "pgm", "pbm", "pnm", "pam",
+	    "pcx", "tga", "ico", "icns", "psd", "xcf", "svg", "svgz", "eps",
+	    "exr", "hdr", "dds", "dng", "cr2", "cr3", "crw", "nef", "arw",
+	    "orf", "rw2", "raf", "raw", NULL };
+
+	return ext_in(ext, other);
 }
 
 int
@@ -267,6 +353,9 @@ src_encoded_dtype(const unsigned char *p, size_t n, const char *path)
 
 	if (t != RV_DT_NONE)
 		return t;
+	/* A WebP, GIF, BMP or TIFF: no stream dtype of its own. */
+	if (rv_codec_format(p, n) != RV_FMT_NONE)
+		return RV_DT_NONE;
 	/* Let the decoder say what is wrong with it, by its name. */
 	return src_lower_eq(extension(path), "png") ? RV_DT_PNG : RV_DT_JPEG;
 }
@@ -420,7 +509,7 @@ merge_classes(struct rv_dataset *d)
 {
 	const struct src *fixed = NULL;
 	char **uni = NULL, *const *final;
-	size_t nuni = 0, nfinal, i, j;
+	size_t nuni = 0, nfinal, nclasses, i, j;
 	char key[32];
 	int sorted = 1;
 
@@ -485,8 +574,14 @@ differ:
 			s->map[j] = (int32_t)k;
 		}
 	}
-	if (nfinal > 0) {
-		snprintf(key, sizeof(key), "%zu", nfinal);
+	/* Numbered labels (sidecars, IDX, CIFAR) count too: a model needs
+	 * an output for the highest one, names or not. */
+	nclasses = nfinal;
+	for (i = 0; i < d->nsrc; i++)
+		if (d->src[i].nlabels > nclasses)
+			nclasses = d->src[i].nlabels;
+	if (nclasses > 0) {
+		snprintf(key, sizeof(key), "%zu", nclasses);
 		rv_meta_set(&d->meta, "classes", key);
 	}
 	for (i = 0; i < nfinal; i++) {
@@ -545,9 +640,9 @@ rv_dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 	}
 	d = xcalloc(1, sizeof(*d));
 	rv_meta_init(&d->meta);
+	memset(&c, 0, sizeof(c));
 	c.o = o ? o : &defaults;
 	c.d = d;
-	c.skipped = 0;
 	d->src = xcalloc((size_t)n, sizeof(*d->src));
 	oi = xcalloc((size_t)n, sizeof(*oi));
 	for (i = 0; i < n; i++) {
@@ -611,16 +706,11 @@ rv_dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 	if (merge_classes(d) < 0)
 		goto fail;
 	set_source(d);
-	if (d->warn_dropped > 0) {
-		char buf[64];
-
-		d->nwarn--;
-		d->warn_dropped++;
-		free(d->warn[d->nwarn]);
-		snprintf(buf, sizeof(buf), "%" PRIu64 " more warnings",
-		    d->warn_dropped);
-		add_warning(d, buf);
-	}
+	close_msgs(&d->warn, "warnings");
+	close_msgs(&d->note, "members ignored");
+	d->counts.skipped = c.skipped;
+	d->counts.sidecars = c.sidecars;
+	d->counts.ignored = c.ignored;
 	if (skipped)
 		*skipped = c.skipped;
 	return d;
@@ -681,9 +771,8 @@ rv_dataset_free(struct rv_dataset *d)
 	for (i = 0; i < d->nsrc; i++)
 		free_src(&d->src[i]);
 	free(d->src);
-	for (i = 0; i < d->nwarn; i++)
-		free(d->warn[i]);
-	free(d->warn);
+	free_msgs(&d->warn);
+	free_msgs(&d->note);
 	rv_meta_release(&d->meta);
 	free(d);
 }

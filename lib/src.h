@@ -25,7 +25,10 @@ struct rv_src_opts {
 struct rv_item {
 	uint64_t id;
 	int32_t label;		/* -1 if the source has none */
-	int dtype;		/* RV_DT_U8 (raw pixels) or RV_DT_JPEG/PNG */
+	int dtype;		/* RV_DT_U8: raw pixels; else encoded bytes
+				 * for rv_codec_decode(): RV_DT_JPEG/PNG,
+				 * or RV_DT_NONE for WebP, GIF, BMP, TIFF
+				 * (no stream dtype) */
 	uint32_t h, w, c;	/* for RV_DT_U8 */
 	const unsigned char *data;	/* borrowed: scratch or dataset memory */
 	size_t len;
@@ -37,13 +40,36 @@ struct rv_dataset;
 /*
  * Open and list every operand ("-" is an archive on stdin).  Members that
  * cannot be used (no image, unreadable) are warned about and counted in
- * *skipped (unless strict: then -1).  Returns NULL with rv_errmsg() set
- * ("'path': reason") on failure.
+ * *skipped (unless strict: then -1); the other members that become no
+ * sample are counted too (rv_dataset_counts).  Returns NULL with
+ * rv_errmsg() set ("'path': reason") on failure.
  */
 struct rv_dataset *rv_dataset_open(char *const paths[], int n,
     const struct rv_src_opts *o, uint64_t *skipped);
 uint64_t rv_dataset_count(const struct rv_dataset *d);
-/* Class names and source description (keys classes, class.N, source). */
+
+/*
+ * What became of the files and members that are no sample, counted at
+ * open.  skipped: samples lost (a bad or unreadable member, an image in a
+ * format rv does not read, a sidecar without its image, a label that is
+ * not one class number...), each with a warning, and fatal under strict.
+ * sidecars: archive members that belong to a sample beside its image
+ * (labels, captions, metadata, other images of the key).  ignored: files
+ * and members that are no sample and belong to none (text files, hidden
+ * files, links and special files not named as images), each with a note.
+ */
+struct rv_src_counts {
+	uint64_t skipped;
+	uint64_t sidecars;
+	uint64_t ignored;
+};
+void rv_dataset_counts(const struct rv_dataset *d, struct rv_src_counts *c);
+/*
+ * Class names and source description (keys classes, class.N, source).
+ * classes is the number of class names, or, where labels are numbers
+ * (sidecars, IDX, CIFAR), the highest label over every operand plus one
+ * (the format's class count for CIFAR), whichever is larger.
+ */
 const struct rv_meta *rv_dataset_meta(const struct rv_dataset *d);
 /*
  * Fetch sample id's raw bytes.  scratch is the calling thread's buffer

@@ -2,19 +2,28 @@
  * Archives (tar, tar.gz, tar.zst, zip, ... whatever libarchive reads, from
  * a file or stdin) in the WebDataset convention: a sample is every member
  * sharing a key (the path up to the first dot of the base name), its
- * image the .jpg/.jpeg/.png member, its label from a sidecar or from the
- * parent directory.  The archive is read once, at open, and its image
- * members are kept in memory still encoded, so the dataset costs about
- * the archive's own (uncompressed) size; fetches are pointers into it.
+ * image the member in a format the codec reads (src_image_ext), its label
+ * from a sidecar or from the parent directory.  The archive is read once,
+ * at open, and its image members are kept in memory still encoded, so the
+ * dataset costs about the archive's own (uncompressed) size; fetches are
+ * pointers into it.  Tar archives concatenated on one input (cat a.tar
+ * b.tar) are read through, as tar --ignore-zeros does; any other data
+ * after the end of an archive read from a pipe is an error.
+ *
+ * Every member is accounted for: the image of a sample, a sidecar of
+ * one (counted), a skipped sample (warned, counted, fatal under strict)
+ * or ignored (noted, counted); see struct rv_src_counts.
  */
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -23,33 +32,46 @@
 
 /* Image bytes are packed into chunks of this size (bigger ones alone). */
 #define CHUNK		((size_t)8 << 20)
-/* Sidecars larger than these are not labels (captions, metadata). */
-#define MAX_CLS		64
+/* Sidecars larger than these are not labels (captions, metadata); a
+ * .cls may hold a list, so it gets the room of a .json. */
+#define MAX_TXT		64
 #define MAX_JSON	((size_t)64 << 10)
+/* Bytes of a bad label quoted in its warning. */
+#define SNIP		40
 /* A member's buffer is sized from its header up to this, then grows. */
 #define PREALLOC	((size_t)1 << 20)
 /* Damaged headers in a row before we give up on the archive. */
 #define MAX_RETRY	100
 
 enum role {
-	R_OTHER,
+	R_OTHER,	/* no role: a sidecar if the key has an image */
+	R_UNSUP,	/* an image in a format rv does not read */
 	R_IMAGE,
 	R_CLS,
 	R_TXT,
 	R_JSON,
 };
 
+/* What a sidecar says of the label. */
+enum lab {
+	L_NONE,		/* nothing: a caption, metadata, null */
+	L_OK,		/* one class number */
+	L_MULTI,	/* a list of several: multi-label */
+	L_BAD,		/* a label that is no class number */
+};
+
 struct member {
 	char *key;		/* owned */
 	char *path;		/* owned: the stored path, for messages */
+	char *snip;		/* owned: L_MULTI/L_BAD's text, sanitized */
 	const unsigned char *data;	/* image bytes, in the arena */
 	size_t len;
 	size_t seq;		/* order in the archive */
-	int32_t label;		/* sidecar's label, if haslabel */
+	int32_t label;		/* sidecar's label, if L_OK */
 	unsigned char role;
 	unsigned char primary;	/* the whole extension is the role's */
 	unsigned char bad;	/* unreadable: the sample is dropped */
-	unsigned char haslabel;
+	unsigned char lab;	/* enum lab */
 };
 
 struct asample {
@@ -72,15 +94,37 @@ struct arch {
 	size_t n;
 };
 
+/*
+ * Input that cannot seek (a pipe on stdin, a FIFO), read by us rather
+ * than by libarchive, so that what follows the end of the archive can be
+ * checked: a second zip after the first, say, which libarchive would
+ * leave unread without a word.
+ */
+struct feed {
+	int fd;
+	unsigned char *buf;
+	size_t cap;
+	size_t len;		/* the last block given, still in buf */
+	uint64_t given;
+	int eof;
+	/* Everything given, kept until the format is known to be tar
+	 * (which is read through) or to the end: a zip read as a stream
+	 * stops at its central directory, which must be stepped over. */
+	int keep;
+	struct rv_buf kept;
+};
+
 /* State of one open. */
 struct reader {
 	struct src_ctx *c;
 	struct src *s;
 	struct arch *ar;
 	struct archive *a;
+	struct feed *feed;	/* NULL: libarchive reads the file */
 	struct member *m;
 	size_t nm, capm;
 	struct rv_buf buf;	/* one member's data, reused */
+	uint32_t nlabels;	/* highest sidecar label + 1 */
 	char err[256];
 };
 
@@ -149,42 +193,166 @@ parse_label(const char *p, size_t n, int32_t *v)
 	return 1;
 }
 
+static int
+space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
 /*
- * A JSON sidecar's integer "label" (else "cls") member.  A minimal scan,
- * not a parser: the first "key" followed by a colon and an integer wins,
- * at whatever depth; a float or a string is no label.
+ * Integers separated by commas or white space, "3 7", "3,7", or in
+ * brackets, "[3, 7]", as multi-label sidecars hold them.  The count (the
+ * first in *v), or -1 if a token is no integer.
+ */
+static long
+int_list(const char *p, size_t n, int32_t *v)
+{
+	const char *e = p + n;
+	long count = 0;
+
+	while (p < e && space(*p))
+		p++;
+	while (e > p && space(e[-1]))
+		e--;
+	if (p < e && *p == '[') {
+		if (e[-1] != ']')
+			return -1;
+		p++;
+		e--;
+	}
+	while (p < e) {
+		const char *t;
+		int32_t x;
+
+		while (p < e && (space(*p) || *p == ','))
+			p++;
+		if (p == e)
+			break;
+		for (t = p; t < e && !space(*t) && *t != ','; t++)
+			continue;
+		if (!parse_label(p, (size_t)(t - p), &x))
+			return -1;
+		if (count++ == 0)
+			*v = x;
+		p = t;
+	}
+	return count;
+}
+
+/* m->snip: the text, sanitized, cut to SNIP bytes. */
+static void
+set_snip(struct member *m, const char *p, size_t n)
+{
+	char buf[4 * SNIP + 8];
+
+	while (n > 0 && space(*p)) {
+		p++;
+		n--;
+	}
+	while (n > 0 && space(p[n - 1]))
+		n--;
+	src_sanitize(buf, sizeof(buf), p, n < SNIP ? n : SNIP);
+	if (n > SNIP)
+		strcat(buf, "...");
+	free(m->snip);
+	m->snip = xstrdup(buf);
+}
+
+/* A label or a list of them, as a .cls holds it. */
+static void
+list_label(struct member *m, const char *p, size_t n)
+{
+	long k = int_list(p, n, &m->label);
+
+	if (k == 1) {
+		m->lab = L_OK;
+		return;
+	}
+	/* "[]": no class, said explicitly. */
+	m->lab = k == 0 ? L_NONE : k > 1 ? L_MULTI : L_BAD;
+	if (m->lab != L_NONE)
+		set_snip(m, p, n);
+}
+
+/*
+ * A JSON sidecar's "label" (else "cls") member of the top-level object.
+ * A scan, not a parser: strings and nesting are followed, so a "label"
+ * deeper down (a detection's, say) is metadata, not the sample's label.
+ * Its value: an integer, or a list of them (a single one is that label),
+ * or null (no label); a string, a float or anything else is a label that
+ * is no class number.  Without either key, a document that is a bare
+ * integer or list is read as a .cls; anything else is metadata.
  */
 static int
-json_label(const char *p, size_t n, const char *key, int32_t *v)
+json_key(struct member *m, const char *p, size_t n, const char *key)
 {
-	size_t k = strlen(key), i;
+	size_t k = strlen(key), i = 0, j, end;
+	int depth = 0;
 
-	for (i = 0; i + k + 2 <= n; i++) {
-		size_t j, start;
-
-		if (p[i] != '"' || memcmp(p + i + 1, key, k) != 0 ||
-		    p[i + 1 + k] != '"')
+	while (i < n) {
+		if (p[i] == '{' || p[i] == '[')
+			depth++;
+		else if (p[i] == '}' || p[i] == ']')
+			depth--;
+		if (p[i] != '"') {
+			i++;
 			continue;
-		j = i + k + 2;
-		while (j < n && (p[j] == ' ' || p[j] == '\t' || p[j] == '\n' ||
-		    p[j] == '\r'))
-			j++;
-		if (j >= n || p[j] != ':')
+		}
+		for (j = i + 1; j < n && p[j] != '"'; j += p[j] == '\\' ? 2 : 1)
 			continue;
-		j++;
-		while (j < n && (p[j] == ' ' || p[j] == '\t' || p[j] == '\n' ||
-		    p[j] == '\r'))
-			j++;
-		start = j;
-		if (j < n && p[j] == '-')
-			j++;
-		while (j < n && p[j] >= '0' && p[j] <= '9')
-			j++;
-		if (j < n && (p[j] == '.' || p[j] == 'e' || p[j] == 'E'))
+		if (j >= n)
 			return 0;
-		return parse_label(p + start, j - start, v);
+		if (depth != 1 || j - i - 1 != k || memcmp(p + i + 1, key,
+		    k) != 0) {
+			i = j + 1;
+			continue;
+		}
+		for (i = j + 1; i < n && space(p[i]); i++)
+			continue;
+		if (i >= n || p[i] != ':')
+			continue;	/* a value, not a key */
+		for (j = i + 1; j < n && space(p[j]); j++)
+			continue;
+		if (n - j >= 4 && memcmp(p + j, "null", 4) == 0) {
+			m->lab = L_NONE;
+			return 1;
+		}
+		if (j < n && p[j] == '[') {
+			for (end = j; end < n && p[end] != ']'; end++)
+				continue;
+			list_label(m, p + j, end < n ? end + 1 - j : n - j);
+			return 1;
+		}
+		for (end = j; end < n && p[end] != ',' && p[end] != '}' &&
+		    !space(p[end]); end++)
+			continue;
+		if (end > j && parse_label(p + j, end - j, &m->label)) {
+			m->lab = L_OK;
+			return 1;
+		}
+		/* A string runs to its closing quote. */
+		if (j < n && p[j] == '"')
+			for (end = j + 1; end < n && p[end] != '"'; end++)
+				continue;
+		m->lab = L_BAD;
+		set_snip(m, p + j, (end < n ? end + 1 : n) - j);
+		return 1;
 	}
 	return 0;
+}
+
+static void
+json_label(struct member *m, const char *p, size_t n)
+{
+	size_t i = 0;
+
+	if (json_key(m, p, n, "label") || json_key(m, p, n, "cls"))
+		return;
+	while (i < n && space(p[i]))
+		i++;
+	if (i < n && (p[i] == '[' || p[i] == '-' || (p[i] >= '0' &&
+	    p[i] <= '9')))
+		list_label(m, p, n);
 }
 
 /*
@@ -248,6 +416,33 @@ new_member(struct reader *r)
 	return m;
 }
 
+/* A member's name: leading "./" and "/" dropped; its base and first
+ * dot (NULL for a hidden file or one with no extension). */
+static const char *
+member_name(const char *path, const char **base, const char **dot)
+{
+	const char *p = path;
+
+	while (p[0] == '.' && p[1] == '/')
+		p += 2;
+	while (p[0] == '/')
+		p++;
+	*base = strrchr(p, '/');
+	*base = *base ? *base + 1 : p;
+	*dot = (*base)[0] == '.' ? NULL : strchr(*base, '.');
+	return p;
+}
+
+/* Note that a member is ignored, and why. */
+static void
+ignore(struct reader *r, const char *path, const char *why)
+{
+	char *q = src_sanitized(path);
+
+	src_ignore(r->c, "'%s': '%s': %s (ignored)", r->s->name, q, why);
+	free(q);
+}
+
 /*
  * One regular member: find its key and role, read what the role needs.
  * Returns 0, 1 when the archive is spent (truncated), -1 to fail.
@@ -264,36 +459,34 @@ take_member(struct reader *r, struct archive_entry *e)
 	if (!path || !*path)
 		return src_skip(r->c, "'%s': member %zu: unreadable name",
 		    r->s->name, r->nm);
-	p = path;
-	while (p[0] == '.' && p[1] == '/')
-		p += 2;
-	while (p[0] == '/')
-		p++;
-	base = strrchr(p, '/');
-	base = base ? base + 1 : p;
+	p = member_name(path, &base, &dot);
 	/* As in WebDataset, a name needs a stem and an extension; hidden
 	 * files (macOS's ._x.jpg among them) are not data. */
-	if (base[0] == '.' || !(dot = strchr(base, '.')))
+	if (!dot) {
+		ignore(r, path, base[0] == '.' ? "hidden" : "no extension");
 		return 0;
+	}
 	last = strrchr(base, '.');
 	m = new_member(r);
 	m->key = xstrndup(p, (size_t)(dot - p));
+	m->path = xstrdup(path);
 	m->primary = dot == last;
 	if (src_image_ext(last + 1)) {
 		m->role = R_IMAGE;
 		max = SRC_MAX_MEMBER;
 	} else if (src_lower_eq(dot + 1, "cls")) {
 		m->role = R_CLS;
-		max = MAX_CLS;
+		max = MAX_JSON;
 	} else if (src_lower_eq(dot + 1, "txt")) {
 		m->role = R_TXT;
-		max = MAX_CLS;
+		max = MAX_TXT;
 	} else if (src_lower_eq(dot + 1, "json")) {
 		m->role = R_JSON;
 		max = MAX_JSON;
-	} else
+	} else {
+		m->role = src_unsupported_ext(last + 1) ? R_UNSUP : R_OTHER;
 		return 0;	/* read on: libarchive skips its data */
-	m->path = xstrdup(path);
+	}
 	st = read_member(r, e, max);
 	if (st == 1 && m->role != R_IMAGE) {
 		m->role = R_OTHER;	/* too long to be a label */
@@ -316,13 +509,45 @@ take_member(struct reader *r, struct archive_entry *e)
 		if (m->len)
 			memcpy((unsigned char *)m->data, r->buf.data, m->len);
 	} else if (m->role == R_JSON) {
-		m->haslabel = json_label((char *)r->buf.data, r->buf.len,
-		    "label", &m->label) || json_label((char *)r->buf.data,
-		    r->buf.len, "cls", &m->label);
-	} else
-		m->haslabel = parse_label((char *)r->buf.data, r->buf.len,
-		    &m->label);
+		json_label(m, (char *)r->buf.data, r->buf.len);
+	} else if (m->role == R_CLS) {
+		list_label(m, (char *)r->buf.data, r->buf.len);
+	} else if (parse_label((char *)r->buf.data, r->buf.len, &m->label)) {
+		m->lab = L_OK;	/* a .txt: a number, else a caption */
+	}
 	return 0;
+}
+
+/*
+ * A member that is no regular file.  A directory is structure, not data;
+ * a link or a device named as an image is a sample lost (links are not
+ * followed in an archive), anything else is ignored.
+ */
+static int
+take_other(struct reader *r, struct archive_entry *e)
+{
+	const char *path = archive_entry_pathname(e), *base, *dot, *why;
+	unsigned type = archive_entry_filetype(e);
+	char *q;
+	int st;
+
+	if (type == AE_IFDIR || !path || !*path)
+		return 0;
+	if (archive_entry_hardlink(e) != NULL)
+		why = "hard link, not followed";
+	else if (type == AE_IFLNK)
+		why = "symbolic link, not followed";
+	else
+		why = "not a regular file";
+	member_name(path, &base, &dot);
+	if (!dot || !src_image_ext(strrchr(base, '.') + 1)) {
+		ignore(r, path, why);
+		return 0;
+	}
+	q = src_sanitized(path);
+	st = src_skip(r->c, "'%s': '%s': %s", r->s->name, q, why);
+	free(q);
+	return st;
 }
 
 /* The archive cannot be read at all: say what we looked for. */
@@ -341,6 +566,127 @@ no_archive(struct reader *r)
 	return rv_seterr("'%s': %s", r->s->name, la_err(r));
 }
 
+static la_ssize_t
+feed_read(struct archive *a, void *cd, const void **out)
+{
+	struct feed *f = cd;
+	ssize_t k;
+
+	do
+		k = read(f->fd, f->buf, f->cap);
+	while (k < 0 && errno == EINTR);
+	if (k < 0) {
+		archive_set_error(a, errno, "read error");
+		return ARCHIVE_FATAL;
+	}
+	*out = f->buf;
+	if (k == 0)
+		f->eof = 1;	/* buf keeps the last block */
+	else
+		f->len = (size_t)k;
+	if (f->keep)
+		rv_buf_append(&f->kept, f->buf, (size_t)k);
+	f->given += (uint64_t)k;
+	return k;
+}
+
+static int
+all_zero(const unsigned char *p, size_t n)
+{
+	while (n > 0 && p[n - 1] == 0)
+		n--;
+	return n == 0;
+}
+
+static uint32_t
+le16(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+/*
+ * The length of the zip trailer at p: central directory headers, zip64
+ * end records and the end-of-central-directory record with its comment,
+ * which libarchive's stream reader stops in front of.
+ */
+static size_t
+zip_trailer(const unsigned char *p, size_t n)
+{
+	size_t off = 0;
+
+	for (;;) {
+		const unsigned char *q = p + off;
+		size_t left = n - off, k;
+
+		if (left >= 46 && memcmp(q, "PK\1\2", 4) == 0)
+			k = 46 + (size_t)le16(q + 28) + le16(q + 30) +
+			    le16(q + 32);
+		else if (left >= 56 && memcmp(q, "PK\6\6", 4) == 0)
+			k = (size_t)le16(q + 4) + ((size_t)le16(q + 6) << 16) +
+			    12;	/* a record this size is never > 4 GiB */
+		else if (left >= 20 && memcmp(q, "PK\6\7", 4) == 0)
+			k = 20;
+		else if (left >= 22 && memcmp(q, "PK\5\6", 4) == 0)
+			return off + 22 + le16(q + 20) < n ?
+			    off + 22 + le16(q + 20) : n;
+		else
+			return off;
+		if (k >= left)
+			return n;
+		off += k;
+	}
+}
+
+/*
+ * At the end of an archive read from a pipe: anything but zeros after it
+ * (what libarchive left of what it was given, past a zip's central
+ * directory, then the rest of the input) is an archive that would go
+ * unread, so it is an error.  Tar archives are read through, so nothing
+ * is left after them.
+ */
+static int
+check_trailing(struct reader *r)
+{
+	struct feed *f = r->feed;
+	int64_t used = archive_filter_bytes(r->a, -1);
+	uint64_t left = used >= 0 && (uint64_t)used <= f->given ?
+	    f->given - (uint64_t)used : 0;
+	const char *fmt = archive_format_name(r->a);
+	int data = 0;
+
+	if (left > 0 && f->keep) {
+		const unsigned char *p = f->kept.data + used;
+		size_t n = (size_t)left, k = 0;
+
+		if ((archive_format(r->a) & ARCHIVE_FORMAT_BASE_MASK) ==
+		    ARCHIVE_FORMAT_ZIP)
+			k = zip_trailer(p, n);
+		data = !all_zero(p + k, n - k);
+	} else if (left > 0) {
+		data = left > f->len || !all_zero(f->buf + f->len - left,
+		    (size_t)left);
+	}
+	while (!data && !f->eof) {
+		ssize_t k = read(f->fd, f->buf, f->cap);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return rv_seterr("'%s': read error:", r->s->name);
+		if (k == 0)
+			f->eof = 1;
+		data = !all_zero(f->buf, (size_t)k);
+	}
+	if (!data)
+		return 0;
+	if (!fmt)
+		fmt = "unknown";
+	src_sanitize(r->err, sizeof(r->err), fmt, strlen(fmt));
+	return rv_seterr("'%s': more data after the end of the archive "
+	    "(%s), which would go unread: only tar archives are read "
+	    "through when concatenated", r->s->name, r->err);
+}
+
 /* Read every member.  Returns 0 or -1. */
 static int
 read_all(struct reader *r)
@@ -353,7 +699,7 @@ read_all(struct reader *r)
 		int st = archive_read_next_header(r->a, &e);
 
 		if (st == ARCHIVE_EOF)
-			return 0;
+			return r->feed && entries > 0 ? check_trailing(r) : 0;
 		if (st == ARCHIVE_FATAL && entries == 0)
 			return no_archive(r);
 		if (st == ARCHIVE_FATAL)
@@ -372,10 +718,19 @@ read_all(struct reader *r)
 		}
 		retries = 0;
 		entries++;
+		/* Tar reads through to the end: nothing to keep. */
+		if (r->feed && r->feed->keep && (archive_format(r->a) &
+		    ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR) {
+			r->feed->keep = 0;
+			rv_buf_release(&r->feed->kept);
+		}
 		/* Links, directories and devices are not images. */
 		if (archive_entry_filetype(e) != AE_IFREG ||
-		    archive_entry_hardlink(e) != NULL)
+		    archive_entry_hardlink(e) != NULL) {
+			if (take_other(r, e) < 0)
+				return -1;
 			continue;
+		}
 		if ((st = take_member(r, e)) != 0)
 			return st < 0 ? -1 : 0;
 	}
@@ -413,70 +768,149 @@ parent_name(const char *key)
 	return xstrndup(p, (size_t)(slash - p));
 }
 
+/* Warn about member m of the sample being grouped; -1 under strict. */
+static int
+skip_member(struct reader *r, const struct member *m, const char *fmt,
+    const char *arg)
+{
+	char *q = src_sanitized(m->path ? m->path : m->key);
+	int st;
+
+	st = src_skip(r->c, fmt, r->s->name, q, arg);
+	free(q);
+	return st;
+}
+
+/*
+ * One key's members, m[0..n) in archive order, as a sample a (its label
+ * from a sidecar; *par the parent directory's name when none has one).
+ * Returns 1 for a sample, 0 when the key is skipped or ignored, -1 to
+ * fail (strict).
+ */
+static int
+one_key(struct reader *r, struct member *m, size_t n, struct asample *a,
+    char **par)
+{
+	struct member *img = NULL, *unsup = NULL, *lab[R_JSON + 1] = { 0 };
+	size_t i, k, side = 0;
+	int sidecars = 0;
+
+	for (i = 0; i < n; i++) {
+		if (m[i].bad) {
+			/* warned about when it was read */
+			src_count(r->c);
+			return 0;
+		}
+		if (m[i].role == R_IMAGE &&
+		    (!img || m[i].primary >= img->primary))
+			img = &m[i];
+		if (m[i].role == R_UNSUP && !unsup)
+			unsup = &m[i];
+		if (m[i].role >= R_CLS)
+			sidecars = 1;
+		if (m[i].role >= R_CLS && m[i].lab != L_NONE)
+			lab[m[i].role] = &m[i];
+	}
+	if (!img) {
+		if (unsup)
+			return skip_member(r, unsup, "'%s': '%s': unsupported "
+			    "image format%s", "; rv reads JPEG, PNG, WebP, "
+			    "GIF, BMP and TIFF") < 0 ? -1 : 0;
+		if (sidecars) {
+			char *q = src_sanitized(m[0].key);
+			int st = src_skip(r->c, "'%s': '%s': no image member",
+			    r->s->name, q);
+			free(q);
+			return st < 0 ? -1 : 0;
+		}
+		/* Members of no sample: a README, a .npy without an
+		 * image. */
+		for (i = 0; i < n; i++)
+			ignore(r, m[i].path, "not an image");
+		return 0;
+	}
+	/* Another image as good as the one taken came earlier: replaced,
+	 * as tar's append does, or two archives concatenated that reuse a
+	 * key.  Either way a sample's image is lost: say so. */
+	for (i = 0; i < n; i++) {
+		if (&m[i] == img || m[i].role != R_IMAGE ||
+		    m[i].primary != img->primary) {
+			side += &m[i] != img;
+			continue;
+		}
+		if (strcmp(m[i].path, img->path) == 0) {
+			if (skip_member(r, &m[i], "'%s': '%s': replaced by a "
+			    "later member of the same name%s", "") < 0)
+				return -1;
+		} else {
+			char *q = src_sanitized(img->path);
+			int st = skip_member(r, &m[i], "'%s': '%s': replaced "
+			    "by '%s', a later image of the same key", q);
+			free(q);
+			if (st < 0)
+				return -1;
+		}
+	}
+	/* The label: the first of .cls, .txt, .json that says anything. */
+	a->label = -1;
+	for (k = R_CLS; k <= R_JSON && !lab[k]; k++)
+		continue;
+	if (k <= R_JSON && lab[k]->lab == L_MULTI)
+		return skip_member(r, lab[k], "'%s': '%s': multi-label "
+		    "'%s': an rv sample carries one class label",
+		    lab[k]->snip) < 0 ? -1 : 0;
+	if (k <= R_JSON && lab[k]->lab == L_BAD)
+		return skip_member(r, lab[k], "'%s': '%s': label '%s' is not "
+		    "a class number", lab[k]->snip) < 0 ? -1 : 0;
+	r->c->sidecars += side;
+	a->data = img->data;
+	a->len = img->len;
+	a->path = img->path;
+	img->path = NULL;
+	if (k <= R_JSON) {
+		a->label = lab[k]->label;
+		if (a->label >= 0 && (uint32_t)a->label >= r->nlabels)
+			r->nlabels = (uint32_t)a->label + 1;
+	} else if ((*par = parent_name(img->key)) != NULL) {
+		a->derived = 1;
+	}
+	return 1;
+}
+
 /*
  * Group the members by key into samples.  Within a key the image is the
  * member whose whole extension is an image one (abc.jpg over abc.seg.png),
  * else the last; a later member replaces an earlier one, as tar's append
- * does.  The label comes from the sample's own sidecar (.cls, else .txt,
- * else .json) and only failing that from its parent directory, per
- * sample: an archive that mixes both keeps the sidecar numbers as they are
- * and gives directory classes their index among the directory names, so
- * mixing the two is only sound when they agree.
+ * does (with a warning: the earlier image is lost).  The label comes from
+ * the sample's own sidecar (.cls, else .txt, else .json) and only failing
+ * that from its parent directory, per sample: an archive that mixes both
+ * keeps the sidecar numbers as they are and gives directory classes their
+ * index among the directory names, so mixing the two is only sound when
+ * they agree.
  */
 static int
 group(struct reader *r)
 {
 	struct arch *ar = r->ar;
 	char **par, **names = NULL;
-	size_t i, j, k, nnames = 0;
+	size_t i, j, nnames = 0;
 
 	if (r->nm > 0)
 		qsort(r->m, r->nm, sizeof(*r->m), cmp_member);
 	ar->v = xcalloc(r->nm ? r->nm : 1, sizeof(*ar->v));
 	par = xcalloc(r->nm ? r->nm : 1, sizeof(*par));
 	for (i = 0; i < r->nm; i = j) {
-		struct member *img = NULL, *lab[R_JSON + 1] = { 0 };
-		struct asample *a;
-		int bad = 0;
+		int st;
 
 		for (j = i; j < r->nm && strcmp(r->m[j].key, r->m[i].key) == 0;
-		    j++) {
-			struct member *m = &r->m[j];
-
-			bad |= m->bad;
-			if (m->role == R_IMAGE &&
-			    (!img || m->primary >= img->primary))
-				img = m;
-			else if (m->role >= R_CLS && m->haslabel)
-				lab[m->role] = m;
-		}
-		if (bad) {
-			src_count(r->c);
+		    j++)
 			continue;
-		}
-		if (!img) {
-			char *q = src_sanitized(r->m[i].key);
-			int st = src_skip(r->c, "'%s': '%s': no image member",
-			    r->s->name, q);
-			free(q);
-			if (st < 0)
-				goto fail;
-			continue;
-		}
-		a = &ar->v[ar->n];
-		a->data = img->data;
-		a->len = img->len;
-		a->path = img->path;
-		img->path = NULL;
-		a->label = -1;
-		for (k = R_CLS; k <= R_JSON && !lab[k]; k++)
-			continue;
-		if (k <= R_JSON)
-			a->label = lab[k]->label;
-		else if ((par[ar->n] = parent_name(img->key)) != NULL)
-			a->derived = 1;
-		ar->n++;
+		st = one_key(r, &r->m[i], j - i, &ar->v[ar->n], &par[ar->n]);
+		if (st < 0)
+			goto fail;
+		ar->n += (size_t)st;
 	}
+	r->s->nlabels = r->nlabels;
 	/* The directory classes: sorted distinct parent names. */
 	for (i = 0; i < ar->n; i++)
 		if (par[i]) {
@@ -552,9 +986,11 @@ static const struct src_ops archive_ops = { arch_fetch, arch_free };
 int
 src_archive_open(struct src_ctx *c, struct src *s, const char *path)
 {
+	struct feed feed = { 0 };
 	struct reader r;
+	struct stat sb;
 	size_t i;
-	int st;
+	int st, fd;
 
 	memset(&r, 0, sizeof(r));
 	r.c = c;
@@ -567,21 +1003,41 @@ src_archive_open(struct src_ctx *c, struct src *s, const char *path)
 		return rv_seterr("'%s': out of memory", s->name);
 	archive_read_support_filter_all(r.a);
 	archive_read_support_format_all(r.a);
-	if (strcmp(path, "-") == 0)
-		st = archive_read_open_fd(r.a, STDIN_FILENO, 1 << 16);
-	else
-		st = archive_read_open_filename(r.a, path, 1 << 16);
+	/* cat a.tar b.tar: read on past the first end-of-archive blocks,
+	 * as tar --ignore-zeros does. */
+	archive_read_set_options(r.a, "tar:read_concatenated_archives");
+	fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY);
+	if (fd < 0) {
+		archive_read_free(r.a);
+		return rv_seterr("'%s': cannot open:", s->name);
+	}
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		/* libarchive's own reader: it can seek (zip). */
+		st = archive_read_open_fd(r.a, fd, 1 << 16);
+	} else {
+		feed.fd = fd;
+		feed.cap = 1 << 16;
+		feed.buf = xmalloc(feed.cap);
+		feed.keep = 1;
+		r.feed = &feed;
+		st = archive_read_open(r.a, &feed, NULL, feed_read, NULL);
+	}
 	if (st != ARCHIVE_OK)
 		st = no_archive(&r);
 	else
 		st = read_all(&r);
 	archive_read_free(r.a);
+	free(feed.buf);
+	rv_buf_release(&feed.kept);
+	if (fd != STDIN_FILENO)
+		close(fd);
 	rv_buf_release(&r.buf);
 	if (st == 0)
 		st = group(&r);
 	for (i = 0; i < r.nm; i++) {
 		free(r.m[i].key);
 		free(r.m[i].path);
+		free(r.m[i].snip);
 	}
 	free(r.m);
 	s->n = r.ar->n;

@@ -168,6 +168,9 @@ src_cifar_open(struct src_ctx *c, struct src *s, const char *path,
 	s->priv = cf;
 	s->ops = &cifar_ops;
 	s->n = (uint64_t)(size / recsize);
+	/* The format's class count, names file or not (a label beyond it
+	 * fails its fetch). */
+	s->nlabels = (uint32_t)cf->nlabels;
 	s->desc = xasprintf("cifar%d:%s", cf->nlabels, s->name);
 	cifar_names(c, s, path, cf->nlabels);
 	return 0;

@@ -1,9 +1,13 @@
 /*
  * A directory in the ImageFolder layout: each immediate subdirectory is a
  * class (index = its place among the subdirectory names in byte order),
- * every .jpg/.jpeg/.png file below it a sample of that class; image files
- * at the top level have no label.  Samples are sorted by relative path.
- * Only the listing is kept: a fetch reads the file into the scratch.
+ * every image file below it (by extension: src_image_ext) a sample of
+ * that class; image files at the top level have no label.  Samples are
+ * sorted by relative path.  Every other entry is accounted for: a file in
+ * an image format rv does not read, or a link to nothing, is a skipped
+ * sample; a file that is no image, a hidden entry, a special file or a
+ * link to a directory is ignored, with a note.  Only the listing is kept:
+ * a fetch reads the file into the scratch.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -61,9 +65,29 @@ ext_of(const char *name)
 	return dot ? dot + 1 : "";
 }
 
-/* The entries of directory w->path, sorted; hidden ones left out. */
+/* Note that w->path's entry name (at len) is ignored, and why. */
+static void
+ignore(struct walk *w, size_t len, const char *name, const char *why)
+{
+	char rel[PATH_MAX + 256];
+	char *q;
+
+	/* w->path holds the directory in its first len bytes (what comes
+	 * after may be an entry's name). */
+	if (len >= w->rootlen)
+		snprintf(rel, sizeof(rel), "%.*s/%s", (int)(len - w->rootlen),
+		    w->path + w->rootlen, name);
+	else
+		snprintf(rel, sizeof(rel), "%s", name);
+	q = src_sanitized(rel);
+	src_ignore(w->c, "'%s': '%s': %s (ignored)", w->s->name, q, why);
+	free(q);
+}
+
+/* The entries of directory w->path (of length len), sorted; hidden ones
+ * are noted and left out. */
 static int
-list_dir(struct walk *w, char ***names, size_t *n)
+list_dir(struct walk *w, size_t len, char ***names, size_t *n)
 {
 	size_t cap = 0;
 	struct dirent *e;
@@ -77,8 +101,13 @@ list_dir(struct walk *w, char ***names, size_t *n)
 	while ((e = readdir(dp))) {
 		/* Dot entries: ".", "..", and hidden files and folders
 		 * (.DS_Store, ._x.jpg, .ipynb_checkpoints) are never data. */
-		if (e->d_name[0] == '.')
+		if (e->d_name[0] == '.') {
+			if (strcmp(e->d_name, ".") != 0 &&
+			    strcmp(e->d_name, "..") != 0)
+				ignore(w, len, e->d_name, "hidden");
+			errno = 0;
 			continue;
+		}
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 64;
 			*names = xreallocarray(*names, cap, sizeof(**names));
@@ -105,13 +134,15 @@ static int walk(struct walk *w, size_t len, int32_t label);
 /*
  * One entry, name, of the directory w->path (of length len): recurse into
  * a real directory (so symlink loops cannot happen), add an image file
- * (or a symlink to one) as a sample of class label.
+ * (or a symlink to one) as a sample of class label, and account for
+ * anything else.
  */
 static int
 visit(struct walk *w, size_t len, const char *name, int32_t label)
 {
 	size_t k = strlen(name);
-	struct stat st;
+	const char *ext = ext_of(name);
+	struct stat st, lst;
 	char *q;
 	int r;
 
@@ -123,13 +154,35 @@ visit(struct walk *w, size_t len, const char *name, int32_t label)
 	}
 	w->path[len] = '/';
 	memcpy(w->path + len + 1, name, k + 1);
-	if (lstat(w->path, &st) < 0)
+	if (lstat(w->path, &lst) < 0)
 		return 0;	/* gone since the listing */
-	if (S_ISDIR(st.st_mode))
+	if (S_ISDIR(lst.st_mode))
 		return walk(w, len + 1 + k, label);
-	if (!src_image_ext(ext_of(name)))
+	st = lst;
+	if (S_ISLNK(lst.st_mode) && stat(w->path, &st) == 0 &&
+	    S_ISDIR(st.st_mode)) {
+		/* walk_top() has warned about one at the top. */
+		if (len + 1 == w->rootlen)
+			w->c->ignored++;
+		else
+			ignore(w, len, name, "symlink to a directory, not "
+			    "followed");
 		return 0;
-	if (S_ISLNK(st.st_mode) && (stat(w->path, &st) < 0 ||
+	}
+	if (!src_image_ext(ext)) {
+		if (!src_unsupported_ext(ext)) {
+			ignore(w, len, name, S_ISREG(st.st_mode) ?
+			    "not an image" : "not a regular file");
+			return 0;
+		}
+		q = src_sanitized(w->path + w->rootlen);
+		r = src_skip(w->c, "'%s': '%s': unsupported image format; "
+		    "rv reads JPEG, PNG, WebP, GIF, BMP and TIFF",
+		    w->s->name, q);
+		free(q);
+		return r;
+	}
+	if (S_ISLNK(lst.st_mode) && (stat(w->path, &st) < 0 ||
 	    !S_ISREG(st.st_mode))) {
 		q = src_sanitized(w->path + w->rootlen);
 		r = src_skip(w->c, "'%s': '%s': symlink to no regular file",
@@ -137,8 +190,10 @@ visit(struct walk *w, size_t len, const char *name, int32_t label)
 		free(q);
 		return r;
 	}
-	if (!S_ISREG(st.st_mode))
+	if (!S_ISREG(st.st_mode)) {
+		ignore(w, len, name, "not a regular file");
 		return 0;
+	}
 	if (w->d->n == w->d->cap) {
 		w->d->cap = w->d->cap ? w->d->cap * 2 : 256;
 		w->d->v = xreallocarray(w->d->v, w->d->cap, sizeof(*w->d->v));
@@ -157,7 +212,7 @@ walk(struct walk *w, size_t len, int32_t label)
 	size_t n, i;
 	int r = 0;
 
-	if (list_dir(w, &names, &n) < 0) {
+	if (list_dir(w, len, &names, &n) < 0) {
 		char *q = src_sanitized(w->path + w->rootlen);
 		r = src_skip(w->c, "'%s': '%s': cannot read the directory:",
 		    w->s->name, q);
@@ -184,7 +239,7 @@ walk_top(struct walk *w, size_t len)
 	size_t n, i, nclass = 0;
 	int r = 0;
 
-	if (list_dir(w, &names, &n) < 0)
+	if (list_dir(w, len, &names, &n) < 0)
 		return rv_seterr("'%s': cannot read the directory:",
 		    w->s->name);
 	for (i = 0; i < n; i++) {

@@ -330,6 +330,9 @@ src_idx_open(struct src_ctx *c, struct src *s, const char *images,
 	s->n = fi.dim[0];
 	s->desc = labels ? xasprintf("idx:%s,%s", s->name, ql) :
 	    xasprintf("idx:%s", s->name);
+	for (i = 0; x->lb && i < s->n; i++)
+		if (x->lb[i] >= s->nlabels)
+			s->nlabels = (uint32_t)x->lb[i] + 1;
 	for (i = 0; x->lb && i < s->n && x->lb[i] < 10; i++)
 		continue;
 	if ((is_fashion(images) || (labels && is_fashion(labels))) &&

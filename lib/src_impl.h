@@ -51,19 +51,25 @@ struct src {
 	size_t nnames;
 	int names_kind;		/* enum src_names */
 	int32_t *map;		/* DERIVED: local index -> dataset index */
+	uint32_t nlabels;	/* labels not DERIVED are below this, by the
+				 * format or the highest seen + 1; 0: none */
 };
 
-/* Open-time context: options, warnings and the skip count. */
+/* Open-time context: options, warnings and the counts of members that
+ * became no sample (see struct rv_src_counts). */
 struct src_ctx {
 	const struct rv_src_opts *o;
 	struct rv_dataset *d;
 	uint64_t skipped;
+	uint64_t sidecars;
+	uint64_t ignored;
 };
 
 /*
  * Warnings.  src_skip: a sample is lost; counted, and under --strict the
- * open fails with the message (returns -1, errmsg set).  src_bad: as
- * src_skip but not counted (the caller counts the sample it drops).
+ * open fails with the message (returns -1, errmsg set); otherwise the
+ * warning kept ends in " (skipped)".  src_bad: as src_skip but not
+ * counted (the caller counts the sample it drops).
  * src_note: informational, never counted, never fatal.  Each returns 0
  * when the open may go on.  Names in the arguments must be sanitized.
  */
@@ -75,6 +81,12 @@ void src_note(struct src_ctx *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Count a sample dropped after src_bad(). */
 void src_count(struct src_ctx *c);
+/* A file or member that is no sample and belongs to none (a text file,
+ * a hidden file, a link that is not followed): counted as ignored, and
+ * the message kept as a note, which rv-decode prints under -v.  Never
+ * fatal. */
+void src_ignore(struct src_ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /*
  * Copy n bytes of s into dst (size len, always terminated), escaping
@@ -89,10 +101,16 @@ int src_lower_eq(const char *a, const char *b);
 /* it->name = "operand: member" (member sanitized here), truncated. */
 void src_item_name(struct rv_item *it, const struct src *s,
     const char *member);
-/* RV_DT_JPEG/PNG from the bytes, else from the file name's extension. */
+/* RV_DT_JPEG/PNG from the bytes; RV_DT_NONE for the bytes of another
+ * format the codec reads; else (bytes no codec reads) from the file
+ * name's extension, so that the decoder says what is wrong. */
 int src_encoded_dtype(const unsigned char *p, size_t n, const char *path);
-/* 1 if ext (no dot) is jpg, jpeg or png in any case. */
+/* 1 if ext (no dot) names a format the codec reads, in any case: jpg,
+ * jpeg, jpe, jfif, png, webp, gif, bmp, tif, tiff. */
 int src_image_ext(const char *ext);
+/* 1 if ext names an image format rv does not read (heic, avif, ppm, ...):
+ * such a file is a sample lost, not a file that is no image. */
+int src_unsupported_ext(const char *ext);
 /* The dataset label for a local one: DERIVED labels go through map. */
 int32_t src_label(const struct src *s, int32_t local);
 /* Read a short text file of class names, one per line (blank lines and

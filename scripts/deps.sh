@@ -9,6 +9,9 @@ pkgs=(
 	libarchive-dev
 	libturbojpeg0-dev
 	libpng-dev
+	libwebp-dev
+	libgif-dev
+	libtiff-dev
 	libzstd-dev
 	libxxhash-dev
 	libopenblas-openmp-dev

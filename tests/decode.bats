@@ -118,7 +118,7 @@ print(n)'"
 
 @test "rv-decode: -v prints a summary line; -q stays silent" {
 	run -0 --separate-stderr rv-decode -q -v --limit 20 --epochs 3 "$IMG" "$LAB" -o "$T/v.rvs"
-	[[ "$stderr" == "rv-decode: 60 samples in 3 epochs, 0 skipped, "*" s, "*" samples/s" ]]
+	[[ "$stderr" == "rv-decode: 60 samples in 3 epochs, 0 skipped, 0 sidecars, 0 ignored, "*" s, "*" samples/s" ]]
 	run -0 --separate-stderr rv-decode -q --limit 20 "$IMG" "$LAB" -o "$T/q.rvs"
 	[ -z "$stderr" ]
 }
@@ -172,10 +172,15 @@ print(n)'"
 
 @test "rv-decode: bad members of an archive are skipped with a warning each, and counted" {
 	run -0 --separate-stderr rv-decode -v "$FIX/ds/broken.tar" -o "$T/b.rvs"
-	[ "${stderr_lines[0]}" = "rv-decode: '$FIX/ds/broken.tar': 'orphan': no image member" ]
-	[ "${stderr_lines[1]}" = "rv-decode: '$FIX/ds/broken.tar': './corrupt.jpg': corrupt JPEG data: premature end of data segment (skipped)" ]
-	[ "${stderr_lines[2]}" = "rv-decode: '$FIX/ds/broken.tar': './truncated.jpg': truncated JPEG data (skipped)" ]
-	[[ "${stderr_lines[3]}" == "rv-decode: 3 samples in 1 epoch, 3 skipped, "* ]]
+	# links are not followed in an archive: named as images, each is a
+	# sample lost; the hidden ._good.jpg is ignored, listed under -v
+	[ "${stderr_lines[0]}" = "rv-decode: '$FIX/ds/broken.tar': './hard.jpg': hard link, not followed (skipped)" ]
+	[ "${stderr_lines[1]}" = "rv-decode: '$FIX/ds/broken.tar': './link.jpg': symbolic link, not followed (skipped)" ]
+	[ "${stderr_lines[2]}" = "rv-decode: '$FIX/ds/broken.tar': 'orphan': no image member (skipped)" ]
+	[ "${stderr_lines[3]}" = "rv-decode: '$FIX/ds/broken.tar': './._good.jpg': hidden (ignored)" ]
+	[ "${stderr_lines[4]}" = "rv-decode: '$FIX/ds/broken.tar': './corrupt.jpg': corrupt JPEG data: premature end of data segment (skipped)" ]
+	[ "${stderr_lines[5]}" = "rv-decode: '$FIX/ds/broken.tar': './truncated.jpg': truncated JPEG data (skipped)" ]
+	[[ "${stderr_lines[6]}" == "rv-decode: 3 samples in 1 epoch, 5 skipped, 0 sidecars, 1 ignored, "* ]]
 	[ "$(parse "$T/b.rvs" | grep -c '^sample')" -eq 3 ]
 	# the usable images keep their ids: 1, 2 and 4 of the listing
 	run -0 bash -c "zstd -dcq '$T/b.rvs' | python3 '$REPO/tests/rvparse.py' |
@@ -185,13 +190,13 @@ print(n)'"
 
 @test "rv-decode: --strict makes the first bad member fatal, and leaves no output file" {
 	run -1 --separate-stderr rv-decode --strict "$FIX/ds/broken.tar" -o "$T/s.rvs"
-	[ "${stderr_lines[0]}" = "rv-decode: '$FIX/ds/broken.tar': 'orphan': no image member" ]
+	[ "${stderr_lines[0]}" = "rv-decode: '$FIX/ds/broken.tar': './hard.jpg': hard link, not followed" ]
 	[ ! -e "$T/s.rvs" ]
 }
 
 @test "rv-decode: a truncated archive keeps what came before the cut" {
 	run -0 --separate-stderr rv-decode "$FIX/ds/cut.tar" -o "$T/c.rvs"
-	[ "$stderr" = "rv-decode: '$FIX/ds/cut.tar': './c.jpg': truncated tar archive" ]
+	[ "$stderr" = "rv-decode: '$FIX/ds/cut.tar': './c.jpg': truncated tar archive (skipped)" ]
 	[ "$(parse "$T/c.rvs" | grep -c "^sample")" -eq 2 ]
 }
 
@@ -279,4 +284,200 @@ print(n)'"
 	[[ "$output" == *"rv-decode: "*" samples, "*"/s"* ]]
 	run -0 script -qec "rv-decode -q --epochs 3 '$IMG' '$LAB' -o '$T/p.rvs'" /dev/null
 	[ -z "$output" ]
+}
+
+# ---- every member accounted for (issue 16, item 4) ----
+
+# A folder of the other formats Pillow reads: class a (an animated GIF,
+# a lossy WebP), class b (a TIFF with alpha, an RLE8 BMP).
+mk_formats() {
+	mkdir -p "$T/fmt/a" "$T/fmt/b"
+	cp "$FIX/img/anim.gif" "$FIX/img/rgb.webp" "$T/fmt/a/"
+	cp "$FIX/img/rgba.tif" "$FIX/img/rle8.bmp" "$T/fmt/b/"
+}
+
+@test "rv-decode: WebP, GIF, BMP and TIFF in a folder or a tar are decoded, pixels as ImageMagick's" {
+	mk_formats
+	tar --sort=name -C "$T/fmt" -cf "$T/fmt.tar" .
+	want=$(for f in anim.gif rgb.webp rgba.tif rle8.bmp; do
+		printf '%s %s\n' "$(sha1sum < "$FIX/img/$f.rgb" | cut -c1-40)"; done)
+	for in in "$T/fmt" "$T/fmt.tar"; do
+		run -0 --separate-stderr rv-decode -v "$in" -o "$T/f.rvs"
+		[[ "$stderr" == "rv-decode: 4 samples in 1 epoch, 0 skipped, 0 sidecars, 0 ignored, "* ]]
+		run -0 bash -c "zstd -dcq '$T/f.rvs' | python3 '$REPO/tests/rvparse.py' --sha |
+		    awk -F'\t' '\$1==\"sample\" { print \$4, \$5, \$6 }' | paste -sd' '"
+		[ "$output" = "0 64x96x3 u8 0 64x96x3 u8 1 64x96x3 u8 1 64x96x3 u8" ]
+		run -0 bash -c "zstd -dcq '$T/f.rvs' | python3 '$REPO/tests/rvparse.py' --sha |
+		    awk -F'\t' '\$1==\"sample\" { print \$9 }'"
+		[ "$output" = "$(printf '%s\n' "$want" | sed 's/ *$//')" ]
+	done
+	# --channels, --max-side and --max-pixels as for JPEG and PNG
+	run -0 bash -c "rv-decode -q --channels 1 --max-side 48 '$T/fmt' | zstd -dcq |
+	    python3 '$REPO/tests/rvparse.py' | awk -F'\t' '\$1==\"sample\" { print \$5 }' | paste -sd' '"
+	[ "$output" = "32x48x1 32x48x1 32x48x1 32x48x1" ]
+	run -1 --separate-stderr rv-decode --max-pixels 6143 "$T/fmt" -o "$T/p.rvs"
+	[ "${#stderr_lines[@]}" -eq 5 ]
+	[ "${stderr_lines[0]}" = "rv-decode: '$T/fmt': 'a/anim.gif': image is 96x64, over the 6143-pixel limit (skipped)" ]
+	[ "${stderr_lines[3]}" = "rv-decode: '$T/fmt': 'b/rle8.bmp': image is 96x64, over the 6143-pixel limit (skipped)" ]
+	[ "${stderr_lines[4]}" = "rv-decode: no usable samples in the input" ]
+}
+
+@test "rv-decode: a truncated WebP, GIF, BMP or TIFF is skipped with a warning and counted; --strict fails" {
+	mkdir -p "$T/cut/a"
+	cp "$FIX/img/rgb.png" "$FIX/img/truncated.webp" "$FIX/img/truncated.gif" \
+	    "$FIX/img/truncated.bmp" "$FIX/img/truncated.tif" "$T/cut/a/"
+	run -0 --separate-stderr rv-decode -v "$T/cut" -o "$T/c.rvs"
+	[ "${stderr_lines[0]}" = "rv-decode: '$T/cut': 'a/truncated.bmp': truncated BMP data (skipped)" ]
+	[ "${stderr_lines[1]}" = "rv-decode: '$T/cut': 'a/truncated.gif': truncated GIF data (skipped)" ]
+	[ "${stderr_lines[2]}" = "rv-decode: '$T/cut': 'a/truncated.tif': truncated TIFF data (skipped)" ]
+	[ "${stderr_lines[3]}" = "rv-decode: '$T/cut': 'a/truncated.webp': truncated WebP data (skipped)" ]
+	[[ "${stderr_lines[4]}" == "rv-decode: 1 samples in 1 epoch, 4 skipped, 0 sidecars, 0 ignored, "* ]]
+	run -1 --separate-stderr rv-decode --strict "$T/cut" -o "$T/s.rvs"
+	[ "$stderr" = "rv-decode: '$T/cut': 'a/truncated.bmp': truncated BMP data" ]
+	[ ! -e "$T/s.rvs" ]
+}
+
+@test "rv-decode -v: every member is a sample, a sidecar, skipped or ignored, and the summary says which" {
+	s="$T/acct"
+	mkdir -p "$s/x"
+	cp "$FIX/img/rgb.jpg" "$s/x/1.jpg"
+	printf '3\n' > "$s/x/1.cls"
+	printf 'a caption\n' > "$s/x/1.txt"
+	cp "$FIX/img/rgb.bmp" "$s/x/2.bmp"
+	printf '{"label": 4, "w": 96}' > "$s/x/2.json"
+	printf 'x' > "$s/x/2.npy"
+	printf 'x' > "$s/x/3.heic"
+	printf '1\n' > "$s/x/3.cls"
+	printf 'about\n' > "$s/README"
+	cp "$FIX/img/rgb.jpg" "$s/x/.hidden.jpg"
+	tar --sort=name -C "$s" -cf "$T/acct.tar" .
+	run -0 --separate-stderr rv-decode -v "$T/acct.tar" -o "$T/a.rvs"
+	[ "${stderr_lines[0]}" = "rv-decode: '$T/acct.tar': './x/3.heic': unsupported image format; rv reads JPEG, PNG, WebP, GIF, BMP and TIFF (skipped)" ]
+	[ "${stderr_lines[1]}" = "rv-decode: '$T/acct.tar': './README': no extension (ignored)" ]
+	[ "${stderr_lines[2]}" = "rv-decode: '$T/acct.tar': './x/.hidden.jpg': hidden (ignored)" ]
+	[[ "${stderr_lines[3]}" == "rv-decode: 2 samples in 1 epoch, 1 skipped, 4 sidecars, 2 ignored, "* ]]
+	[ "${#stderr_lines[@]}" -eq 4 ]
+	# without -v the ignored members are not listed, only the warning
+	run -0 --separate-stderr rv-decode "$T/acct.tar" -o "$T/a.rvs"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	run -0 bash -c "zstd -dcq '$T/a.rvs' | python3 '$REPO/tests/rvparse.py' |
+	    awk -F'\t' '\$1==\"sample\" { print \$3 \":\" \$4 }' | paste -sd' '"
+	[ "$output" = "0:3 1:4" ]
+	# in a folder: the image rv cannot read is skipped, text ignored
+	run -0 --separate-stderr rv-decode -v "$s" -o "$T/d.rvs"
+	[[ "$stderr" == *"'x/3.heic': unsupported image format"* ]]
+	[[ "$stderr" == *"'x/2.npy': not an image (ignored)"* ]]
+	[[ "$stderr" == *"'README': not an image (ignored)"* ]]
+	[[ "${stderr_lines[-1]}" == "rv-decode: 2 samples in 1 epoch, 1 skipped, 0 sidecars, 7 ignored, "* ]]
+}
+
+@test "rv-decode: a multi-label .cls or .json loses its sample with a warning, never silently unlabelled" {
+	s="$T/ml"
+	mkdir -p "$s"
+	for k in 1 2 3 4 5; do cp "$FIX/img/rgb.jpg" "$s/$k.jpg"; done
+	printf '[2]\n' > "$s/1.cls"
+	printf '3 7\n' > "$s/2.cls"
+	printf '{"label": [1, 5]}\n' > "$s/3.json"
+	printf '{"label": "dog"}\n' > "$s/4.json"
+	printf '{"label": null}\n' > "$s/5.json"
+	tar --sort=name -C "$s" -cf "$T/ml.tar" .
+	run -0 --separate-stderr rv-decode "$T/ml.tar" -o "$T/m.rvs"
+	[ "${stderr_lines[0]}" = "rv-decode: '$T/ml.tar': './2.cls': multi-label '3 7': an rv sample carries one class label (skipped)" ]
+	[ "${stderr_lines[1]}" = "rv-decode: '$T/ml.tar': './3.json': multi-label '[1, 5]': an rv sample carries one class label (skipped)" ]
+	[ "${stderr_lines[2]}" = "rv-decode: '$T/ml.tar': './4.json': label '\"dog\"' is not a class number (skipped)" ]
+	[ "${#stderr_lines[@]}" -eq 3 ]
+	# a list of one is that label; null says "no label"
+	run -0 bash -c "zstd -dcq '$T/m.rvs' | python3 '$REPO/tests/rvparse.py' |
+	    awk -F'\t' '\$1==\"sample\" { print \$3 \":\" \$4 }' | paste -sd' '"
+	[ "$output" = "0:2 1:-1" ]
+	run -1 --separate-stderr rv-decode --strict "$T/ml.tar" -o "$T/s.rvs"
+	[ "$stderr" = "rv-decode: '$T/ml.tar': './2.cls': multi-label '3 7': an rv sample carries one class label" ]
+}
+
+@test "rv-decode: tar archives concatenated on stdin are read through, compressed or not" {
+	cat "$FIX/ds/dirs.tar" "$FIX/ds/wds.tar" > "$T/cat.tar"
+	rv-decode -q "$FIX/ds/dirs.tar" "$FIX/ds/wds.tar" | zstd -dcq |
+	    python3 "$REPO/tests/rvparse.py" --sha | awk -F'\t' '$1=="sample" { print $4, $9 }' > "$T/two"
+	[ "$(wc -l < "$T/two")" -eq 10 ]
+	for c in cat gzip zstd; do
+		z=$c
+		[ "$c" = cat ] || z="$c -qc"
+		run -0 --separate-stderr bash -c "{ $z < '$FIX/ds/dirs.tar'; $z < '$FIX/ds/wds.tar'; } |
+		    rv-decode -v - | zstd -dcq | python3 '$REPO/tests/rvparse.py' --sha |
+		    awk -F'\t' '\$1==\"sample\" { print \$4, \$9 }' | sort > '$T/$c'"
+		[[ "$stderr" == "rv-decode: 10 samples in 1 epoch, 0 skipped, "* ]]
+		sort "$T/two" | cmp - "$T/$c"
+	done
+	# the same as a file operand
+	run -0 bash -c "rv-decode -q '$T/cat.tar' | zstd -dcq | python3 '$REPO/tests/rvparse.py' | grep -c '^sample'"
+	[ "$output" -eq 10 ]
+}
+
+@test "rv-decode: an archive on stdin followed by data it would leave unread fails loudly" {
+	python3 - "$T/a.zip" "$T/b.zip" "$FIX/img/rgb.jpg" <<'PY'
+import sys, zipfile
+for p in sys.argv[1:3]:
+    with zipfile.ZipFile(p, "w") as z:
+        z.write(sys.argv[3], p[-5:-4] + ".jpg")
+PY
+	run -1 --separate-stderr bash -c "cat '$T/a.zip' '$T/b.zip' | rv-decode -q - -o '$T/z.rvs'"
+	[[ "$stderr" == "rv-decode: '<stdin>': more data after the end of the archive (ZIP"*"), which would go unread: only tar archives are read through when concatenated" ]]
+	[ ! -e "$T/z.rvs" ]
+	# zeros after an archive are padding, not data
+	run -0 bash -c "{ cat '$T/a.zip'; head -c 10240 /dev/zero; } | rv-decode -q - | zstd -dcq |
+	    python3 '$REPO/tests/rvparse.py' | grep -c '^sample'"
+	[ "$output" -eq 1 ]
+}
+
+@test "rv-decode --encoded: WebP, GIF, BMP and TIFF become lossless PNG of their pixels" {
+	mk_formats
+	rv-decode -q --encoded "$T/fmt" -o "$T/e.rvs"
+	run -0 bash -c "zstd -dcq '$T/e.rvs' | python3 '$REPO/tests/rvparse.py' |
+	    awk -F'\t' '\$1==\"sample\" { print \$5, \$6 }' | sort -u"
+	[ "$output" = "64x96x3 png" ]
+	# decoded downstream, the pixels are rv-decode's own
+	rv-decode -q "$T/fmt" | zstd -dcq | python3 "$REPO/tests/rvparse.py" --sha |
+	    awk -F'\t' '$1=="sample" { print $9 }' > "$T/direct"
+	rv-augment -q -j 1 'flip p=0' < "$T/e.rvs" | zstd -dcq |
+	    python3 "$REPO/tests/rvparse.py" --sha | awk -F'\t' '$1=="sample" { print $9 }' > "$T/later"
+	[ "$(wc -l < "$T/direct")" -eq 4 ]
+	cmp "$T/direct" "$T/later"
+	run -0 bash -c "rv-decode -q --encoded --channels 1 '$T/fmt' | zstd -dcq |
+	    python3 '$REPO/tests/rvparse.py' | awk -F'\t' '\$1==\"sample\" { print \$5, \$6 }' | sort -u"
+	[ "$output" = "64x96x1 png" ]
+}
+
+# ---- the class count in the metadata (issue 16, item 5) ----
+
+@test "rv-decode: .cls labels give the stream its class count; rv-train-gpu trains without --classes" {
+	s="$T/wc"
+	mkdir -p "$s"
+	for k in 0 1 2 3 4 5 6 7; do
+		cp "$FIX/img/rgb.jpg" "$s/$k.jpg"
+		printf '%d\n' $((k % 4)) > "$s/$k.cls"
+	done
+	tar --sort=name -C "$s" -cf "$T/wc.tar" .
+	rv-decode -q --epochs 2 "$T/wc.tar" -o "$T/wc.rvs"
+	run -0 bash -c "zstd -dcq '$T/wc.rvs' | python3 '$REPO/tests/rvparse.py' | grep '^#meta' | grep classes="
+	[ "$output" = $'#meta\tclasses=4' ]
+	run -0 --separate-stderr rv-train-gpu -q -j 1 -b 4 -m 'conv 2 k=3; relu; maxpool 4; linear' \
+	    --device cpu "$T/wc.rvs"
+	# 2 epochs of 8 samples in batches of 4, over 4 classes
+	[[ "$output" == *$'\nsteps     4\n'* ]]
+	[[ "$output" == *$'\nsamples   16\n'* ]]
+	# and through rv-batch, which carries the metadata along
+	run -0 --separate-stderr bash -c "rv-batch -q -b 4 '$T/wc.rvs' |
+	    rv-train-gpu -q -j 1 -m linear --device cpu"
+}
+
+@test "rv-decode --classes N states the class count, and refuses one the input exceeds" {
+	rv-decode -q --classes 12 "$FIX/ds/wds.tar" -o "$T/c.rvs"
+	run -0 bash -c "zstd -dcq '$T/c.rvs' | python3 '$REPO/tests/rvparse.py' | grep classes="
+	[ "$output" = $'#meta\tclasses=12' ]
+	# wds.tar's labels go up to 9
+	run -1 --separate-stderr rv-decode --classes 9 "$FIX/ds/wds.tar" -o "$T/d.rvs"
+	[ "$stderr" = "rv-decode: --classes 9: the input has 10 classes (class names, or labels up to 9)" ]
+	[ ! -e "$T/d.rvs" ]
+	run -2 --separate-stderr rv-decode --classes 0 "$FIX/ds/wds.tar"
+	[ "${stderr_lines[0]}" = "rv-decode: --classes: '0': out of range [1, 2147483647]" ]
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Make the image fixtures under OUTDIR: one small file per JPEG and PNG
-# flavour the codecs must read, raw pixel dumps from ImageMagick to compare
+# Make the image fixtures under OUTDIR: one small file per JPEG, PNG,
+# WebP, GIF, BMP and TIFF flavour the codecs must read, raw pixel dumps from ImageMagick to compare
 # against (NAME.rgb: RGB, NAME.gray: grey, 8 bits), and broken files that
 # must fail cleanly.  Seeded and date-free, so the bytes are reproducible.
 # Usage: tests/fixtures-images.sh OUTDIR
@@ -58,6 +58,43 @@ convert src16.png -depth 16 -define png:color-type=2 -define png:bit-depth=16 \
 convert src16.png -depth 8 -interlace PNG -define png:color-type=2 \
     "${nodate[@]}" interlaced.png
 
+# WebP, GIF, BMP and TIFF flavours (the formats Pillow and torchvision's
+# ImageFolder read beside JPEG and PNG).  The alpha of rgba.* is a grey
+# ramp, so that alpha that was not dropped would show.
+alpha=(\( +clone -colorspace Gray -negate \) -compose CopyOpacity -composite)
+convert src16.png -depth 8 -quality 90 -strip rgb.webp
+convert src16.png -depth 8 -define webp:lossless=true -strip lossless.webp
+convert src16.png -depth 8 "${alpha[@]}" -define webp:lossless=true -strip \
+    rgba.webp
+convert src16.png \( src16.png -negate \) -depth 8 -loop 0 \
+    -define webp:lossless=true -strip anim.webp
+convert src16.png -depth 8 +dither -colors 200 -strip rgb.gif
+convert src16.png -depth 8 +dither -colors 64 -interlace GIF -strip \
+    interlaced.gif
+convert src16.png \( src16.png -negate \) -depth 8 +dither -colors 64 \
+    -loop 0 -strip anim.gif
+convert src16.png -depth 8 -strip BMP3:rgb.bmp
+convert src16.png -depth 8 -strip BMP2:os2.bmp
+convert src16.png -depth 8 +dither -colors 200 -type Palette -compress None \
+    -strip BMP3:palette8.bmp
+convert src16.png -depth 8 +dither -colors 16 -type Palette -strip \
+    BMP3:palette4.bmp
+convert src16.png -colorspace Gray -depth 8 +dither -colors 256 \
+    -type Palette -compress None -strip BMP3:grey8.bmp
+convert src16.png -monochrome -strip BMP3:mono.bmp
+convert src16.png -depth 8 +dither -colors 200 -type Palette -compress RLE \
+    -strip BMP3:rle8.bmp
+convert src16.png -depth 8 -define bmp:subtype=RGB565 -strip BMP:rgb565.bmp
+convert src16.png -depth 8 "${alpha[@]}" -strip BMP:rgba.bmp
+convert src16.png -depth 8 -compress LZW -strip rgb.tif
+convert src16.png -depth 8 -colorspace Gray -compress Zip -strip grey.tif
+convert src16.png -depth 16 -compress None -strip rgb16.tif
+convert src16.png -depth 8 -compress JPEG -quality 90 -strip jpeg.tif
+convert src16.png -depth 8 +dither -colors 16 -type Palette -strip \
+    palette.tif
+convert src16.png -depth 8 -define tiff:tile-geometry=32x32 -strip tiled.tif
+convert src16.png -depth 8 "${alpha[@]}" -strip rgba.tif
+
 python3 - <<'EOF'
 import struct
 import zlib
@@ -73,6 +110,40 @@ png[plte + 4 + n:plte + 8 + n] = struct.pack(">I", crc)
 open("palette-trns.png", "wb").write(png)
 EOF
 
+# rle4.bmp: palette4.bmp's pixels as RLE4 (ImageMagick writes no RLE4):
+# each row an absolute run of 5 pixels, encoded runs of 2, and a delta
+# over the last 4 pixels of the top row, which keep palette entry 0.
+python3 - <<'EOF'
+import struct
+
+b = open("palette4.bmp", "rb").read()
+off, = struct.unpack_from("<I", b, 10)
+w, h = struct.unpack_from("<ii", b, 18)
+stride = (w * 4 + 31) // 32 * 4
+px = [[(b[off + y * stride + x // 2] >> (0 if x & 1 else 4)) & 15
+       for x in range(w)] for y in range(h)]   # bottom row first
+out = bytearray()
+for y in range(h):
+    row = px[y]
+    n = w - 4 if y == h - 1 else w
+    out += bytes([0, 5, row[0] << 4 | row[1], row[2] << 4 | row[3],
+                  row[4] << 4, 0])
+    for x in range(5, n - 1, 2):
+        out += bytes([2, row[x] << 4 | row[x + 1]])
+    if (n - 5) % 2:
+        out += bytes([1, row[n - 1] << 4])
+    if y == h - 1:
+        out += bytes([0, 2, 4, 0])
+        out += bytes([0, 1])
+    else:
+        out += bytes([0, 0])
+hdr = bytearray(b[:off])
+struct.pack_into("<I", hdr, 2, off + len(out))
+struct.pack_into("<I", hdr, 30, 2)
+struct.pack_into("<I", hdr, 34, len(out))
+open("rle4.bmp", "wb").write(bytes(hdr) + bytes(out))
+EOF
+
 # Reference pixels, alpha ignored.  ImageMagick 6 reduces 16 bits to 8 by
 # truncation, v / 257; rv rounds (libpng's png_set_scale_16), so for
 # rgb16.png half a step is added first: floor((v + 128) / 257).
@@ -80,6 +151,22 @@ for f in rgb.jpg rgb444.jpg cmyk.jpg progressive.jpg big.jpg rgb.png \
     rgba.png palette.png palette-trns.png interlaced.png; do
 	convert "$f" -alpha off -depth 8 "rgb:$f.rgb"
 done
+for f in rgb.webp lossless.webp rgba.webp rgb.gif interlaced.gif rgb.bmp \
+    os2.bmp palette8.bmp palette4.bmp grey8.bmp mono.bmp rle8.bmp \
+    rgb565.bmp rgba.bmp rgb.tif grey.tif jpeg.tif palette.tif tiled.tif \
+    rgba.tif; do
+	convert "$f" -alpha off -depth 8 "rgb:$f.rgb"
+done
+# The first frame of each animation; rle4.bmp is palette4.bmp's pixels
+# but for the 4 pixels of the top row that its delta skips.
+convert 'anim.webp[0]' -alpha off -depth 8 rgb:anim.webp.rgb
+convert 'anim.gif[0]' -alpha off -depth 8 rgb:anim.gif.rgb
+convert rle4.bmp -alpha off -depth 8 rgb:rle4.bmp.rgb
+# 16-bit TIFF: libtiff's RGBA interface keeps the high byte, as Pillow
+# does.
+convert rgb16.tif -depth 16 -endian MSB rgb:- |
+    python3 -c 'import sys; d = sys.stdin.buffer.read(); sys.stdout.buffer.write(d[0::2])' \
+    > rgb16.tif.rgb
 convert rgb16.png -evaluate add 128 -depth 8 rgb:rgb16.png.rgb
 for f in grey.jpg grey.png greya.png grey1.png; do
 	convert "$f" -alpha off -depth 8 "gray:$f.gray"
@@ -91,6 +178,10 @@ size=$(wc -c < rgb.jpg)
 head -c $((size / 2)) rgb.jpg > truncated.jpg
 size=$(wc -c < rgb.png)
 head -c $((size / 2)) rgb.png > truncated.png
+for f in rgb.webp rgb.gif rgb.bmp rgb.tif; do
+	size=$(wc -c < "$f")
+	head -c $((size / 2)) "$f" > "truncated.${f#rgb.}"
+done
 : > empty.jpg
 printf 'this is not an image\n' > text.jpg
 

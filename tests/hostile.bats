@@ -261,12 +261,14 @@ make_zoo() {
 @test "rv-decode: a folder of bad images, links, a FIFO, odd names: the good ones come through" {
 	make_zoo
 	run -0 --separate-stderr timeout 30 rv-decode -v "$T/zoo" -o "$T/z.rvs"
-	# 10 warnings (9 bad images, the dangling link), then the summary
-	[ "${#stderr_lines[@]}" -eq 11 ]
-	[[ "${stderr_lines[10]}" == "rv-decode: 12 samples in 1 epoch, 10 skipped, "* ]]
+	# 10 warnings (9 bad images, the dangling link), the FIFO ignored
+	# (listed by -v), then the summary
+	[ "${#stderr_lines[@]}" -eq 12 ]
+	[[ "${stderr_lines[11]}" == "rv-decode: 12 samples in 1 epoch, 10 skipped, 0 sidecars, 1 ignored, "* ]]
 	[[ "$stderr" == *"'b/dangling.jpg': symlink to no regular file"* ]]
+	[[ "$stderr" == *"'b/fifo.jpg': not a regular file (ignored)"* ]]
 	[[ "$stderr" == *"'b/empty.jpg': empty image data (skipped)"* ]]
-	[[ "$stderr" == *"'b/text.jpg': not a JPEG or PNG image (skipped)"* ]]
+	[[ "$stderr" == *"'b/text.jpg': not a JPEG, PNG, WebP, GIF, BMP or TIFF image (skipped)"* ]]
 	[[ "$stderr" == *"'b/huge.jpg': image is 65000x65000, over the 178956970-pixel limit (skipped)"* ]]
 	[[ "$stderr" == *"'b/zlib.png': corrupt PNG: "*" (skipped)"* ]]
 	# 8 good in a/ (CMYK, progressive, 16-bit, interlaced, palette, grey

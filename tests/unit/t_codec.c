@@ -1,6 +1,7 @@
 /*
  * Unit tests for the image codecs and pixel steps (lib/codec*.c, img.c):
- * every JPEG and PNG flavour against ImageMagick's pixels, --max-side
+ * every JPEG, PNG, WebP, GIF, BMP and TIFF flavour against ImageMagick's
+ * pixels, --max-side
  * sizes and DCT scaling, channel conversions, the area resize against a
  * floating-point reference, and broken files failing with the right words.
  * Fixtures: $RV_FIXTURES, else tests/fixtures/img (tests/fixtures-images.sh).
@@ -347,6 +348,47 @@ static const struct flavour jpegs[] = {
 	{ "big.jpg", 480, 640, 3 },
 };
 
+/*
+ * WebP, GIF, BMP and TIFF, each against ImageMagick's RGB dump (NAME.rgb,
+ * the first frame of an animation), within tol levels.  rv reads the
+ * stored pixels as Pillow 9.4 does (checked bit for bit when these were
+ * written); ImageMagick rounds where Pillow truncates 5- and 6-bit BMP
+ * fields and 16-bit TIFF palettes, hence the 1s.  (Pillow itself misreads
+ * rle4.bmp: it drops the last pixel of odd-length absolute runs.)  c is
+ * what the header says a decode keeps: 1 for a grey TIFF or an all-grey
+ * BMP palette.
+ */
+static const struct {
+	struct flavour f;
+	int fmt, tol;
+} others[] = {
+	{ { "rgb.webp", 64, 96, 3 }, RV_FMT_WEBP, 0 },
+	{ { "lossless.webp", 64, 96, 3 }, RV_FMT_WEBP, 0 },
+	{ { "rgba.webp", 64, 96, 3 }, RV_FMT_WEBP, 0 },
+	{ { "anim.webp", 64, 96, 3 }, RV_FMT_WEBP, 0 },
+	{ { "rgb.gif", 64, 96, 3 }, RV_FMT_GIF, 0 },
+	{ { "interlaced.gif", 64, 96, 3 }, RV_FMT_GIF, 0 },
+	{ { "anim.gif", 64, 96, 3 }, RV_FMT_GIF, 0 },
+	{ { "rgb.bmp", 64, 96, 3 }, RV_FMT_BMP, 0 },
+	{ { "os2.bmp", 64, 96, 3 }, RV_FMT_BMP, 0 },
+	{ { "palette8.bmp", 64, 96, 3 }, RV_FMT_BMP, 0 },
+	{ { "palette4.bmp", 64, 96, 3 }, RV_FMT_BMP, 0 },
+	{ { "grey8.bmp", 64, 96, 1 }, RV_FMT_BMP, 0 },
+	{ { "mono.bmp", 64, 96, 1 }, RV_FMT_BMP, 0 },
+	{ { "rle8.bmp", 64, 96, 3 }, RV_FMT_BMP, 0 },
+	{ { "rle4.bmp", 64, 96, 3 }, RV_FMT_BMP, 0 },
+	{ { "rgb565.bmp", 64, 96, 3 }, RV_FMT_BMP, 1 },
+	{ { "rgba.bmp", 64, 96, 3 }, RV_FMT_BMP, 0 },
+	{ { "rgb.tif", 64, 96, 3 }, RV_FMT_TIFF, 0 },
+	{ { "grey.tif", 64, 96, 1 }, RV_FMT_TIFF, 0 },
+	{ { "rgb16.tif", 64, 96, 3 }, RV_FMT_TIFF, 0 },
+	{ { "jpeg.tif", 64, 96, 3 }, RV_FMT_TIFF, 0 },
+	{ { "palette.tif", 64, 96, 3 }, RV_FMT_TIFF, 1 },
+	{ { "tiled.tif", 64, 96, 3 }, RV_FMT_TIFF, 0 },
+	{ { "rgba.tif", 64, 96, 3 }, RV_FMT_TIFF, 0 },
+};
+#define NOTHERS	(sizeof(others) / sizeof(others[0]))
+
 /* ImageMagick's pixels for a fixture: NAME.rgb or NAME.gray. */
 static unsigned char *
 reference(const struct flavour *f, size_t *n)
@@ -411,6 +453,79 @@ test_png_exact(void)
 			    f->name);
 			unit_st.cur_failed = 1;
 		}
+		free(ref);
+	}
+	rv_img_release(&im);
+	rv_codec_free(c);
+}
+
+/*
+ * The other formats: sniffed, sized by the header read, decoded to RGB
+ * against ImageMagick, and to grey as the luma of that RGB (for grey
+ * sources, the grey itself).
+ */
+static void
+test_other_formats(void)
+{
+	struct rv_codec *c = rv_codec_new();
+	struct rv_img im = { 0 };
+	unsigned char *p, *ref, *luma;
+	uint32_t h, w, ch;
+	size_t i, n, rn;
+	int dt, m;
+
+	for (i = 0; i < NOTHERS; i++) {
+		const struct flavour *f = &others[i].f;
+		struct flavour rgb = *f;
+
+		if ((p = slurp(f->name, &n)) == NULL)
+			continue;
+		EXPECT_EQ(rv_codec_format(p, n), others[i].fmt);
+		EXPECT_EQ(rv_sniff(p, n), RV_DT_NONE);
+		EXPECT_EQ(rv_codec_info(c, p, n, &dt, &h, &w, &ch), 0);
+		EXPECT_EQ(dt, RV_DT_NONE);
+		EXPECT_EQ(h, f->h);
+		EXPECT_EQ(w, f->w);
+		if (ch != f->c)
+			printf("# %s: %u channels, want %u\n", f->name, ch,
+			    f->c);
+		EXPECT_EQ(ch, f->c);
+		free(p);
+		EXPECT_EQ(decode(c, f->name, 3, 0, 0, &im), 0);
+		EXPECT_EQ(im.h, f->h);
+		EXPECT_EQ(im.w, f->w);
+		EXPECT_EQ(im.c, 3);
+		rgb.c = 3;
+		if ((ref = reference(&rgb, &rn)) == NULL)
+			continue;
+		EXPECT_EQ(rn, (size_t)im.h * im.w * 3);
+		if (rn == (size_t)im.h * im.w * 3 &&
+		    (m = maxdiff(ref, im.data, rn, NULL)) > others[i].tol) {
+			printf("# %s: max diff %d from ImageMagick's\n",
+			    f->name, m);
+			unit_st.cur_failed = 1;
+		}
+		/* Grey: Pillow's luma of the RGB, exactly. */
+		luma = malloc(rn / 3 + 1);
+		if (luma == NULL)
+			abort();
+		{
+			struct rv_decode_opts o = { 1, 0, 0 };
+			struct rv_img g = { 0 };
+
+			EXPECT_EQ(rv_img_from_pixels(im.data, im.h, im.w, 3, &o,
+			    &g), 0);
+			memcpy(luma, g.data, rn / 3);
+			rv_img_release(&g);
+		}
+		EXPECT_EQ(decode(c, f->name, 1, 0, 0, &im), 0);
+		EXPECT_EQ(im.c, 1);
+		EXPECT(im.h * im.w == rn / 3 && memcmp(im.data, luma,
+		    rn / 3) == 0);
+		/* --max-side as for PNG: the size rv_fit_max_side says. */
+		EXPECT_EQ(decode(c, f->name, 3, 48, 0, &im), 0);
+		EXPECT(im.h == 32 && im.w == 48 && im.c == 3);
+		free(luma);
 		free(ref);
 	}
 	rv_img_release(&im);
@@ -706,6 +821,20 @@ test_max_pixels(void)
 	EXPECT(im.data == NULL);
 	EXPECT_EQ(decode(c, "rgb.jpg", 3, 0, 96 * 64, &im), 0);
 	EXPECT_EQ(decode(c, "rgb.png", 3, 0, 96 * 64, &im), 0);
+	/* Every other format refuses it the same way, before decoding. */
+	{
+		static const char *const names[] = { "rgb.webp", "anim.webp",
+		    "rgb.gif", "rgb.bmp", "rle8.bmp", "rgb.tif" };
+		size_t i;
+
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			EXPECT_EQ(decode(c, names[i], 3, 0, 96 * 64 - 1, &im),
+			    -1);
+			EXPECT_STR(rv_errmsg(),
+			    "image is 96x64, over the 6143-pixel limit");
+			EXPECT_EQ(decode(c, names[i], 3, 0, 96 * 64, &im), 0);
+		}
+	}
 	/* Refused whatever max_side would make of them. */
 	EXPECT_EQ(decode(c, "huge.jpg", 3, 100, RV_MAX_PIXELS_DEFAULT, &im),
 	    -1);
@@ -727,7 +856,11 @@ test_broken(void)
 		    "corrupt JPEG data: premature end of data segment" },
 		{ "crc.png", "corrupt PNG: CRC error" },
 		{ "empty.jpg", "empty image data" },
-		{ "text.jpg", "not a JPEG or PNG image" },
+		{ "text.jpg", "not a JPEG, PNG, WebP, GIF, BMP or TIFF image" },
+		{ "truncated.webp", "truncated WebP data" },
+		{ "truncated.gif", "truncated GIF data" },
+		{ "truncated.bmp", "truncated BMP data" },
+		{ "truncated.tif", "truncated TIFF data" },
 		{ "huge.png",
 		    "image is 100000x100000, over the 178956970-pixel limit" },
 		{ "huge.jpg",
@@ -749,19 +882,29 @@ test_broken(void)
 		EXPECT_EQ(decode(c, "rgb.png", 3, 0, 0, &im), 0);
 	}
 	/* Truncated at every length up to the first scan / IDAT and a
-	 * sample beyond: always an error, never a crash. */
+	 * sample beyond: always an error, never a crash.  JPEG and PNG are
+	 * read to their end marker; the others only as far as the first
+	 * image's pixels go (a GIF's trailer, an RLE end-of-bitmap are not
+	 * needed), so for them the cuts go to the middle of the file. */
 	{
 		static const char *names[] = { "rgb.jpg", "progressive.jpg",
-		    "rgb.png", "interlaced.png" };
+		    "rgb.png", "interlaced.png", "rgb.webp", "lossless.webp",
+		    "anim.webp", "rgb.gif", "interlaced.gif", "rgb.bmp",
+		    "rle8.bmp", "rle4.bmp", "rgb.tif", "tiled.tif",
+		    "jpeg.tif" };
 		struct rv_decode_opts o = { 3, 0, 0 };
 		unsigned char *p;
 		size_t n, k, j;
 
-		for (j = 0; j < 4; j++) {
+		for (j = 0; j < sizeof(names) / sizeof(names[0]); j++) {
+			size_t end;
+
 			p = slurp(names[j], &n);
 			if (p == NULL)
 				continue;
-			for (k = 0; k < n; k += k < 700 ? 1 : 97) {
+			end = j < 4 ? n : n / 2;
+
+			for (k = 0; k < end; k += k < 700 ? 1 : 97) {
 				if (rv_codec_decode(c, p, k, &o, &im) != -1) {
 					printf("# %s cut at %zu decoded\n",
 					    names[j], k);
@@ -821,6 +964,7 @@ main(void)
 	RUN(test_info);
 	RUN(test_png_exact);
 	RUN(test_jpeg_close);
+	RUN(test_other_formats);
 	RUN(test_channels);
 	RUN(test_max_side_jpeg);
 	RUN(test_max_side_quality);

@@ -374,7 +374,8 @@ test_idx_hostile(void)
 		EXPECT_EQ(it.w, 3);
 		EXPECT_EQ(it.len, 6);
 		EXPECT_EQ(it.data[0], 6);
-		EXPECT_STR(meta(d, "classes"), "(none)");
+		/* no names, but labels 0 and 1: two classes */
+		EXPECT_STR(meta(d, "classes"), "2");
 		rv_dataset_free(d);
 	}
 	write_idx(p[6], 8, 4, rgb, 24, 0);
@@ -484,7 +485,18 @@ test_wds(void)
 	}
 	EXPECT_EQ(skipped, 0);
 	EXPECT_EQ(rv_dataset_count(d), 5);
-	EXPECT_STR(meta(d, "classes"), "(none)");
+	/* No names; the highest sidecar label is 9. */
+	EXPECT_STR(meta(d, "classes"), "10");
+	{
+		struct rv_src_counts cnt;
+
+		/* 0001.cls .txt, 0002.cls, 0003.txt, 0004.json, 0005.cls
+		 * and 0005.seg.png came with the samples; nothing else. */
+		rv_dataset_counts(d, &cnt);
+		EXPECT_EQ(cnt.sidecars, 7);
+		EXPECT_EQ(cnt.ignored, 0);
+		EXPECT_EQ(cnt.skipped, 0);
+	}
 	for (i = 0; i < 5 && rv_dataset_count(d) == 5; i++) {
 		EXPECT(rv_dataset_fetch(d, (uint64_t)i, &scratch, &it) == 0);
 		EXPECT(strstr(it.name, member[i]));
@@ -582,11 +594,23 @@ test_broken(void)
 	EXPECT(d != NULL);
 	if (d) {
 		EXPECT_EQ(rv_dataset_count(d), 5);
-		EXPECT_EQ(skipped, 1);
-		EXPECT_EQ(rv_dataset_nwarnings(d), 1);
+		/* the orphan sidecar and the two links named as images;
+		 * the hidden ._good.jpg is ignored, with a note */
+		EXPECT_EQ(skipped, 3);
+		EXPECT_EQ(rv_dataset_nwarnings(d), 3);
 		snprintf(want, sizeof(want), "'%s': 'orphan': no image member",
 		    path);
 		EXPECT(warned(d, want));
+		snprintf(want, sizeof(want), "'%s': './hard.jpg': hard link, "
+		    "not followed", path);
+		EXPECT(warned(d, want));
+		snprintf(want, sizeof(want), "'%s': './link.jpg': symbolic "
+		    "link, not followed", path);
+		EXPECT(warned(d, want));
+		EXPECT_EQ(rv_dataset_nnotes(d), 1);
+		snprintf(want, sizeof(want), "'%s': './._good.jpg': hidden "
+		    "(ignored)", path);
+		EXPECT_STR(rv_dataset_note(d, 0), want);
 		for (i = 0; i < 5 && rv_dataset_count(d) == 5; i++) {
 			EXPECT(rv_dataset_fetch(d, (uint64_t)i, &scratch,
 			    &it) == 0);
@@ -598,7 +622,7 @@ test_broken(void)
 		rv_dataset_free(d);
 	}
 	EXPECT(open1(path, 1, NULL) == NULL);
-	EXPECT(strstr(rv_errmsg(), "'orphan': no image member"));
+	EXPECT(strstr(rv_errmsg(), "'./hard.jpg': hard link, not followed"));
 
 	snprintf(path, sizeof(path), "%s/broken.zip", ds);
 	d = open1(path, 0, &skipped);
@@ -632,6 +656,214 @@ test_broken(void)
 	EXPECT(open1(path, 1, NULL) == NULL);
 	EXPECT(strstr(rv_errmsg(), "c.jpg"));
 	rv_buf_release(&scratch);
+}
+
+/* ---- every member accounted for ---- */
+
+/* Write text to dir/name. */
+static void
+put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	write_file(path, text, strlen(text));
+}
+
+/* Any note containing s? */
+static int
+noted(const struct rv_dataset *d, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < rv_dataset_nnotes(d); i++)
+		if (strstr(rv_dataset_note(d, i), s))
+			return 1;
+	return 0;
+}
+
+/*
+ * A folder: other image formats are samples, an image format rv does
+ * not read is a skipped sample, text, hidden entries, special files and
+ * links to directories are ignored with a note each; nothing vanishes.
+ */
+static void
+test_dir_accounting(void)
+{
+	struct rv_src_counts cnt;
+	struct rv_dataset *d;
+	char dir[256], path[600];
+	uint64_t skipped = 9;
+
+	snprintf(path, sizeof(path), "%s/folder", ds);
+	d = open1(path, 0, &skipped);
+	EXPECT(d != NULL);
+	if (d) {
+		rv_dataset_counts(d, &cnt);
+		EXPECT_EQ(skipped, 0);
+		EXPECT_EQ(cnt.ignored, 3);
+		EXPECT_EQ(cnt.sidecars, 0);
+		EXPECT_EQ(rv_dataset_nwarnings(d), 0);
+		EXPECT_EQ(rv_dataset_nnotes(d), 3);
+		EXPECT(noted(d, "': 'README.txt': not an image (ignored)"));
+		EXPECT(noted(d, "': 'cat/notes.txt': not an image (ignored)"));
+		EXPECT(noted(d, "': 'dog/.hidden.jpg': hidden (ignored)"));
+		rv_dataset_free(d);
+	}
+
+	snprintf(dir, sizeof(dir), "%s/acct", tmp);
+	mkdir(dir, 0777);
+	snprintf(path, sizeof(path), "%s/c", dir);
+	mkdir(path, 0777);
+	snprintf(path, sizeof(path), "%s/c/.git", dir);
+	mkdir(path, 0777);
+	snprintf(path, sizeof(path), "%s/c/sub", dir);
+	mkdir(path, 0777);
+	put(dir, "c/a.webp", "w");
+	put(dir, "c/b.GIF", "g");
+	put(dir, "c/sub/d.bmp", "b");
+	put(dir, "c/e.tiff", "t");
+	put(dir, "c/f.heic", "h");
+	put(dir, "c/g.txt", "x");
+	put(dir, "c/.git/HEAD", "x");
+	snprintf(path, sizeof(path), "%s/c/fifo", dir);
+	EXPECT(mkfifo(path, 0600) == 0);
+	snprintf(path, sizeof(path), "%s/c/up", dir);
+	EXPECT(symlink("sub", path) == 0);
+	d = open1(dir, 0, &skipped);
+	EXPECT(d != NULL);
+	if (d) {
+		rv_dataset_counts(d, &cnt);
+		EXPECT_EQ(rv_dataset_count(d), 4);
+		EXPECT_EQ(skipped, 1);
+		EXPECT(warned(d, "': 'c/f.heic': unsupported image format"));
+		EXPECT_EQ(cnt.ignored, 4);
+		EXPECT(noted(d, "': 'c/.git': hidden (ignored)"));
+		EXPECT(noted(d, "': 'c/fifo': not a regular file (ignored)"));
+		EXPECT(noted(d, "': 'c/g.txt': not an image (ignored)"));
+		EXPECT(noted(d, "': 'c/up': symlink to a directory, not "
+		    "followed (ignored)"));
+		EXPECT_STR(meta(d, "classes"), "1");
+		rv_dataset_free(d);
+	}
+	EXPECT(open1(dir, 1, NULL) == NULL);
+	EXPECT(strstr(rv_errmsg(), "'c/f.heic': unsupported image format"));
+}
+
+/*
+ * Label sidecars: one number (alone or in a list of one) is the label;
+ * a list of several, or a label that is no number, loses the sample with
+ * a warning instead of leaving it silently unlabelled; null and "[]" say
+ * "no label".  Members of no sample are ignored; the rest are sidecars.
+ */
+static void
+test_labels(void)
+{
+	static const char *const files[][2] = {
+		{ "a.cls", "[3]\n" }, { "b.cls", "3 7\n" },
+		{ "c.json", "{\"label\": [1, 2]}" },
+		{ "d.json", "{\"label\": \"cat\"}" },
+		{ "e.json", "{\"label\": null, \"x\": 1}" },
+		{ "f.json", "[4]" }, { "g.cls", "12" },
+		{ "g.json", "{\"label\": [1, 2]}" }, { "h.cls", "cat\n" },
+		{ "i.json", "{\"caption\": \"x\", \"cls\": 5}" },
+		{ "j.heic", "h" }, { "k.npy", "n" }, { "README", "r" },
+		{ "l.cls", "2" },
+		{ "m.json", "{\"boxes\": [{\"label\": \"person\"}], "
+		    "\"label\": 6}" },
+		{ "n.json", "{\"objects\": [{\"label\": \"car\"}]}" },
+	};
+	static const char *const imgs[] = { "a.jpg", "b.jpg", "c.jpg",
+	    "d.jpg", "e.jpg", "f.jpg", "g.jpg", "h.jpg", "i.jpg", "l.webp",
+	    "m.jpg", "n.jpg" };
+	/* a e f g i l m n; a "label" nested deeper is metadata */
+	static const int want[8] = { 3, -1, 4, 12, 5, 2, 6, -1 };
+	struct rv_src_counts cnt;
+	struct rv_buf scratch = { 0 };
+	struct rv_dataset *d;
+	struct rv_item it;
+	char dir[256], tar[256], cmd[700];
+	uint64_t skipped;
+	size_t i;
+
+	snprintf(dir, sizeof(dir), "%s/labels", tmp);
+	snprintf(tar, sizeof(tar), "%s/labels.tar", tmp);
+	mkdir(dir, 0777);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		put(dir, files[i][0], files[i][1]);
+	for (i = 0; i < sizeof(imgs) / sizeof(imgs[0]); i++)
+		put(dir, imgs[i], "\xff\xd8\xff image");
+	snprintf(cmd, sizeof(cmd), "tar --sort=name -C '%s' -cf '%s' .", dir,
+	    tar);
+	EXPECT(system(cmd) == 0);
+	d = open1(tar, 0, &skipped);
+	EXPECT(d != NULL);
+	if (!d)
+		return;
+	rv_dataset_counts(d, &cnt);
+	EXPECT_EQ(rv_dataset_count(d), 8);
+	for (i = 0; i < 8 && rv_dataset_count(d) == 8; i++) {
+		EXPECT(rv_dataset_fetch(d, i, &scratch, &it) == 0);
+		EXPECT_EQ(it.label, want[i]);
+	}
+	EXPECT_EQ(skipped, 5);
+	EXPECT(warned(d, "'./b.cls': multi-label '3 7': an rv sample "
+	    "carries one class label"));
+	EXPECT(warned(d, "'./c.json': multi-label '[1, 2]'"));
+	EXPECT(warned(d, "'./d.json': label '\"cat\"' is not a class number"));
+	EXPECT(warned(d, "'./h.cls': label 'cat' is not a class number"));
+	EXPECT(warned(d, "'./j.heic': unsupported image format"));
+	EXPECT_EQ(cnt.ignored, 2);
+	EXPECT(noted(d, "'./k.npy': not an image (ignored)"));
+	EXPECT(noted(d, "'./README': no extension (ignored)"));
+	/* a, e, f, g (twice), i, l, m and n's sidecars */
+	EXPECT_EQ(cnt.sidecars, 9);
+	EXPECT_STR(meta(d, "classes"), "13");
+	rv_dataset_free(d);
+	EXPECT(open1(tar, 1, NULL) == NULL);
+	EXPECT(strstr(rv_errmsg(), "'./b.cls': multi-label '3 7'"));
+	rv_buf_release(&scratch);
+}
+
+/*
+ * Tar archives end to end in one file are read through (as tar -i
+ * does), and an image whose key comes again later is reported replaced,
+ * not dropped without a word.
+ */
+static void
+test_concat(void)
+{
+	struct rv_src_counts cnt;
+	struct rv_dataset *d;
+	char path[256], cmd[800];
+	uint64_t skipped;
+
+	snprintf(path, sizeof(path), "%s/both.tar", tmp);
+	snprintf(cmd, sizeof(cmd), "cat '%s/dirs.tar' '%s/wds.tar' > '%s'",
+	    ds, ds, path);
+	EXPECT(system(cmd) == 0);
+	d = open1(path, 1, &skipped);
+	EXPECT(d != NULL);
+	if (d) {
+		EXPECT_EQ(rv_dataset_count(d), 10);
+		EXPECT_EQ(skipped, 0);
+		rv_dataset_free(d);
+	}
+	snprintf(cmd, sizeof(cmd), "cat '%s/wds.tar' '%s/wds.tar' > '%s'",
+	    ds, ds, path);
+	EXPECT(system(cmd) == 0);
+	d = open1(path, 0, &skipped);
+	EXPECT(d != NULL);
+	if (d) {
+		rv_dataset_counts(d, &cnt);
+		EXPECT_EQ(rv_dataset_count(d), 5);
+		EXPECT_EQ(skipped, 5);
+		EXPECT(warned(d, "'./train/x/0001.jpg': replaced by a later "
+		    "member of the same name"));
+		EXPECT_EQ(cnt.sidecars, 14);
+		rv_dataset_free(d);
+	}
+	EXPECT(open1(path, 1, NULL) == NULL);
 }
 
 /* ---- CIFAR ---- */
@@ -688,7 +920,8 @@ test_cifar(void)
 		EXPECT_EQ(it.label, 42);
 		EXPECT(it.data[0] == 2 && it.data[1] == 102 &&
 		    it.data[2] == 202 && it.data[3071] == 202);
-		EXPECT_STR(meta(d, "classes"), "(none)");
+		/* the format's 100 classes, names file or not */
+		EXPECT_STR(meta(d, "classes"), "100");
 		rv_dataset_free(d);
 	}
 	rv_buf_release(&scratch);
@@ -718,7 +951,8 @@ test_multi(void)
 		EXPECT(fetch_all(d, lab) == 0);
 		for (i = 0; i < 18; i++)
 			EXPECT_EQ(lab[i], want[i]);
-		EXPECT_STR(meta(d, "classes"), "3");
+		/* 3 class names, but wds.tar's labels go up to 9 */
+		EXPECT_STR(meta(d, "classes"), "10");
 		EXPECT(strstr(meta(d, "source"), "dir:"));
 		EXPECT(strstr(meta(d, "source"), "; archive:"));
 		rv_dataset_free(d);
@@ -826,6 +1060,9 @@ main(void)
 	RUN(test_wds);
 	RUN(test_formats);
 	RUN(test_broken);
+	RUN(test_dir_accounting);
+	RUN(test_labels);
+	RUN(test_concat);
 	RUN(test_cifar);
 	RUN(test_multi);
 	RUN(test_threads);
