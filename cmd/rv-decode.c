@@ -219,6 +219,18 @@ worker_start(void *arg)
 	return w;
 }
 
+/* Decode an encoded image into w->img at the output's channels (3 when
+ * --channels is not given). */
+static int
+decode_img(struct worker *w, const struct job *j, const struct rv_item *it)
+{
+	struct rv_decode_opts d = j->dopts;
+
+	if (!d.channels)
+		d.channels = 3;
+	return rv_codec_decode(w->codec, it->data, it->len, &d, &w->img);
+}
+
 /* Fetch, decode and frame one sample into its slot. */
 static int
 decode_one(void *state, size_t i, struct rv_par_slot *s, void *ctx)
@@ -251,11 +263,7 @@ decode_one(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 			/* The stream carries only JPEG and PNG encoded: a
 			 * WebP, GIF, BMP or TIFF becomes a PNG of its
 			 * pixels, lossless, at the output's channels. */
-			struct rv_decode_opts d = j->dopts;
-			if (!d.channels)
-				d.channels = 3;
-			if (rv_codec_decode(w->codec, it.data, it.len, &d,
-			    &w->img) < 0)
+			if (decode_img(w, j, &it) < 0)
 				goto skip;
 			w->png.len = 0;
 			if (rv_png_encode(w->img.data, w->img.h, w->img.w,
@@ -281,13 +289,8 @@ decode_one(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 		rec.payload_len = it.len;
 		payload = it.data;
 		goto frame;
-	} else {
-		struct rv_decode_opts d = j->dopts;
-		if (!d.channels)
-			d.channels = 3;
-		if (rv_codec_decode(w->codec, it.data, it.len, &d,
-		    &w->img) < 0)
-			goto skip;
+	} else if (decode_img(w, j, &it) < 0) {
+		goto skip;
 	}
 	rec.dtype = RV_DT_U8;
 	rec.height = w->img.h;
