@@ -18,6 +18,7 @@
 #include "opt.h"
 #include "par.h"
 #include "rng.h"
+#include "shard.h"
 #include "src.h"
 #include "src_warn.h"
 #include "stream.h"
@@ -25,9 +26,10 @@
 
 static const char usage[] =
     "usage: rv-decode [-qv] [-j N] [-o FILE] [--channels 1|3] [--classes N]\n"
-    "                 [--encoded] [--epochs E] [--limit N] [--max-pixels N]\n"
-    "                 [--max-side N] [--seed S] [--shard I/N] [--shuffle]\n"
-    "                 [--strict] [--level L] input ...\n"
+    "                 [--encoded] [--epochs E] [--even pad|drop|none]\n"
+    "                 [--limit N] [--max-pixels N] [--max-side N] [--seed S]\n"
+    "                 [--shard I/N|auto] [--shuffle] [--strict] [--level L]\n"
+    "                 input ...\n"
     "  -o, --output FILE    write the stream to FILE (default stdout)\n"
     "  -j, --jobs N         decoding threads (default: all cores)\n"
     "      --channels 1|3   output grey or RGB (default: 3 for images,\n"
@@ -36,11 +38,16 @@ static const char usage[] =
     "                       class names, else the highest label + 1)\n"
     "      --encoded        pass JPEG/PNG bytes through, decode later\n"
     "      --epochs E       write E epochs (default 1)\n"
+    "      --even MODE      equal shards: pad (repeat samples), drop or\n"
+    "                       none (default: pad with --shard auto, else none)\n"
     "      --limit N        use only the first N samples of the listing\n"
     "      --max-pixels N   refuse images larger than N pixels\n"
     "      --max-side N     reduce images so the longer side is <= N\n"
     "      --seed S         seed for --shuffle (default 0)\n"
-    "      --shard I/N      write only shard I of N (0 <= I < N)\n"
+    "      --shard I/N      write only shard I of N (0 <= I < N): its share\n"
+    "                       of the files when there are N or more\n"
+    "      --shard auto     I/N from RANK/WORLD_SIZE, SLURM_PROCID/SLURM_NTASKS,\n"
+    "                       OMPI_COMM_WORLD_RANK/_SIZE or PMI_RANK/PMI_SIZE\n"
     "      --shuffle        a new deterministic order every epoch\n"
     "      --strict         a bad image is fatal instead of skipped\n"
     "      --level L        zstd level -7..19, 0 stores (default: $RV_LEVEL,\n"
@@ -55,6 +62,7 @@ enum {
 	OPT_CLASSES,
 	OPT_ENCODED,
 	OPT_EPOCHS,
+	OPT_EVEN,
 	OPT_LIMIT,
 	OPT_MAX_PIXELS,
 	OPT_MAX_SIDE,
@@ -74,12 +82,25 @@ struct decode_opts {
 	uint64_t max_pixels;
 	uint32_t max_side;
 	uint32_t shard_i, shard_n;
+	int shard_auto;
+	int even;		/* enum even; EVEN_UNSET until resolved */
 	int level;		/* resolved against the output */
 	int shuffle;
 	int strict;
 	char **inputs;
 	int ninputs;
 };
+
+/* How the shards of a job are made equal (DistributedSampler's drop_last
+ * is drop; its default is pad). */
+enum even {
+	EVEN_UNSET = -1,
+	EVEN_NONE,
+	EVEN_PAD,
+	EVEN_DROP,
+};
+
+static const char *const even_names[] = { "none", "pad", "drop" };
 
 struct worker {
 	struct rv_codec *codec;
@@ -97,6 +118,13 @@ struct job {
 	unsigned char *bad;	/* ids skipped once, not tried again */
 	uint32_t epoch;
 	uint64_t skipped;
+	uint64_t n;		/* samples in the listing used (--limit) */
+	int by_files;		/* each rank reads only its files */
+	uint64_t *count;	/* by_files: each source's samples used */
+	size_t nsrc;
+	uint64_t target;	/* samples in each epoch; 0: the share's */
+	uint64_t padded;	/* samples written twice to even the shards */
+	uint64_t dropped;	/* samples left out to even the shards */
 };
 
 static void
@@ -108,6 +136,7 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 		{ "classes", required_argument, NULL, OPT_CLASSES },
 		{ "encoded", no_argument, NULL, OPT_ENCODED },
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
+		{ "even", required_argument, NULL, OPT_EVEN },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "max-pixels", required_argument, NULL, OPT_MAX_PIXELS },
 		{ "max-side", required_argument, NULL, OPT_MAX_SIDE },
@@ -125,6 +154,7 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 	o->limit = UINT64_MAX;
 	o->max_pixels = RV_MAX_PIXELS_DEFAULT;
 	o->shard_n = 1;
+	o->even = EVEN_UNSET;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "o:",
 	    longopts, NULL)) != -1) {
@@ -152,6 +182,15 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 			o->epochs = (uint32_t)rv_opt_u64("--epochs", optarg,
 			    1, 1000000, usage);
 			break;
+		case OPT_EVEN:
+			for (o->even = EVEN_NONE; o->even <= EVEN_DROP &&
+			    strcmp(optarg, even_names[o->even]) != 0;
+			    o->even++)
+				continue;
+			if (o->even > EVEN_DROP)
+				rv_usage_die(usage, "--even: '%s': use pad, "
+				    "drop or none", optarg);
+			break;
 		case OPT_LIMIT:
 			o->limit = rv_opt_u64("--limit", optarg, 1,
 			    UINT64_MAX, usage);
@@ -165,8 +204,9 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 			    optarg, 1, 1 << 20, usage);
 			break;
 		case OPT_SHARD:
-			if (rv_parse_shard(optarg, &o->shard_i,
-			    &o->shard_n) < 0)
+			o->shard_auto = strcmp(optarg, "auto") == 0;
+			if (!o->shard_auto && rv_parse_shard(optarg,
+			    &o->shard_i, &o->shard_n) < 0)
 				rv_usage_die(usage, "--shard: %s",
 				    rv_errmsg());
 			break;
@@ -187,6 +227,23 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 		    "combined with --encoded");
 	o->inputs = argv + optind;
 	o->ninputs = argc - optind;
+	if (o->shard_auto) {
+		const char *from;
+
+		if (rv_shard_from_env(&o->shard_i, &o->shard_n, &from) < 0)
+			rv_die(2, "--shard auto: %s", rv_errmsg());
+		if (o->c.verbose)
+			rv_warn("shard %u/%u%s%s", o->shard_i, o->shard_n,
+			    from ? " from " : " (no launcher's rank in the "
+			    "environment)", from ? from : "");
+	}
+	/* A rank of a job that trains together needs the same steps as the
+	 * others; a part of a job whose outputs are concatenated needs each
+	 * sample once. */
+	if (o->even == EVEN_UNSET)
+		o->even = o->shard_auto ? EVEN_PAD : EVEN_NONE;
+	if (o->shard_n == 1)
+		o->even = EVEN_NONE;
 }
 
 static void
@@ -322,31 +379,111 @@ decode_done(void *ctx, size_t i, const struct rv_par_slot *s)
 	return 0;
 }
 
-/* The positions this shard takes from an epoch's order, as ids. */
+/* The ids this rank takes from an epoch's order, sharding samples: the
+ * positions I, I+N, ... of the (shuffled) listing.  Returns how many. */
 static size_t
-epoch_order(const struct decode_opts *o, uint64_t n, uint32_t epoch,
-    uint64_t *all, uint64_t *mine)
+epoch_samples(const struct job *j, uint32_t epoch, uint64_t *all,
+    uint64_t *mine)
 {
+	const struct decode_opts *o = j->o;
 	uint64_t i;
 	size_t k = 0;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < j->n; i++)
 		all[i] = i;
 	if (o->shuffle) {
 		struct rv_rng rng;
 		rv_rng_init(&rng, o->c.seed, RV_STAGE_DECODE_ORDER, 0, epoch,
 		    0);
-		rv_rng_shuffle_u64(&rng, all, (size_t)n);
+		rv_rng_shuffle_u64(&rng, all, (size_t)j->n);
 	}
-	for (i = o->shard_i; i < n; i += o->shard_n)
+	for (i = o->shard_i; i < j->n; i += o->shard_n)
 		mine[k++] = all[i];
 	return k;
 }
 
-static int
-write_meta(struct rv_writer *w, const struct decode_opts *o,
-    const struct rv_dataset *ds, uint64_t per_epoch)
+/* Print the dataset's warnings (and, with -v, its notes) and forget
+ * them. */
+static void
+flush_msgs(const struct decode_opts *o, struct rv_dataset *ds)
 {
+	size_t k;
+
+	for (k = 0; k < rv_dataset_nwarnings(ds); k++)
+		rv_warn("%s", rv_dataset_warning(ds, k));
+	for (k = 0; o->c.verbose && k < rv_dataset_nnotes(ds); k++)
+		rv_warn("%s", rv_dataset_note(ds, k));
+	rv_dataset_clear_msgs(ds);
+}
+
+/*
+ * Sharding files: lay the sources end to end (in an order drawn from the
+ * seed and the epoch with --shuffle), take this rank's contiguous share,
+ * read the sources it touches and drop the others.  The ids go to mine,
+ * shuffled with --shuffle.  Returns how many, or -1.
+ */
+static int64_t
+epoch_files(struct job *j, uint32_t epoch, size_t *order,
+    struct rv_shard_seg *seg, unsigned char *need, uint64_t *mine)
+{
+	const struct decode_opts *o = j->o;
+	size_t nord = 0, nseg, k;
+	uint64_t i, m = 0;
+
+	for (k = 0; k < j->nsrc; k++)
+		if (j->count[k] > 0)
+			order[nord++] = k;
+	if (o->shuffle) {
+		struct rv_rng rng;
+		rv_rng_init(&rng, o->c.seed, RV_STAGE_DECODE_ORDER, 1, epoch,
+		    0);
+		for (k = nord; k > 1; k--) {
+			size_t r = (size_t)rv_rng_below(&rng, k), t;
+			t = order[k - 1];
+			order[k - 1] = order[r];
+			order[r] = t;
+		}
+	}
+	nseg = rv_shard_segments(j->count, order, nord, o->shard_i,
+	    o->shard_n, seg);
+	memset(need, 0, j->nsrc);
+	for (k = 0; k < nseg; k++)
+		need[seg[k].src] = 1;
+	/* Drop what this epoch does not read before reading the rest. */
+	for (k = 0; k < j->nsrc; k++)
+		if (!need[k])
+			rv_dataset_unload(j->ds, k);
+	for (k = 0; k < nseg; k++) {
+		uint64_t base, listed;
+		int64_t have = rv_dataset_load(j->ds, seg[k].src);
+
+		flush_msgs(o, j->ds);
+		if (have < 0)
+			return -1;
+		rv_dataset_source(j->ds, seg[k].src, &base, &listed);
+		for (i = 0; i < seg[k].n; i++) {
+			uint64_t id = base + seg[k].first + i;
+			/* Listed, but the source read had fewer: skipped,
+			 * as a bad image is. */
+			if (seg[k].first + i >= (uint64_t)have)
+				j->bad[id] = 1;
+			mine[m++] = id;
+		}
+	}
+	if (o->shuffle) {
+		struct rv_rng rng;
+		rv_rng_init(&rng, o->c.seed, RV_STAGE_DECODE_ORDER, 2, epoch,
+		    o->shard_i);
+		rv_rng_shuffle_u64(&rng, mine, (size_t)m);
+	}
+	return (int64_t)m;
+}
+
+static int
+write_meta(struct rv_writer *w, const struct job *j, uint64_t per_epoch)
+{
+	const struct decode_opts *o = j->o;
+	const struct rv_dataset *ds = j->ds;
 	struct rv_meta m;
 	char buf[256];
 	int rc;
@@ -373,6 +510,13 @@ write_meta(struct rv_writer *w, const struct decode_opts *o,
 	rv_meta_set(&m, "epochs", buf);
 	snprintf(buf, sizeof(buf), "%u/%u", o->shard_i, o->shard_n);
 	rv_meta_set(&m, "shard", buf);
+	if (o->shard_n > 1) {
+		rv_meta_set(&m, "shard-by", j->by_files ? "files" :
+		    "samples");
+		rv_meta_set(&m, "shard-even", even_names[o->even]);
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)j->n);
+		rv_meta_set(&m, "dataset-samples", buf);
+	}
 	rc = rv_meta_put(w, &m);
 	rv_meta_release(&m);
 	return rc;
@@ -392,36 +536,100 @@ check_classes(const struct decode_opts *o, const struct rv_dataset *ds)
 	return 0;
 }
 
+/* Queue ids[0..n) that are not known bad; flush.  Returns the samples
+ * written, or -1. */
+static int64_t
+decode_ids(struct job *j, struct rv_par *par, const uint64_t *ids, size_t n)
+{
+	uint64_t before = rv_par_stats(par)->frames;
+	size_t k, slot;
+
+	for (k = 0; k < n; k++) {
+		if (j->bad[ids[k]])
+			continue;
+		if (rv_par_add(par, 0, &slot) < 0)
+			return -1;
+		j->ids[slot] = ids[k];
+	}
+	if (rv_par_flush(par) < 0)
+		return -1;
+	return (int64_t)(rv_par_stats(par)->frames - before);
+}
+
+/*
+ * Even shards: write samples of mine[0..k) again, in order, until the
+ * epoch holds the target (the share was short, or images were skipped).
+ * Returns the samples written, or -1.
+ */
+static int64_t
+pad_epoch(struct job *j, struct rv_par *par, const uint64_t *mine, size_t k,
+    uint64_t got)
+{
+	size_t at = 0;
+	int some = got > 0;	/* a good sample in mine */
+
+	while (got < j->target) {
+		size_t n = k - at < j->target - got ? k - at :
+		    (size_t)(j->target - got);
+		int64_t w;
+
+		if (n == 0) {
+			if (!some)
+				return rv_seterr("shard %u/%u: no sample to "
+				    "pad the shard with (%s)", j->o->shard_i,
+				    j->o->shard_n, k == 0 ? "fewer samples "
+				    "than shards" : "every one was skipped");
+			at = 0;
+			continue;
+		}
+		if ((w = decode_ids(j, par, mine + at, n)) < 0)
+			return -1;
+		at += n;
+		got += (uint64_t)w;
+		j->padded += (uint64_t)w;
+		some |= w > 0;
+	}
+	return (int64_t)got;
+}
+
 /* Decode every epoch's share of the samples, in order, on the pool. */
 static int
-run_epochs(struct job *j, struct rv_par *par, struct rv_writer *w,
-    uint64_t n)
+run_epochs(struct job *j, struct rv_par *par, struct rv_writer *w)
 {
 	const struct decode_opts *o = j->o;
-	uint64_t *all = xcalloc((size_t)n, sizeof(*all));
-	uint64_t *mine = xcalloc((size_t)n, sizeof(*mine));
-	size_t k, nmine, slot;
+	uint64_t cap = j->by_files ? j->n / o->shard_n + 1 : j->n;
+	uint64_t *all = j->by_files ? NULL : xcalloc((size_t)j->n,
+	    sizeof(*all));
+	uint64_t *mine = xcalloc((size_t)cap, sizeof(*mine));
+	size_t *order = j->by_files ? xcalloc(j->nsrc, sizeof(*order)) : NULL;
+	struct rv_shard_seg *seg = j->by_files ? xcalloc(j->nsrc,
+	    sizeof(*seg)) : NULL;
+	unsigned char *need = j->by_files ? xcalloc(j->nsrc, 1) : NULL;
 	uint32_t e;
 	int rc = -1;
 
 	for (e = 0; e < o->epochs; e++) {
-		uint64_t before = rv_par_stats(par)->frames;
 		struct rv_rec end;
+		int64_t k, got;
 
-		nmine = epoch_order(o, n, e, all, mine);
 		j->epoch = e;
-		for (k = 0; k < nmine; k++) {
-			if (j->bad[mine[k]])
-				continue;
-			if (rv_par_add(par, 0, &slot) < 0)
-				goto out;
-			j->ids[slot] = mine[k];
+		k = j->by_files ? epoch_files(j, e, order, seg, need, mine) :
+		    (int64_t)epoch_samples(j, e, all, mine);
+		if (k < 0)
+			goto out;
+		if (o->even == EVEN_DROP && (uint64_t)k > j->target) {
+			j->dropped += (uint64_t)k - j->target;
+			k = (int64_t)j->target;
 		}
-		if (rv_par_flush(par) < 0)
+		if ((got = decode_ids(j, par, mine, (size_t)k)) < 0)
+			goto out;
+		if (o->even != EVEN_NONE && (uint64_t)got < j->target &&
+		    (got = pad_epoch(j, par, mine, (size_t)k,
+		    (uint64_t)got)) < 0)
 			goto out;
 		rv_rec_init(&end, RV_EPOCH_END);
 		end.epoch = e;
-		end.count = (uint32_t)(rv_par_stats(par)->frames - before);
+		end.count = (uint32_t)got;
 		if (rv_writer_put(w, &end, NULL) < 0)
 			goto out;
 	}
@@ -429,7 +637,70 @@ run_epochs(struct job *j, struct rv_par *par, struct rv_writer *w,
 out:
 	free(all);
 	free(mine);
+	free(order);
+	free(seg);
+	free(need);
 	return rc;
+}
+
+/*
+ * Open the dataset.  A job of several shards lists the files first and,
+ * when there are at least as many files (sources with samples) as shards,
+ * each rank reads only its own (by_files); else every rank reads every
+ * file and takes every N-th sample.
+ */
+static struct rv_dataset *
+open_dataset(struct job *j, const struct rv_src_opts *so)
+{
+	const struct decode_opts *o = j->o;
+	struct rv_dataset *ds;
+	size_t k, used = 0;
+
+	if (o->shard_n == 1 || !rv_dataset_relistable(o->inputs, o->ninputs))
+		return rv_dataset_open(o->inputs, o->ninputs, so, NULL);
+	if ((ds = rv_dataset_list(o->inputs, o->ninputs, so)) == NULL)
+		return NULL;
+	j->nsrc = rv_dataset_nsources(ds);
+	j->count = xcalloc(j->nsrc, sizeof(*j->count));
+	for (k = 0; k < j->nsrc; k++) {
+		uint64_t base, n;
+
+		rv_dataset_source(ds, k, &base, &n);
+		if (base < o->limit)
+			j->count[k] = o->limit - base < n ? o->limit - base : n;
+		used += j->count[k] > 0;
+	}
+	if (used >= o->shard_n) {
+		j->by_files = 1;
+		return ds;
+	}
+	for (k = 0; k < j->nsrc; k++) {
+		int64_t have = rv_dataset_load(ds, k);
+
+		flush_msgs(o, ds);
+		if (have < 0) {
+			rv_dataset_free(ds);
+			return NULL;
+		}
+		j->count[k] = (uint64_t)have;	/* for bad[] below */
+	}
+	return ds;
+}
+
+/* Mark the ids listed but not read (a source read had fewer) bad. */
+static void
+mark_unread(struct job *j)
+{
+	size_t k;
+	uint64_t i;
+
+	for (k = 0; !j->by_files && j->count && k < j->nsrc; k++) {
+		uint64_t base, n;
+
+		rv_dataset_source(j->ds, k, &base, &n);
+		for (i = base + j->count[k]; i < base + n && i < j->n; i++)
+			j->bad[i] = 1;
+	}
 }
 
 int
@@ -443,8 +714,8 @@ main(int argc, char *argv[])
 	struct rv_progress prog;
 	struct rv_src_counts cnt = { 0 };
 	struct job job;
-	uint64_t n, written = 0;
-	size_t k, chunk;
+	uint64_t n, written = 0, lo, hi, share;
+	size_t chunk;
 	int status = 1, nw;
 	double t0;
 
@@ -458,14 +729,9 @@ main(int argc, char *argv[])
 	so.quiet = o.c.quiet;
 	if (rv_out_open(&out, o.output, 1) < 0)
 		rv_die(1, "%s", rv_errmsg());
-	job.ds = rv_dataset_open(o.inputs, o.ninputs, &so, &job.skipped);
-	if (!job.ds)
+	if ((job.ds = open_dataset(&job, &so)) == NULL)
 		goto fail;
-	for (k = 0; k < rv_dataset_nwarnings(job.ds); k++)
-		rv_warn("%s", rv_dataset_warning(job.ds, k));
-	for (k = 0; o.c.verbose && k < rv_dataset_nnotes(job.ds); k++)
-		rv_warn("%s", rv_dataset_note(job.ds, k));
-	rv_dataset_counts(job.ds, &cnt);
+	flush_msgs(&o, job.ds);
 	if (o.classes && check_classes(&o, job.ds) < 0)
 		goto fail;
 	n = rv_dataset_count(job.ds);
@@ -475,6 +741,19 @@ main(int argc, char *argv[])
 		rv_seterr("no usable samples in the input");
 		goto fail;
 	}
+	job.n = n;
+	rv_shard_range(n, o.shard_i, o.shard_n, &lo, &hi);
+	share = job.by_files ? hi - lo : (n - o.shard_i + o.shard_n - 1) /
+	    o.shard_n;
+	job.target = o.even == EVEN_PAD ? (n + o.shard_n - 1) / o.shard_n :
+	    o.even == EVEN_DROP ? n / o.shard_n : share;
+	if (o.c.verbose && o.shard_n > 1)
+		rv_warn("shard %u/%u: %s, %llu of %llu samples an epoch%s%s",
+		    o.shard_i, o.shard_n, job.by_files ? "its share of the "
+		    "files" : "every N-th sample of every file",
+		    (unsigned long long)job.target, (unsigned long long)n,
+		    o.even == EVEN_NONE ? "" : ", even by ",
+		    o.even == EVEN_NONE ? "" : even_names[o.even]);
 	o.level = rv_stream_level_fd(rv_stream_level(o.c.level), out.fd);
 	if ((w = rv_writer_new(out.fd, rv_out_name(&out), o.level)) == NULL)
 		goto fail;
@@ -482,6 +761,7 @@ main(int argc, char *argv[])
 	job.dopts.max_side = o.max_side;
 	job.dopts.max_pixels = o.max_pixels;
 	job.bad = xcalloc((size_t)n, 1);
+	mark_unread(&job);
 	nw = rv_common_jobs(&o.c);
 	chunk = (size_t)256 * (size_t)nw;
 	if (chunk > n)
@@ -491,11 +771,10 @@ main(int argc, char *argv[])
 		.start = worker_start, .stop = worker_stop, .arg = &o,
 		.item = decode_one, .each = decode_done, .ctx = &job,
 		.out = w, .prog = &prog });
-	if (!par || write_meta(w, &o, job.ds, (n - o.shard_i + o.shard_n -
-	    1) / o.shard_n) < 0)
+	if (!par || write_meta(w, &job, job.target) < 0)
 		goto fail;
 	job.ids = xcalloc(rv_par_max(par), sizeof(*job.ids));
-	if (run_epochs(&job, par, w, n) < 0)
+	if (run_epochs(&job, par, w) < 0)
 		goto fail;
 	if ((written = rv_par_stats(par)->frames) == 0) {
 		rv_seterr("no usable samples in the input");
@@ -509,15 +788,23 @@ fail:
 	rv_warn("%s", rv_errmsg());
 out:
 	rv_progress_done(&prog);
+	if (job.ds)
+		rv_dataset_counts(job.ds, &cnt);
 	if (status == 0 && o.c.verbose) {
 		double dt = rv_now() - t0;
+		uint64_t rd, rss;
+
+		rv_self_usage(&rd, &rss);
 		rv_warn("%llu samples in %u epoch%s, %llu skipped, %llu "
-		    "sidecars, %llu ignored, %.2f s, %.0f samples/s",
+		    "sidecars, %llu ignored, %.2f s, %.0f samples/s, %.1f MB "
+		    "read, %.1f MB peak memory",
 		    (unsigned long long)written, o.epochs,
-		    o.epochs == 1 ? "" : "s", (unsigned long long)job.skipped,
+		    o.epochs == 1 ? "" : "s", (unsigned long long)(job.skipped +
+		    cnt.skipped),
 		    (unsigned long long)cnt.sidecars,
 		    (unsigned long long)cnt.ignored, dt,
-		    dt > 0 ? (double)written / dt : 0.0);
+		    dt > 0 ? (double)written / dt : 0.0, (double)rd / 1e6,
+		    (double)rss / 1e6);
 	}
 	if (rv_writer_close(w) < 0 && status == 0) {
 		rv_warn("%s", rv_errmsg());
@@ -526,6 +813,7 @@ out:
 	rv_par_free(par);
 	free(job.ids);
 	free(job.bad);
+	free(job.count);
 	rv_dataset_free(job.ds);
 	if (rv_out_finish(&out, status == 0) < 0) {
 		rv_warn("%s", rv_errmsg());

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -283,6 +284,24 @@ rv_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void
+rv_self_usage(uint64_t *read_bytes, uint64_t *peak_rss)
+{
+	struct rusage ru;
+	char line[128];
+	FILE *f;
+
+	*read_bytes = *peak_rss = 0;
+	if ((f = fopen("/proc/self/io", "r")) != NULL) {
+		while (fgets(line, sizeof(line), f))
+			if (strncmp(line, "rchar: ", 7) == 0)
+				*read_bytes = strtoull(line + 7, NULL, 10);
+		fclose(f);
+	}
+	if (getrusage(RUSAGE_SELF, &ru) == 0 && ru.ru_maxrss > 0)
+		*peak_rss = (uint64_t)ru.ru_maxrss * 1024;	/* Linux: KiB */
 }
 
 void

@@ -73,6 +73,11 @@ double rv_opt_f64(const char *opt, const char *s, double min, double max,
 /* Monotonic seconds. */
 double rv_now(void);
 
+/* What this process has read (bytes through read(2) and the like:
+ * /proc/self/io's rchar) and its peak resident memory (bytes).  0 for
+ * what the system does not tell. */
+void rv_self_usage(uint64_t *read_bytes, uint64_t *peak_rss);
+
 /*
  * Progress on stderr, only when stderr is a terminal and not quiet:
  * "prog: 12345 samples, 4321/s", redrawn at most 4 times a second.

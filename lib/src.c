@@ -40,6 +40,8 @@ struct rv_dataset {
 		uint64_t dropped;	/* past MAX_WARNINGS */
 	} warn, note;
 	struct rv_src_counts counts;
+	struct rv_src_opts opts;	/* as given: loads use it */
+	struct rv_src_opts list_opts;	/* the listing's: never strict */
 };
 
 enum kind {
@@ -618,19 +620,85 @@ free_src(struct src *s)
 		s->ops->free(s);
 	free(s->name);
 	free(s->desc);
+	free(s->path[0]);
+	free(s->path[1]);
 	src_free_names(s->names, s->nnames);
 	free(s->map);
 }
 
-struct rv_dataset *
-rv_dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
-    uint64_t *skipped)
+/* Open source s (its name, kind and paths set) with its reader. */
+static int
+open_source(struct src_ctx *c, struct src *s)
+{
+	switch (s->kind) {
+	case K_DIR:
+		return src_dir_open(c, s, s->path[0]);
+	case K_CIFAR:
+		return src_cifar_open(c, s, s->path[0], s->recsize);
+	case K_IDX:
+		return src_idx_open(c, s, s->path[0], s->path[1]);
+	default:
+		return src_archive_open(c, s, s->path[0]);
+	}
+}
+
+/* Forget the messages after the first n (unless some were dropped). */
+static void
+drop_msgs(struct msgs *m, size_t n)
+{
+	if (m->dropped)
+		return;
+	while (m->n > n)
+		free(m->v[--m->n]);
+}
+
+static void
+clear_msgs(struct msgs *m)
+{
+	free_msgs(m);
+	memset(m, 0, sizeof(*m));
+}
+
+/*
+ * Set up source s for operand i (and i + 1 for an IDX pair: returns the
+ * operands taken, or -1).
+ */
+static int
+set_operand(struct src *s, char *const paths[], int n, int i,
+    const struct opinfo *oi)
+{
+	s->name = strcmp(paths[i], "-") == 0 ? xstrdup("<stdin>") :
+	    src_sanitized(paths[i]);
+	s->kind = oi[i].kind;
+	s->recsize = oi[i].recsize;
+	s->path[0] = xstrdup(paths[i]);
+	if (oi[i].kind != K_IDX)
+		return 1;
+	if (i + 1 < n && idx_pair(&oi[i], &oi[i + 1])) {
+		int lab = oi[i].ndims == 1;
+
+		free(s->name);
+		free(s->path[0]);
+		s->name = src_sanitized(paths[i + lab]);
+		s->path[0] = xstrdup(paths[i + lab]);
+		s->path[1] = xstrdup(paths[i + !lab]);
+		return 2;
+	}
+	if (oi[i].ndims == 1)
+		return rv_seterr("'%s': IDX labels without an images file of "
+		    "%" PRIu32 " samples beside it", s->name, oi[i].n0);
+	return 1;
+}
+
+static struct rv_dataset *
+dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
+    uint64_t *skipped, int list)
 {
 	static const struct rv_src_opts defaults;
 	struct rv_dataset *d;
 	struct opinfo *oi = NULL;
 	struct src_ctx c;
-	int i;
+	int i, k;
 
 	if (skipped)
 		*skipped = 0;
@@ -640,9 +708,16 @@ rv_dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 	}
 	d = xcalloc(1, sizeof(*d));
 	rv_meta_init(&d->meta);
+	d->opts = o ? *o : defaults;
 	memset(&c, 0, sizeof(c));
-	c.o = o ? o : &defaults;
+	/* A listing never fails for a bad member: the rank that reads the
+	 * file says so, and fails under --strict. */
+	d->list_opts = d->opts;
+	if (list)
+		d->list_opts.strict = 0;
+	c.o = &d->list_opts;
 	c.d = d;
+	c.list = list;
 	d->src = xcalloc((size_t)n, sizeof(*d->src));
 	oi = xcalloc((size_t)n, sizeof(*oi));
 	for (i = 0; i < n; i++) {
@@ -654,47 +729,22 @@ rv_dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 		if (r < 0)
 			goto fail;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i += k) {
 		struct src *s = &d->src[d->nsrc];
-		int r = -1;
 
-		s->name = strcmp(paths[i], "-") == 0 ? xstrdup("<stdin>") :
-		    src_sanitized(paths[i]);
 		d->nsrc++;
-		switch (oi[i].kind) {
-		case K_DIR:
-			r = src_dir_open(&c, s, paths[i]);
-			break;
-		case K_CIFAR:
-			r = src_cifar_open(&c, s, paths[i], oi[i].recsize);
-			break;
-		case K_ARCHIVE:
-			r = src_archive_open(&c, s, paths[i]);
-			break;
-		case K_IDX:
-			if (i + 1 < n && idx_pair(&oi[i], &oi[i + 1])) {
-				int lab = oi[i].ndims == 1;
-
-				if (lab) {
-					free(s->name);
-					s->name = src_sanitized(paths[i + 1]);
-				}
-				r = src_idx_open(&c, s, paths[i + lab],
-				    paths[i + !lab]);
-				i++;
-			} else if (oi[i].ndims == 1) {
-				rv_seterr("'%s': IDX labels without an images "
-				    "file of %" PRIu32 " samples beside it",
-				    s->name, oi[i].n0);
-			} else
-				r = src_idx_open(&c, s, paths[i], NULL);
-			break;
-		}
-		if (r < 0)
+		if ((k = set_operand(s, paths, n, i, oi)) < 0 ||
+		    open_source(&c, s) < 0)
 			goto fail;
 		if (!s->desc)
 			s->desc = xstrdup(s->name);
 		s->base = d->n;
+		s->have = s->n;
+		s->loaded = !list;
+		if (list && s->ops) {
+			s->ops->free(s);
+			s->priv = NULL;
+		}
 		if (s->n > UINT64_MAX - d->n) {
 			rv_seterr("'%s': too many samples", s->name);
 			goto fail;
@@ -706,6 +756,11 @@ rv_dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 	if (merge_classes(d) < 0)
 		goto fail;
 	set_source(d);
+	if (list) {
+		clear_msgs(&d->warn);
+		clear_msgs(&d->note);
+		return d;
+	}
 	close_msgs(&d->warn, "warnings");
 	close_msgs(&d->note, "members ignored");
 	d->counts.skipped = c.skipped;
@@ -718,6 +773,137 @@ fail:
 	free(oi);
 	rv_dataset_free(d);
 	return NULL;
+}
+
+struct rv_dataset *
+rv_dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
+    uint64_t *skipped)
+{
+	return dataset_open(paths, n, o, skipped, 0);
+}
+
+int
+rv_dataset_relistable(char *const paths[], int n)
+{
+	struct stat st;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(paths[i], "-") == 0 || stat(paths[i], &st) < 0 ||
+		    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			return 0;
+	return n > 0;
+}
+
+struct rv_dataset *
+rv_dataset_list(char *const paths[], int n, const struct rv_src_opts *o)
+{
+	if (!rv_dataset_relistable(paths, n)) {
+		rv_seterr("only files and directories can be listed before "
+		    "they are read, not standard input or a pipe");
+		return NULL;
+	}
+	return dataset_open(paths, n, o, NULL, 1);
+}
+
+size_t
+rv_dataset_nsources(const struct rv_dataset *d)
+{
+	return d->nsrc;
+}
+
+void
+rv_dataset_source(const struct rv_dataset *d, size_t k, uint64_t *base,
+    uint64_t *n)
+{
+	*base = d->src[k].base;
+	*n = d->src[k].n;
+}
+
+/* Does a source read again say what its listing said? */
+static int
+same_listing(const struct src *a, const struct src *b)
+{
+	size_t j;
+
+	if (b->n > a->n || b->nnames != a->nnames ||
+	    b->names_kind != a->names_kind || b->nlabels > a->nlabels)
+		return 0;
+	for (j = 0; j < a->nnames; j++)
+		if (strcmp(a->names[j], b->names[j]) != 0)
+			return 0;
+	return 1;
+}
+
+int64_t
+rv_dataset_load(struct rv_dataset *d, size_t k)
+{
+	struct src *s = &d->src[k], t;
+	struct src_ctx c;
+	size_t nwarn = d->warn.n, nnote = d->note.n;
+	int64_t r = -1;
+
+	if (s->loaded)
+		return (int64_t)s->have;
+	memset(&t, 0, sizeof(t));
+	memset(&c, 0, sizeof(c));
+	c.o = &d->opts;
+	c.d = d;
+	t.name = xstrdup(s->name);
+	t.kind = s->kind;
+	t.recsize = s->recsize;
+	t.path[0] = s->path[0];
+	t.path[1] = s->path[1];
+	if (open_source(&c, &t) < 0)
+		goto out;
+	if (!same_listing(s, &t)) {
+		rv_seterr("'%s': changed since it was listed (%" PRIu64
+		    " samples then, %" PRIu64 " now, or other classes)",
+		    s->name, s->n, t.n);
+		goto out;
+	}
+	s->ops = t.ops;
+	s->priv = t.priv;
+	t.ops = NULL;
+	t.priv = NULL;
+	s->have = t.n;
+	s->loaded = 1;
+	if (s->counted) {
+		/* Read before, unloaded, read again: said and counted once. */
+		drop_msgs(&d->warn, nwarn);
+		drop_msgs(&d->note, nnote);
+	} else {
+		d->counts.skipped += c.skipped;
+		d->counts.sidecars += c.sidecars;
+		d->counts.ignored += c.ignored;
+		s->counted = 1;
+	}
+	close_msgs(&d->warn, "warnings");
+	close_msgs(&d->note, "members ignored");
+	r = (int64_t)s->have;
+out:
+	t.path[0] = t.path[1] = NULL;
+	free_src(&t);
+	return r;
+}
+
+void
+rv_dataset_unload(struct rv_dataset *d, size_t k)
+{
+	struct src *s = &d->src[k];
+
+	if (!s->loaded)
+		return;
+	s->ops->free(s);
+	s->priv = NULL;
+	s->loaded = 0;
+}
+
+void
+rv_dataset_clear_msgs(struct rv_dataset *d)
+{
+	clear_msgs(&d->warn);
+	clear_msgs(&d->note);
 }
 
 uint64_t
@@ -752,6 +938,12 @@ rv_dataset_fetch(struct rv_dataset *d, uint64_t id, struct rv_buf *scratch,
 			hi = mid;
 	}
 	s = &d->src[lo];
+	if (!s->loaded)
+		return rv_seterr("'%s': sample %" PRIu64 " fetched from a "
+		    "source not read", s->name, id);
+	if (id - s->base >= s->have)
+		return rv_seterr("'%s': sample %" PRIu64 " was listed but "
+		    "could not be read", s->name, id);
 	it->id = id;
 	it->label = -1;
 	it->h = it->w = it->c = 0;

@@ -73,11 +73,42 @@ void rv_dataset_counts(const struct rv_dataset *d, struct rv_src_counts *c);
 const struct rv_meta *rv_dataset_meta(const struct rv_dataset *d);
 /*
  * Fetch sample id's raw bytes.  scratch is the calling thread's buffer
- * (reused); it->data may point into it or into the dataset.  Thread-safe.
- * -1 with rv_errmsg() set on an I/O error or a malformed member.
+ * (reused); it->data may point into it or into the dataset.  Thread-safe
+ * (loads and unloads are not: they happen between fetches).  -1 with
+ * rv_errmsg() set on an I/O error or a malformed member, or for an id of
+ * a source not loaded or past the samples it read.
  */
 int rv_dataset_fetch(struct rv_dataset *d, uint64_t id, struct rv_buf *scratch,
     struct rv_item *it);
 void rv_dataset_free(struct rv_dataset *d);
+
+/*
+ * Sharding by files.  rv_dataset_list() lists every operand as
+ * rv_dataset_open() does, with the same ids, class names and counts, but
+ * keeps no sample data: an archive's image members are skipped over
+ * (seeked past in a file), not read.  A source (an operand; an IDX pair
+ * is one) is then read with rv_dataset_load() before its samples are
+ * fetched, and dropped with rv_dataset_unload(), so that a rank holds
+ * only its own files.  Every operand must be a file or directory that
+ * can be opened twice (not "-" or a pipe: rv_dataset_relistable()).
+ * The listing's warnings and counts are discarded: a load warns about
+ * its own source and adds to the counts.
+ */
+int rv_dataset_relistable(char *const paths[], int n);
+struct rv_dataset *rv_dataset_list(char *const paths[], int n,
+    const struct rv_src_opts *o);
+size_t rv_dataset_nsources(const struct rv_dataset *d);
+/* Source k's first id and its sample count in the listing. */
+void rv_dataset_source(const struct rv_dataset *d, size_t k, uint64_t *base,
+    uint64_t *n);
+/* Read source k's data (a no-op when loaded).  Returns the samples read,
+ * which may be fewer than listed (a member the listing counted turned
+ * out unreadable: the ids past the last one read cannot be fetched), or
+ * -1 with rv_errmsg() set (the file is gone, changed since it was listed,
+ * or, with strict, bad). */
+int64_t rv_dataset_load(struct rv_dataset *d, size_t k);
+void rv_dataset_unload(struct rv_dataset *d, size_t k);
+/* Forget the warnings and notes kept so far (after printing them). */
+void rv_dataset_clear_msgs(struct rv_dataset *d);
 
 #endif

@@ -487,6 +487,10 @@ take_member(struct reader *r, struct archive_entry *e)
 		m->role = src_unsupported_ext(last + 1) ? R_UNSUP : R_OTHER;
 		return 0;	/* read on: libarchive skips its data */
 	}
+	if (m->role == R_IMAGE && r->c->list &&
+	    !(archive_entry_size_is_set(e) &&
+	    archive_entry_size(e) > (int64_t)max))
+		return 0;	/* listing: libarchive seeks past the bytes */
 	st = read_member(r, e, max);
 	if (st == 1 && m->role != R_IMAGE) {
 		m->role = R_OTHER;	/* too long to be a label */
@@ -1013,7 +1017,9 @@ src_archive_open(struct src_ctx *c, struct src *s, const char *path)
 	}
 	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
 		/* libarchive's own reader: it can seek (zip). */
-		st = archive_read_open_fd(r.a, fd, 1 << 16);
+		/* A listing reads a header and seeks past the member: a
+		 * kilobyte or two a member, not 64 KiB of its image. */
+		st = archive_read_open_fd(r.a, fd, c->list ? 1024 : 1 << 16);
 	} else {
 		feed.fd = fd;
 		feed.cap = 1 << 16;

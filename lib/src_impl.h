@@ -53,12 +53,24 @@ struct src {
 	int32_t *map;		/* DERIVED: local index -> dataset index */
 	uint32_t nlabels;	/* labels not DERIVED are below this, by the
 				 * format or the highest seen + 1; 0: none */
+	uint64_t have;		/* samples readable: n, or fewer when the
+				 * data read has fewer than the listing */
+	int loaded;		/* ops and priv hold the data */
+	int counted;		/* read once: its warnings said, its
+				 * members counted */
+	/* How to open it again (rv_dataset_load): */
+	int kind;		/* src.c's enum kind */
+	int recsize;		/* CIFAR */
+	char *path[2];		/* owned: the file (IDX: images, labels) */
 };
 
 /* Open-time context: options, warnings and the counts of members that
  * became no sample (see struct rv_src_counts). */
 struct src_ctx {
 	const struct rv_src_opts *o;
+	int list;		/* count and name the samples only: image
+				 * bytes are neither read nor kept (archives
+				 * skip over them) */
 	struct rv_dataset *d;
 	uint64_t skipped;
 	uint64_t sidecars;

@@ -118,7 +118,7 @@ print(n)'"
 
 @test "rv-decode: -v prints a summary line; -q stays silent" {
 	run -0 --separate-stderr rv-decode -q -v --limit 20 --epochs 3 "$IMG" "$LAB" -o "$T/v.rvs"
-	[[ "$stderr" == "rv-decode: 60 samples in 3 epochs, 0 skipped, 0 sidecars, 0 ignored, "*" s, "*" samples/s" ]]
+	[[ "$stderr" == "rv-decode: 60 samples in 3 epochs, 0 skipped, 0 sidecars, 0 ignored, "*" s, "*" samples/s, "*" MB read, "*" MB peak memory" ]]
 	run -0 --separate-stderr rv-decode -q --limit 20 "$IMG" "$LAB" -o "$T/q.rvs"
 	[ -z "$stderr" ]
 }

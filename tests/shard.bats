@@ -1,0 +1,240 @@
+#!/usr/bin/env bats
+# rv-decode --shard over many archive files, as a data-parallel job reads
+# them: each rank reads only its share of the files (a contiguous share of
+# the samples laid end to end), ids and pixels are those of an unsharded
+# run, the union of the ranks' epochs is the dataset, --even makes the
+# shards equal, and --shard auto takes the rank from the launcher.  Real
+# data: 200 Fashion-MNIST images as PNG in 8 WebDataset-style tars of
+# unequal sizes.
+
+load helpers
+
+SIZES=(10 20 30 25 35 15 40 25)
+
+setup_file() {
+	need_fmnist
+	local d="$BATS_FILE_TMPDIR" i k at=0 f id lab
+	rv-decode -q --limit 200 "$FMNIST/train-images-idx3-ubyte.gz" \
+	    "$FMNIST/train-labels-idx1-ubyte.gz" -o "$d/src.rvs"
+	rv-inspect -q --png "$d/png" "$d/src.rvs" > /dev/null
+	# WebDataset layout: key.png + key.cls, 8 shards of SIZES
+	for i in "${!SIZES[@]}"; do
+		mkdir -p "$d/w$i" "$d/f$i"
+		for ((k = 0; k < SIZES[i]; k++, at++)); do
+			f=$(printf '%s/png/e000-id%06d-l*.png' "$d" "$at")
+			f=$(echo $f)
+			lab=${f##*-l}
+			lab=${lab%.png}
+			id=$(printf 'k%06d' "$at")
+			cp "$f" "$d/w$i/$id.png"
+			echo "$lab" > "$d/w$i/$id.cls"
+			# ImageFolder layout inside the tar: class directories;
+			# shard i holds only a few of the classes
+			mkdir -p "$d/f$i/c$lab"
+			cp "$f" "$d/f$i/c$lab/$id.png"
+		done
+		tar -C "$d/w$i" -cf "$d/shard-$i.tar" .
+		tar -C "$d/f$i" -cf "$d/folder-$i.tar" .
+	done
+}
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+	D="$BATS_FILE_TMPDIR"
+	SH=("$D"/shard-?.tar)
+}
+
+# "epoch id label sha" of each sample, sorted
+samples() {
+	zstd -dcq "$@" | python3 "$REPO/tests/rvparse.py" --sha |
+	    awk -F'\t' '$1=="sample" { print $2, $3, $4, $9 }' | sort -n -k1,1 -k2,2
+}
+
+meta() {	# meta KEY FILE: the value of KEY in FILE's metadata
+	rv-inspect --dump "$2" > /dev/null
+	zstd -dcq "$2" | python3 -c '
+import struct, sys
+d = sys.stdin.buffer.read()
+H = struct.Struct("<IHHBBHIQiIIIIIffQ")
+h = H.unpack_from(d, 0)
+p = d[h[2]:h[2] + h[16]].decode()
+for line in p.split("\n"):
+    k, _, v = line.partition("=")
+    if k == sys.argv[1]:
+        print(v)
+' "$1"
+}
+
+@test "shard: 3 ranks of 8 files: each sample once, with the unsharded run's id, label and pixels" {
+	rv-decode -q "${SH[@]}" -o "$T/all.rvs"
+	for r in 0 1 2; do
+		rv-decode -q --shard "$r/3" "${SH[@]}" -o "$T/r$r.rvs"
+	done
+	samples "$T/all.rvs" > "$T/whole"
+	samples "$T"/r?.rvs > "$T/union"
+	[ "$(wc -l < "$T/whole")" -eq 200 ]
+	cmp "$T/union" "$T/whole"
+	# contiguous shares of 200: 66, 67, 67 (floor(r*200/3))
+	[ "$(samples "$T/r0.rvs" | wc -l),$(samples "$T/r1.rvs" | wc -l),$(samples "$T/r2.rvs" | wc -l)" = "66,67,67" ]
+	# rank 0 holds ids 0..65, in order, read from shard-0..3 only
+	[ "$(samples "$T/r0.rvs" | awk '{print $2}' | paste -sd,)" = "$(seq -s, 0 65)" ]
+	[ "$(meta shard-by "$T/r0.rvs")" = files ]
+	[ "$(meta shard "$T/r1.rvs")" = 1/3 ]
+	[ "$(meta samples "$T/r0.rvs")" = 66 ]
+	[ "$(meta dataset-samples "$T/r0.rvs")" = 200 ]
+	# cat of the ranks is one epoch of every sample (rv-stream(5) Epochs)
+	run -0 bash -c "cat '$T'/r?.rvs | rv-inspect | grep -E '^(samples|epochs)'"
+	[ "${lines[0]}" = "samples      200 (ids 0 to 199)" ]
+	[ "${lines[1]}" = "epochs       1" ]
+}
+
+@test "shard: a rank reads only its files: rank 0 of 8 reads about an eighth of the bytes" {
+	local total i k d="$T/big"
+	# photo-sized members (35 KB JPEGs of noise), 8 tars of 12
+	mkdir -p "$d"
+	for i in 0 1 2 3 4 5 6 7; do
+		mkdir -p "$d/w$i"
+		for k in 0 1 2 3 4 5 6 7 8 9 10 11; do
+			convert -size 128x128 xc: -seed $((i * 12 + k)) +noise Random \
+			    -quality 95 "$d/w$i/k$i-$k.jpg"
+			echo $((k % 10)) > "$d/w$i/k$i-$k.cls"
+		done
+		tar -C "$d/w$i" -cf "$d/s$i.tar" .
+	done
+	SH=("$d"/s?.tar)
+	total=$(cat "${SH[@]}" | wc -c)
+	run -0 --separate-stderr rv-decode -v --shard 0/1 "${SH[@]}" -o "$T/a.rvs"
+	whole=$(echo "${stderr_lines[-1]}" | sed -E 's/.* ([0-9.]+) MB read.*/\1/')
+	run -0 --separate-stderr rv-decode -v --shard 0/8 "${SH[@]}" -o "$T/b.rvs"
+	part=$(echo "${stderr_lines[-1]}" | sed -E 's/.* ([0-9.]+) MB read.*/\1/')
+	echo "total $total whole $whole MB, rank 0 of 8: $part MB" >&3
+	# the whole run reads every byte; rank 0 reads its 25 samples' files
+	# (shard-0 and part of shard-1) and a header or two a member of the rest
+	awk -v w="$whole" -v t="$total" 'BEGIN { exit !(w * 1e6 >= t) }'
+	awk -v p="$part" -v t="$total" 'BEGIN { exit !(p * 1e6 < t / 3) }'
+}
+
+@test "shard: --even pad repeats samples, drop leaves them out, none keeps the shares; equal steps on every rank" {
+	for r in 0 1 2; do
+		rv-decode -q --shard "$r/3" --even pad "${SH[@]}" -o "$T/p$r.rvs"
+		rv-decode -q --shard "$r/3" --even drop "${SH[@]}" -o "$T/d$r.rvs"
+	done
+	local r counts=""
+	for r in 0 1 2; do
+		counts+="$(samples "$T/p$r.rvs" | wc -l),$(samples "$T/d$r.rvs" | wc -l),"
+	done
+	[ "$counts" = "67,66,67,66,67,66," ]
+	# pad: every sample, one of them twice (rank 0's first); drop: one lost
+	[ "$(samples "$T"/p?.rvs | awk '{print $2}' | sort -n | uniq -d)" = "0" ]
+	[ "$(samples "$T"/p?.rvs | awk '{print $2}' | sort -nu | wc -l)" -eq 200 ]
+	[ "$(samples "$T"/d?.rvs | awk '{print $2}' | sort -nu | wc -l)" -eq 198 ]
+	[ "$(meta shard-even "$T/p1.rvs")" = pad ]
+	[ "$(meta samples "$T/p0.rvs")" = 67 ]
+	run -2 --separate-stderr rv-decode --even some --shard 0/2 "${SH[@]}"
+	[ "${stderr_lines[0]}" = "rv-decode: --even: 'some': use pad, drop or none" ]
+}
+
+@test "shard: --shuffle gives each epoch its own files per rank, every epoch whole, the same bytes at any -j" {
+	for r in 0 1; do
+		rv-decode -q -j 1 --shard "$r/2" --shuffle --seed 7 --epochs 3 "${SH[@]}" -o "$T/s$r.rvs"
+	done
+	rv-decode -q -j 2 --shard 0/2 --shuffle --seed 7 --epochs 3 "${SH[@]}" -o "$T/s0j2.rvs"
+	cmp "$T/s0.rvs" "$T/s0j2.rvs"
+	for e in 0 1 2; do
+		[ "$(samples "$T"/s?.rvs | awk -v e=$e '$1==e {print $2}' | sort -nu | wc -l)" -eq 200 ]
+		[ "$(samples "$T"/s?.rvs | awk -v e=$e '$1==e' | wc -l)" -eq 200 ]
+		samples "$T/s0.rvs" | awk -v e=$e '$1==e {print $2}' | sort -n > "$T/ids$e"
+	done
+	# the files move between ranks from epoch to epoch
+	run -1 cmp -s "$T/ids0" "$T/ids1"
+	run -1 cmp -s "$T/ids1" "$T/ids2"
+	# and the order within a rank's epoch is shuffled
+	[ "$(rv-inspect --dump "$T/s0.rvs" | awk -F'\t' '$3=="sample" && $4==0 {print $5}' | head -5 | paste -sd,)" != "$(head -5 "$T/ids0" | paste -sd,)" ]
+}
+
+@test "shard: directory classes from every file agree on every rank, though a rank's files lack classes" {
+	local F=("$D"/folder-?.tar)
+	rv-decode -q "${F[@]}" -o "$T/all.rvs"
+	for r in 0 1 2 3; do
+		rv-decode -q --shard "$r/4" "${F[@]}" -o "$T/r$r.rvs"
+		[ "$(meta classes "$T/r$r.rvs")" = "$(meta classes "$T/all.rvs")" ]
+		[ "$(meta class.9 "$T/r$r.rvs")" = "$(meta class.9 "$T/all.rvs")" ]
+	done
+	samples "$T/all.rvs" > "$T/whole"
+	samples "$T"/r?.rvs > "$T/union"
+	cmp "$T/union" "$T/whole"
+}
+
+@test "shard: --shard auto takes the rank from torchrun, Slurm, Open MPI or MPICH; explicit wins; errors are exit 2" {
+	run -0 --separate-stderr env RANK=1 WORLD_SIZE=3 rv-decode -v --shard auto "${SH[@]}" -o "$T/a.rvs"
+	[ "${stderr_lines[0]}" = "rv-decode: shard 1/3 from RANK/WORLD_SIZE" ]
+	[ "${stderr_lines[1]}" = "rv-decode: shard 1/3: its share of the files, 67 of 200 samples an epoch, even by pad" ]
+	rv-decode -q --shard 1/3 --even pad "${SH[@]}" -o "$T/b.rvs"
+	cmp "$T/a.rvs" "$T/b.rvs"
+	run -0 --separate-stderr env -u RANK -u WORLD_SIZE SLURM_PROCID=2 SLURM_NTASKS=4 rv-decode -v --shard auto "${SH[@]}" -o /dev/null
+	[ "${stderr_lines[0]}" = "rv-decode: shard 2/4 from SLURM_PROCID/SLURM_NTASKS" ]
+	run -0 --separate-stderr env -u RANK -u WORLD_SIZE -u SLURM_PROCID -u SLURM_NTASKS OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 rv-decode -v --shard auto "${SH[@]}" -o /dev/null
+	[ "${stderr_lines[0]}" = "rv-decode: shard 0/2 from OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE" ]
+	run -0 --separate-stderr env -u RANK -u WORLD_SIZE -u SLURM_PROCID -u SLURM_NTASKS PMI_RANK=1 PMI_SIZE=2 rv-decode -v --shard auto "${SH[@]}" -o /dev/null
+	[ "${stderr_lines[0]}" = "rv-decode: shard 1/2 from PMI_RANK/PMI_SIZE" ]
+	# torchrun's variables come first (srun inside a torchrun job's node)
+	run -0 --separate-stderr env RANK=0 WORLD_SIZE=2 SLURM_PROCID=3 SLURM_NTASKS=4 rv-decode -v --shard auto "${SH[@]}" -o /dev/null
+	[ "${stderr_lines[0]}" = "rv-decode: shard 0/2 from RANK/WORLD_SIZE" ]
+	run -0 --separate-stderr env -u RANK -u WORLD_SIZE -u SLURM_PROCID -u SLURM_NTASKS -u OMPI_COMM_WORLD_RANK -u OMPI_COMM_WORLD_SIZE -u PMI_RANK -u PMI_SIZE rv-decode -v --shard auto "${SH[@]}" -o "$T/c.rvs"
+	[ "${stderr_lines[0]}" = "rv-decode: shard 0/1 (no launcher's rank in the environment)" ]
+	[ "$(samples "$T/c.rvs" | wc -l)" -eq 200 ]
+	run -2 --separate-stderr env -u WORLD_SIZE RANK=1 rv-decode --shard auto "${SH[@]}"
+	[ "$stderr" = "rv-decode: --shard auto: RANK is set but not WORLD_SIZE" ]
+	run -2 --separate-stderr env RANK=2 WORLD_SIZE=2 rv-decode --shard auto "${SH[@]}"
+	[ "$stderr" = "rv-decode: --shard auto: RANK=2 is not below WORLD_SIZE=2" ]
+	run -2 --separate-stderr env RANK=x WORLD_SIZE=2 rv-decode --shard auto "${SH[@]}"
+	[ "$stderr" = "rv-decode: --shard auto: RANK='x': not a rank" ]
+}
+
+@test "shard: fewer files than ranks, or standard input: every N-th sample, the union still whole" {
+	for r in 0 1 2 3 4 5 6 7 8; do
+		rv-decode -q --shard "$r/9" "${SH[@]}" -o "$T/r$r.rvs"
+	done
+	[ "$(meta shard-by "$T/r0.rvs")" = samples ]
+	rv-decode -q "${SH[@]}" -o "$T/all.rvs"
+	samples "$T/all.rvs" > "$T/whole"
+	samples "$T"/r?.rvs > "$T/union"
+	cmp "$T/union" "$T/whole"
+	# a pipe cannot be listed twice: the samples are sharded
+	cat "${SH[@]}" | rv-decode -q --shard 1/2 - -o "$T/p1.rvs"
+	cat "${SH[@]}" | rv-decode -q --shard 0/2 - -o "$T/p0.rvs"
+	[ "$(meta shard-by "$T/p0.rvs")" = samples ]
+	samples "$T"/p?.rvs > "$T/punion"
+	cmp "$T/punion" "$T/whole"
+}
+
+@test "shard: a corrupt image in a rank's files is skipped and, with --even pad, the shard padded to the others' count" {
+	local d="$T/bad" i
+	mkdir -p "$d"
+	for i in "${!SH[@]}"; do cp "${SH[$i]}" "$d/"; done
+	# damage one image's PNG data in shard-1 (same size: the tar stays whole)
+	python3 - "$d/shard-1.tar" <<'EOF'
+import sys, tarfile, io
+p = sys.argv[1]
+with tarfile.open(p) as t:
+    m = [x for x in t.getmembers() if x.name.endswith("k000013.png")][0]
+    off = m.offset_data
+with open(p, "r+b") as f:
+    f.seek(off + 40)
+    f.write(b"\xde\xad\xbe\xef" * 8)
+EOF
+	run -0 --separate-stderr rv-decode --shard 0/3 --even pad "$d"/shard-?.tar -o "$T/r0.rvs"
+	[[ "${stderr_lines[0]}" == *"shard-1.tar': './k000013.png': "*"(skipped)" ]]
+	[ "$(samples "$T/r0.rvs" | wc -l)" -eq 67 ]
+	run -1 --separate-stderr rv-decode --strict --shard 0/3 "$d"/shard-?.tar -o "$T/s.rvs"
+	[ ! -e "$T/s.rvs" ]
+	# the rank that does not read shard-1 says nothing
+	run -0 --separate-stderr rv-decode --shard 2/3 --even pad "$d"/shard-?.tar -o "$T/r2.rvs"
+	[ -z "$stderr" ]
+}
+
+@test "shard: more ranks than samples with --even pad is an error naming the shard" {
+	run -1 --separate-stderr rv-decode --limit 3 --shard 3/4 --even pad "${SH[@]}" -o "$T/x.rvs"
+	[[ "$stderr" == *"shard 3/4: no sample to pad the shard with (fewer samples than shards)"* ]]
+	[ ! -e "$T/x.rvs" ]
+}
