@@ -2,7 +2,9 @@
  * rv-score: instance shrinking between the epoch driver and rv-batch.
  * Each sample is kept or dropped by the assistant, history or uniform
  * policy (lib/shrink.c), learning from the trainer's feedback lines,
- * polled between records without ever blocking.  Options and wiring only.
+ * polled between records without ever blocking.  With --budget, samples
+ * wait in a window of W until lib/shrink.c keeps exactly k of them.
+ * Options and wiring only.
  */
 #include <getopt.h>
 #include <math.h>
@@ -23,6 +25,7 @@
 static const char usage[] =
     "usage: rv-score [-qv] [-j N] [-o FILE] [--feedback PATH] [--policy P]\n"
     "                [--floor B] [--beta X] [--keep F] [--reweight]\n"
+    "                [--budget F] [--window W]\n"
     "                [--target gradnorm|loss] [--features F] [--lr LR]\n"
     "                [--l2 L]\n"
     "                [--min-feedback N] [--max-inflight N] [--max-ids N]\n"
@@ -35,6 +38,11 @@ static const char usage[] =
     "      --beta X           history: exponent on the percentile (default 1)\n"
     "      --keep F           uniform: fraction kept, (0, 1] (default 0.5)\n"
     "      --reweight         write weight 1/P(keep) into kept samples\n"
+    "      --budget F         keep exactly F, rounded, of each window of an\n"
+    "                         epoch, (0, 1]: equal counts on every rank\n"
+    "                         (default: off, a draw per sample)\n"
+    "      --window W         --budget's window, 1..65536 samples\n"
+    "                         (default 256)\n"
     "      --target T         assistant: learn gradnorm (default) or loss\n"
     "      --features F       assistant: image,history (default) or image\n"
     "      --lr LR            assistant SGD step (default 0.05)\n"
@@ -55,6 +63,7 @@ static const char usage[] =
 
 enum {
 	OPT_BETA = RV_OPT_FIRST_PRIVATE,
+	OPT_BUDGET,
 	OPT_FEATURES,
 	OPT_FEEDBACK,
 	OPT_FLOOR,
@@ -67,6 +76,7 @@ enum {
 	OPT_POLICY,
 	OPT_REWEIGHT,
 	OPT_TARGET,
+	OPT_WINDOW,
 };
 
 #define FB_LINES	256	/* feedback lines taken per poll */
@@ -81,6 +91,14 @@ struct score_opts {
 	int ninputs;
 	int argc;
 	char **argv;
+	int keep_set, window_set;	/* for the conflicts */
+};
+
+/* A sample waiting for its budget window's decision, payload owned. */
+struct held {
+	struct rv_rec rec;
+	unsigned char *buf;
+	size_t cap;
 };
 
 struct score {
@@ -92,6 +110,9 @@ struct score {
 	uint64_t samples;	/* read, for the progress line */
 	uint32_t classes;	/* from the metadata, for the assistant */
 	int meta_out;		/* our metadata record is out */
+	struct held *win;	/* --budget: the window, W slots */
+	struct rv_keep *keeps;	/* and its decisions */
+	size_t nwin;
 	struct rv_fb_line lines[FB_LINES];
 };
 
@@ -116,6 +137,7 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 	static const struct option longopts[] = {
 		RV_COMMON_LONGOPTS,
 		{ "beta", required_argument, NULL, OPT_BETA },
+		{ "budget", required_argument, NULL, OPT_BUDGET },
 		{ "features", required_argument, NULL, OPT_FEATURES },
 		{ "feedback", required_argument, NULL, OPT_FEEDBACK },
 		{ "floor", required_argument, NULL, OPT_FLOOR },
@@ -129,6 +151,7 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "reweight", no_argument, NULL, OPT_REWEIGHT },
 		{ "target", required_argument, NULL, OPT_TARGET },
+		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ NULL, 0, NULL, 0 }
 	};
 	static char *stdin_only[] = { "-" };
@@ -152,6 +175,9 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 		case OPT_BETA:
 			cf->beta = F64("--beta", 1e-6, 1e6);
 			break;
+		case OPT_BUDGET:
+			cf->budget = positive("--budget", optarg, 1);
+			break;
 		case OPT_FEATURES:
 			if (strcmp(optarg, "image,history") == 0)
 				cf->hist_feat = 1;
@@ -169,6 +195,7 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 			break;
 		case OPT_KEEP:
 			cf->keep = positive("--keep", optarg, 1);
+			o->keep_set = 1;
 			break;
 		case OPT_L2:
 			cf->assist.l2 = F64("--l2", 0, 1);
@@ -199,10 +226,21 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 				rv_usage_die(usage, "--target: '%s': want "
 				    "gradnorm or loss", optarg);
 			break;
+		case OPT_WINDOW:
+			cf->window = (uint32_t)U64("--window", 1,
+			    RV_SHRINK_MAX_WINDOW);
+			o->window_set = 1;
+			break;
 		default:
 			rv_usage_error(argv, usage);
 		}
 	}
+	/* a budget that silently does not apply would hang a DDP job */
+	if (o->window_set && cf->budget == 0)
+		rv_usage_die(usage, "--window: only with --budget");
+	if (o->keep_set && cf->budget > 0)
+		rv_usage_die(usage, "--keep: not with --budget, which sets the "
+		    "fraction kept");
 	cf->seed = o->c.seed;
 	if (optind < argc) {
 		o->inputs = argv + optind;
@@ -267,12 +305,70 @@ out:
 	return rc;
 }
 
+/* Write a kept sample, scored and weighted. */
+static int
+put_kept(struct score *sc, const struct rv_rec *rec, const struct rv_keep *k)
+{
+	struct rv_rec out = *rec;
+
+	out.flags |= RV_F_SCORED;
+	out.score = k->score;
+	if (sc->o->conf.reweight) {
+		out.flags |= RV_F_REWEIGHTED;
+		out.weight *= k->weight;
+	}
+	return rv_writer_put(sc->w, &out, rec->payload) < 0 ? 1 : 0;
+}
+
+/* --budget: decide the window and write what it keeps, in order. */
+static int
+flush_window(struct score *sc)
+{
+	size_t i, n;
+
+	if (sc->nwin == 0)
+		return 0;
+	n = rv_shrink_decide_window(sc->s, sc->keeps);
+	sc->nwin = 0;
+	for (i = 0; i < n; i++)
+		if (sc->keeps[i].keep &&
+		    put_kept(sc, &sc->win[i].rec, &sc->keeps[i]) != 0)
+			return 1;
+	return 0;
+}
+
+/* --budget: offer the sample and hold a copy until its window is full. */
+static int
+hold(struct score *sc, const struct rv_rec *rec)
+{
+	struct held *h;
+
+	if (sc->nwin > 0 && rec->epoch != sc->win[0].rec.epoch &&
+	    flush_window(sc) != 0)
+		return 1;
+	if (rv_shrink_offer(sc->s, rec->id, rec->epoch, rec->label,
+	    rec->payload, rec->height, rec->width, rec->channels) < 0)
+		return -1;
+	h = &sc->win[sc->nwin++];
+	/* grown to the largest sample seen, then reused */
+	if (rec->payload_len > h->cap) {
+		h->buf = xrealloc(h->buf, (size_t)rec->payload_len);
+		h->cap = (size_t)rec->payload_len;
+	}
+	if (rec->payload_len > 0)
+		memcpy(h->buf, rec->payload, (size_t)rec->payload_len);
+	h->rec = *rec;
+	h->rec.payload = h->buf;
+	if (sc->nwin == sc->o->conf.window)
+		return flush_window(sc);
+	return 0;
+}
+
 static int
 sample(struct score *sc, const struct rv_rec *rec)
 {
 	const struct rv_shrink_conf *cf = &sc->o->conf;
 	struct rv_keep k;
-	struct rv_rec out;
 	uint32_t ch = 1;
 
 	if (rec->dtype != RV_DT_U8 && cf->policy == RV_POLICY_ASSISTANT)
@@ -287,19 +383,12 @@ sample(struct score *sc, const struct rv_rec *rec)
 			return -1;
 	}
 	poll_feedback(sc);
+	if (cf->budget > 0)
+		return hold(sc, rec);
 	if (rv_shrink_decide(sc->s, rec->id, rec->epoch, rec->label,
 	    rec->payload, rec->height, rec->width, rec->channels, &k) < 0)
 		return -1;
-	if (!k.keep)
-		return 0;
-	out = *rec;
-	out.flags |= RV_F_SCORED;
-	out.score = k.score;
-	if (cf->reweight) {
-		out.flags |= RV_F_REWEIGHTED;
-		out.weight *= k.weight;
-	}
-	return rv_writer_put(sc->w, &out, rec->payload) < 0 ? 1 : 0;
+	return k.keep ? put_kept(sc, rec, &k) : 0;
 }
 
 /* The epoch's report, as metadata and with -v on stderr, then its end. */
@@ -312,6 +401,8 @@ epoch_end(struct score *sc, const struct rv_rec *rec)
 	char line[256];
 	int rc;
 
+	if (flush_window(sc) != 0)
+		return 1;
 	rv_score_stats(sc->s, &st);
 	rv_meta_init(&m);
 	rc = rv_score_meta_epoch(&m, rec->epoch, &st);
@@ -369,11 +460,16 @@ run_input(char *const *paths, int npaths, struct score *sc,
 			rc = epoch_end(sc, &rec);
 			break;
 		case RV_META:
+			/* passed on at once, ahead of a window's samples:
+			 * metadata may come anywhere, and a window cut here
+			 * would make the count depend on where it came */
 			rc = put_meta(sc, &rec);
 			break;
 		default:
-			/* kinds of later versions */
-			if (rv_writer_put(sc->w, &rec, rec.payload) < 0)
+			/* kinds of later versions, in their place */
+			rc = flush_window(sc);
+			if (rc == 0 && rv_writer_put(sc->w, &rec,
+			    rec.payload) < 0)
 				rc = 1;
 			break;
 		}
@@ -388,6 +484,8 @@ run_input(char *const *paths, int npaths, struct score *sc,
 	}
 	if (rc == 0 && (got < 0 || rv_reader_check_end(r) < 0))
 		rc = -1;
+	if (rc == 0)
+		rc = flush_window(sc);
 	if (rc < 0)
 		rv_warn("%s", rv_errmsg());
 	rv_reader_close(r);
@@ -404,6 +502,7 @@ main(int argc, char *argv[])
 	struct rv_shrink_stats st;
 	struct rv_fb_reader *fb = NULL;
 	char line[256];
+	size_t i;
 	int rc, status = 1;
 
 	rv_setprogname(argv[0]);
@@ -418,6 +517,10 @@ main(int argc, char *argv[])
 	sc = xcalloc(1, sizeof(*sc));
 	sc->o = &o;
 	sc->fb = fb;
+	if (o.conf.budget > 0) {
+		sc->win = xcalloc(o.conf.window, sizeof(*sc->win));
+		sc->keeps = xcalloc(o.conf.window, sizeof(*sc->keeps));
+	}
 	rv_progress_init(&prog, o.c.quiet, "samples");
 	sc->w = rv_writer_new(out.fd, rv_out_name(&out),
 	    rv_stream_level(o.c.level));
@@ -445,6 +548,10 @@ out:
 	}
 	rv_shrink_free(sc->s);
 	rv_fb_reader_close(sc->fb);
+	for (i = 0; sc->win != NULL && i < o.conf.window; i++)
+		free(sc->win[i].buf);
+	free(sc->win);
+	free(sc->keeps);
 	if (rv_writer_close(sc->w) < 0 && status == 0) {
 		rv_warn("%s", rv_errmsg());
 		status = 1;

@@ -94,8 +94,13 @@ rv_score_meta_conf(struct rv_meta *m, const struct rv_shrink_conf *c)
 	rc |= set_f64(m, "score.floor", c->floor);
 	if (c->policy == RV_POLICY_HISTORY)
 		rc |= set_f64(m, "score.beta", c->beta);
-	if (c->policy == RV_POLICY_UNIFORM)
+	/* under a budget, the uniform policy's p is any constant */
+	if (c->policy == RV_POLICY_UNIFORM && !(c->budget > 0))
 		rc |= set_f64(m, "score.keep", c->keep);
+	if (c->budget > 0) {
+		rc |= set_f64(m, "score.budget", c->budget);
+		rc |= set_u64(m, "score.window", c->window);
+	}
 	rc |= set_u64(m, "score.reweight", (uint64_t)c->reweight);
 	rc |= set_u64(m, "score.seed", c->seed);
 	if (c->policy == RV_POLICY_ASSISTANT) {

@@ -1,8 +1,9 @@
 /*
  * Instance shrinking (rv-score): the keep decision of each sample under
  * the assistant, history or uniform policy, and the bounded per-id state
- * that feedback lines are matched against.  All memory is allocated by
- * rv_shrink_new; deciding and learning allocate nothing.
+ * that feedback lines are matched against, and budget mode's windows.
+ * All memory is allocated by rv_shrink_new; deciding and learning
+ * allocate nothing.
  */
 #include "shrink.h"
 
@@ -61,7 +62,22 @@ struct rv_shrink {
 	int have_first, warm;
 	uint32_t first_epoch;
 	uint64_t seen, kept, total_seen, total_kept, feedback, unmatched;
+
+	/* budget mode: the window's samples, in the order offered */
+	size_t win_n;
+	uint32_t win_epoch;
+	int win_warm;
+	uint64_t *win_id;
+	int32_t *win_label;
+	double *win_p, *win_pi;
+	float *win_score;
+	float *win_phi;		/* assistant: nfeat per sample */
+	unsigned char *win_keep;
 };
+
+/* rv_rng ops of the score stage: never renumber, outputs depend on them */
+#define OP_KEEP		0	/* a sample's keep draw */
+#define OP_WINDOW	1	/* a budget window's systematic draw */
 
 /* splitmix64's finaliser: consecutive ids spread over the table. */
 static size_t
@@ -212,6 +228,8 @@ rv_shrink_conf_init(struct rv_shrink_conf *c)
 	c->max_ids = (size_t)1 << 20;
 	c->hist_feat = 1;
 	rv_assist_conf_init(&c->assist);
+	c->budget = 0;
+	c->window = RV_SHRINK_WINDOW;
 }
 
 static int
@@ -237,6 +255,13 @@ check_conf(const struct rv_shrink_conf *c, uint32_t channels)
 	if (c->max_ids > MAX_TABLE)
 		return rv_seterr("shrink: max_ids %zu: more than %zu",
 		    c->max_ids, MAX_TABLE);
+	if (!(c->budget >= 0 && c->budget <= 1))
+		return rv_seterr("shrink: budget %g: must be in (0, 1], or 0 "
+		    "for none", c->budget);
+	if (c->budget > 0 &&
+	    (c->window < 1 || c->window > RV_SHRINK_MAX_WINDOW))
+		return rv_seterr("shrink: window %u: must be 1 to %u",
+		    c->window, RV_SHRINK_MAX_WINDOW);
 	if (channels < 1 || channels > 4)
 		return rv_seterr("shrink: %u channels: must be 1 to 4",
 		    channels);
@@ -325,6 +350,17 @@ rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
 		idmap_init(&s->hist, c->max_ids);
 		s->hist_gn = xcalloc(c->max_ids, sizeof(*s->hist_gn));
 	}
+	if (c->budget > 0) {
+		s->win_id = xcalloc(c->window, sizeof(*s->win_id));
+		s->win_label = xcalloc(c->window, sizeof(*s->win_label));
+		s->win_p = xcalloc(c->window, sizeof(*s->win_p));
+		s->win_pi = xcalloc(c->window, sizeof(*s->win_pi));
+		s->win_score = xcalloc(c->window, sizeof(*s->win_score));
+		s->win_keep = xcalloc(c->window, sizeof(*s->win_keep));
+		if (a != NULL)
+			s->win_phi = xcalloc((size_t)c->window * s->nfeat,
+			    sizeof(*s->win_phi));
+	}
 	return s;
 }
 
@@ -342,6 +378,13 @@ rv_shrink_free(struct rv_shrink *s)
 	if (uses_hist(&s->conf))
 		idmap_release(&s->hist);
 	free(s->hist_gn);
+	free(s->win_id);
+	free(s->win_label);
+	free(s->win_p);
+	free(s->win_pi);
+	free(s->win_score);
+	free(s->win_keep);
+	free(s->win_phi);
 	free(s);
 }
 
@@ -391,65 +434,112 @@ push_recent(struct rv_shrink *s, float v)
 	}
 }
 
-int
-rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
-    int32_t label, const uint8_t *px, uint32_t h, uint32_t w, uint32_t c,
-    struct rv_keep *out)
+/* Under the assistant, does the image fit the features? */
+static int
+check_shape(const struct rv_shrink *s, uint32_t h, uint32_t w, uint32_t c)
 {
-	const struct rv_shrink_conf *cf = &s->conf;
-	double pk, p;
-	struct rv_rng r;
-	uint32_t slot;
+	if (s->a == NULL)
+		return 0;
+	if (h == 0 || w == 0)
+		return rv_seterr("shrink: empty %ux%u image", w, h);
+	if (c != s->channels)
+		return rv_seterr("shrink: image has %u channels, not %u", c,
+		    s->channels);
+	return 0;
+}
 
-	if (s->a != NULL) {
-		if (h == 0 || w == 0)
-			return rv_seterr("shrink: empty %ux%u image", w, h);
-		if (c != s->channels)
-			return rv_seterr("shrink: image has %u channels, "
-			    "not %u", c, s->channels);
-	}
+static void
+note_epoch(struct rv_shrink *s, uint32_t epoch)
+{
 	if (!s->have_first) {
 		s->have_first = 1;
 		s->first_epoch = epoch;
 	}
-	if (!s->warm && epoch != s->first_epoch &&
-	    (s->a == NULL || s->feedback >= cf->min_feedback))
-		s->warm = 1;
+}
 
-	out->score = NAN;
+/*
+ * The policy's keep probability of a sample, before warm-up (which the
+ * callers apply); the assistant's p in *score (NaN under the others), and
+ * its features in s->phi.
+ */
+static double
+keep_prob(struct rv_shrink *s, uint64_t id, int32_t label,
+    const uint8_t *px, uint32_t h, uint32_t w, uint32_t c, float *score)
+{
+	const struct rv_shrink_conf *cf = &s->conf;
+	uint32_t slot;
+	double p;
+
+	*score = NAN;
 	switch (cf->policy) {
 	case RV_POLICY_ASSISTANT:
 		rv_feat(px, h, w, c, s->phi);
 		if (cf->hist_feat)
 			hist_features(s, id, s->phi + s->nimg);
 		p = rv_assist_predict(s->a, s->phi, label);
-		out->score = (float)p;
-		pk = cf->floor + (1 - cf->floor) * p;
-		break;
+		*score = (float)p;
+		return cf->floor + (1 - cf->floor) * p;
 	case RV_POLICY_HISTORY:
 		slot = idmap_find(&s->hist, id);
 		if (slot == NIL)
-			pk = 1;
-		else
-			pk = fmax(cf->floor, pow(percentile(s,
-			    s->hist_gn[slot]), cf->beta));
-		break;
+			return 1;
+		return fmax(cf->floor, pow(percentile(s, s->hist_gn[slot]),
+		    cf->beta));
 	default:
-		pk = cf->keep;
-		break;
+		return cf->keep;
 	}
+}
+
+static float
+weight_of(const struct rv_shrink *s, double pk)
+{
+	if (!s->conf.reweight || !(pk > 0))
+		return 1.0f;
+	return 1 / pk > FLT_MAX ? FLT_MAX : (float)(1 / pk);
+}
+
+/* A sample was kept: the assistant waits for its feedback. */
+static void
+fly_put(struct rv_shrink *s, uint64_t id, int32_t label, const float *phi)
+{
+	uint32_t slot = idmap_find(&s->fly, id);
+
+	if (slot == NIL)
+		slot = idmap_insert(&s->fly, id);
+	else
+		idmap_touch(&s->fly, slot);
+	memcpy(s->fly_phi + (size_t)slot * s->nfeat, phi,
+	    s->nfeat * sizeof(float));
+	s->fly_label[slot] = label;
+}
+
+int
+rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
+    int32_t label, const uint8_t *px, uint32_t h, uint32_t w, uint32_t c,
+    struct rv_keep *out)
+{
+	const struct rv_shrink_conf *cf = &s->conf;
+	double pk;
+	struct rv_rng r;
+
+	if (check_shape(s, h, w, c) < 0)
+		return -1;
+	note_epoch(s, epoch);
+	if (!s->warm && epoch != s->first_epoch &&
+	    (s->a == NULL || s->feedback >= cf->min_feedback))
+		s->warm = 1;
+
+	pk = keep_prob(s, id, label, px, h, w, c, &out->score);
 	if (!s->warm || pk > 1)
 		pk = 1;
 	if (pk >= 1) {
 		out->keep = 1;
 	} else {
-		rv_rng_init(&r, cf->seed, RV_STAGE_SCORE, 0, epoch, id);
+		rv_rng_init(&r, cf->seed, RV_STAGE_SCORE, OP_KEEP, epoch, id);
 		out->keep = rv_rng_uniform(&r) < pk;
 	}
 	out->p_keep = pk;
-	out->weight = 1.0f;
-	if (cf->reweight && pk > 0)
-		out->weight = 1 / pk > FLT_MAX ? FLT_MAX : (float)(1 / pk);
+	out->weight = weight_of(s, pk);
 
 	s->seen++;
 	s->total_seen++;
@@ -458,17 +548,216 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 	s->kept++;
 	s->total_kept++;
 	/* a dropped sample gets no feedback: only kept ones wait for it */
-	if (s->a != NULL) {
-		slot = idmap_find(&s->fly, id);
-		if (slot == NIL)
-			slot = idmap_insert(&s->fly, id);
-		else
-			idmap_touch(&s->fly, slot);
-		memcpy(s->fly_phi + (size_t)slot * s->nfeat, s->phi,
-		    s->nfeat * sizeof(float));
-		s->fly_label[slot] = label;
-	}
+	if (s->a != NULL)
+		fly_put(s, id, label, s->phi);
 	return 0;
+}
+
+int
+rv_shrink_offer(struct rv_shrink *s, uint64_t id, uint32_t epoch,
+    int32_t label, const uint8_t *px, uint32_t h, uint32_t w, uint32_t c)
+{
+	size_t n = s->win_n;
+
+	if (!(s->conf.budget > 0))
+		return rv_seterr("shrink: no budget: decide samples one by "
+		    "one");
+	if (n == s->conf.window)
+		return rv_seterr("shrink: window of %zu samples full", n);
+	if (n > 0 && epoch != s->win_epoch)
+		return rv_seterr("shrink: sample of epoch %u offered to a "
+		    "window of epoch %u", epoch, s->win_epoch);
+	if (check_shape(s, h, w, c) < 0)
+		return -1;
+	note_epoch(s, epoch);
+	if (n == 0) {
+		s->win_epoch = epoch;
+		/* warm-up by the epoch alone, never by the feedback */
+		s->win_warm = epoch != s->first_epoch;
+		if (s->win_warm)
+			s->warm = 1;
+	}
+	s->win_p[n] = keep_prob(s, id, label, px, h, w, c, &s->win_score[n]);
+	s->win_id[n] = id;
+	s->win_label[n] = label;
+	if (s->win_phi != NULL)
+		memcpy(s->win_phi + n * s->nfeat, s->phi,
+		    s->nfeat * sizeof(float));
+	s->win_n = n + 1;
+	return 0;
+}
+
+size_t
+rv_shrink_pending(const struct rv_shrink *s)
+{
+	return s->win_n;
+}
+
+size_t
+rv_shrink_decide_window(struct rv_shrink *s, struct rv_keep *out)
+{
+	const struct rv_shrink_conf *cf = &s->conf;
+	size_t i, k, n = s->win_n;
+	struct rv_rng r;
+	double u;
+
+	if (n == 0)
+		return 0;
+	if (!s->win_warm) {
+		for (i = 0; i < n; i++) {
+			s->win_pi[i] = 1;
+			s->win_keep[i] = 1;
+		}
+	} else {
+		/* an assistant still learning ranks nothing: a uniform k */
+		if (s->a != NULL && s->feedback < cf->min_feedback)
+			for (i = 0; i < n; i++)
+				s->win_p[i] = 1;
+		k = rv_shrink_budget_k(cf->budget, n);
+		rv_shrink_budget_pi(s->win_p, n, k, s->win_pi);
+		rv_rng_init(&r, cf->seed, RV_STAGE_SCORE, OP_WINDOW,
+		    s->win_epoch, s->win_id[0]);
+		u = rv_rng_uniform(&r);
+		rv_shrink_budget_draw(s->win_pi, n, k, u, s->win_keep);
+	}
+	for (i = 0; i < n; i++) {
+		out[i].keep = s->win_keep[i];
+		out[i].p_keep = s->win_pi[i];
+		out[i].weight = weight_of(s, s->win_pi[i]);
+		out[i].score = s->win_score[i];
+		s->seen++;
+		s->total_seen++;
+		if (!out[i].keep)
+			continue;
+		s->kept++;
+		s->total_kept++;
+		if (s->a != NULL)
+			fly_put(s, s->win_id[i], s->win_label[i],
+			    s->win_phi + i * s->nfeat);
+	}
+	s->win_n = 0;
+	return n;
+}
+
+size_t
+rv_shrink_budget_k(double f, size_t w)
+{
+	double k;
+
+	if (w == 0)
+		return 0;
+	/* half up, and a decimal F that lands a hair under .5 rounds up */
+	k = floor(f * (double)w + 0.5 + 1e-9);
+	if (!(k >= 1))
+		return 1;
+	return k >= (double)w ? w : (size_t)k;
+}
+
+/* A keep probability as a size: what is not a positive number counts 0. */
+static double
+size_of(double p)
+{
+	return p > 0 && isfinite(p) ? p : 0;
+}
+
+void
+rv_shrink_budget_pi(const double *p, size_t w, size_t k, double *pi)
+{
+	size_t i, ncap = 0, nzero;
+	double c = 0, sum, rest;
+	int changed;
+
+	if (k >= w) {
+		for (i = 0; i < w; i++)
+			pi[i] = 1;
+		return;
+	}
+	for (i = 0; i < w; i++)
+		pi[i] = 0;
+	/*
+	 * Cap every item whose c p_i reaches 1 and solve c again for the
+	 * rest, until none does.  c only grows, so an item once capped
+	 * stays capped; at most k items are (the uncapped c p_i sum to the
+	 * k - ncap left), so this ends within k + 1 rounds.
+	 */
+	do {
+		sum = 0;
+		for (i = 0; i < w; i++)
+			if (pi[i] < 1)
+				sum += size_of(p[i]);
+		if (!(sum > 0) || ncap >= k)
+			break;
+		c = (double)(k - ncap) / sum;
+		changed = 0;
+		for (i = 0; i < w; i++)
+			if (pi[i] < 1 && size_of(p[i]) > 0 &&
+			    c * p[i] >= 1) {
+				pi[i] = 1;
+				ncap++;
+				changed = 1;
+			}
+	} while (changed);
+	if (ncap < k && sum > 0) {
+		for (i = 0; i < w; i++)
+			if (pi[i] < 1)
+				pi[i] = c * size_of(p[i]);
+		return;
+	}
+	if (ncap >= k)
+		return;
+	/* no weight left to share by: the rest evenly over the p_i 0 */
+	nzero = 0;
+	for (i = 0; i < w; i++)
+		nzero += pi[i] < 1;
+	rest = (double)(k - ncap) / (double)nzero;
+	for (i = 0; i < w; i++)
+		if (pi[i] < 1)
+			pi[i] = rest;
+}
+
+size_t
+rv_shrink_budget_draw(const double *pi, size_t w, size_t k, double u,
+    unsigned char *keep)
+{
+	size_t i, m, got = 0, rem;
+	double total = 0, cum = 0, step, x;
+
+	for (i = 0; i < w; i++) {
+		keep[i] = pi[i] >= 1;
+		got += keep[i];
+		if (pi[i] > 0 && pi[i] < 1)
+			total += pi[i];
+	}
+	if (got >= k || !(total > 0))
+		return got;
+	rem = k - got;
+	/*
+	 * The points u, u + 1, ... scaled by total / rem, so that the last
+	 * one falls inside the items' span however the sum rounded; an item
+	 * takes at most one point (its pi < 1), and a point a rounding puts
+	 * in an item already taken goes to the next one.
+	 */
+	step = total / (double)rem;
+	m = 0;
+	x = u * step;
+	for (i = 0; i < w && m < rem; i++) {
+		if (!(pi[i] > 0 && pi[i] < 1))
+			continue;
+		cum += pi[i];
+		if (x < cum) {
+			keep[i] = 1;
+			m++;
+			x = ((double)m + u) * step;
+		}
+	}
+	/* the last point can round onto the very end: the last items take
+	 * what is left (never for more than a rounding) */
+	for (i = w; i > 0 && m < rem; i--)
+		if (!keep[i - 1] && pi[i - 1] > 0) {
+			keep[i - 1] = 1;
+			m++;
+		}
+	return got + m;
 }
 
 void

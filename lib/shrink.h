@@ -25,6 +25,20 @@
  * max_inflight * (4 * rv_feat_len + 32) + max_ids * 32 bytes, touched
  * only as ids arrive.  A floor of 0 can give p_keep 0: such a sample is
  * never kept (its weight would be 1/p_keep, capped at FLT_MAX).
+ *
+ * Budget mode (budget F > 0, rv-score --budget) replaces the independent
+ * draws, whose kept count varies, by an exact count: samples are offered
+ * to a window of at most `window` (W) samples of one epoch, and each
+ * window of w samples keeps exactly k = rv_shrink_budget_k(F, w) of them,
+ * sample i with probability pi_i proportional to its p_keep (capped at 1;
+ * rv_shrink_budget_pi), chosen by one systematic draw
+ * (rv_shrink_budget_draw) with u from rv_rng(seed, RV_STAGE_SCORE, op 1,
+ * epoch, the id of the window's first sample).  Warm-up goes by epoch
+ * only: the first epoch seen keeps all, later ones keep k of each window,
+ * uniformly while the assistant has learned fewer than min_feedback
+ * lines.  So the count kept of an epoch depends only on its length, F
+ * and W, never on feedback or timing.  The window adds about
+ * W * (4 * nfeat + 33) bytes.
  */
 #ifndef RV_SHRINK_H
 #define RV_SHRINK_H
@@ -36,6 +50,9 @@
  * The ids remembered are bounded by max_ids, as for the history policy.
  */
 #define RV_HIST_FEAT	2
+
+#define RV_SHRINK_WINDOW	256	/* budget mode: default window */
+#define RV_SHRINK_MAX_WINDOW	65536	/* and the largest allowed */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -62,9 +79,15 @@ struct rv_shrink_conf {
 	int hist_feat;		/* assistant: add the id's history features
 				 * (default 1; see RV_HIST_FEAT) */
 	struct rv_assist_conf assist;	/* lr, l2, mean_decay, target */
+	double budget;		/* F, the share of each window kept, in
+				 * (0, 1]; 0: off, a draw per sample
+				 * (default) */
+	uint32_t window;	/* W, samples of a budget window, 1 to
+				 * RV_SHRINK_MAX_WINDOW (default 256) */
 };
 
-/* The defaults above; policy assistant, seed 0, reweight off. */
+/* The defaults above; policy assistant, seed 0, reweight off, budget
+ * off. */
 void rv_shrink_conf_init(struct rv_shrink_conf *c);
 
 struct rv_shrink_stats {
@@ -93,10 +116,57 @@ struct rv_keep {
 	float score;		/* assistant p, or NaN when not computed */
 };
 /* Returns 0, or -1 with rv_errmsg() (a shape the features don't fit;
- * checked, and px read, only under the assistant policy). */
+ * checked, and px read, only under the assistant policy).  Not for budget
+ * mode, whose samples go through rv_shrink_offer(). */
 int rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
     int32_t label, const uint8_t *px, uint32_t h, uint32_t w, uint32_t c,
     struct rv_keep *out);
+
+/*
+ * Budget mode.  rv_shrink_offer() adds a sample to the window, with its
+ * p_keep computed now, from what has been learned so far; px is read
+ * during the call only.  The caller decides the window with
+ * rv_shrink_decide_window() when it holds `window` samples, before a
+ * sample of another epoch, and at the epoch's end; offering to a full
+ * window, or a sample of another epoch, is an error.  Returns 0, or -1
+ * with rv_errmsg() (those, budget mode off, or a bad shape as above).
+ */
+int rv_shrink_offer(struct rv_shrink *s, uint64_t id, uint32_t epoch,
+    int32_t label, const uint8_t *px, uint32_t h, uint32_t w, uint32_t c);
+/* Samples offered and not yet decided. */
+size_t rv_shrink_pending(const struct rv_shrink *s);
+/*
+ * Decide the pending samples, in the order offered, into out[0..n) (room
+ * for the window), p_keep being pi_i, and empty the window.  Returns n,
+ * 0 when nothing was pending.  Exactly rv_shrink_budget_k(F, n) are kept
+ * after the first epoch, all of them during it.
+ */
+size_t rv_shrink_decide_window(struct rv_shrink *s, struct rv_keep *out);
+
+/*
+ * The budget arithmetic, without state; none of it allocates.
+ *
+ * rv_shrink_budget_k: f w rounded half up, and at least 1 (at most w):
+ * the count a window of w samples keeps; 0 for w 0.
+ *
+ * rv_shrink_budget_pi: inclusion probabilities pi[0..w) from the keep
+ * probabilities p (or any sizes; one that is not a positive finite
+ * number counts as 0): pi_i = min(1, c p_i) with c such that sum pi = k
+ * (0 <= k <= w), by the usual iterative capping.  The share that c p_i
+ * cannot place, when fewer than k have p_i > 0, is spread evenly over
+ * those with p_i 0: so all-zero p gives pi = k/w.
+ *
+ * rv_shrink_budget_draw: systematic sampling with probability
+ * proportional to size: keep[i] = 1 for every pi_i >= 1, then for the
+ * remaining r = k - (their number) the items whose cumulative pi, in
+ * order, crosses u, u + 1, ..., u + r - 1 (u in [0, 1)).  Returns the
+ * number kept, exactly k for pi from rv_shrink_budget_pi, each item kept
+ * with probability pi_i over u.
+ */
+size_t rv_shrink_budget_k(double f, size_t w);
+void rv_shrink_budget_pi(const double *p, size_t w, size_t k, double *pi);
+size_t rv_shrink_budget_draw(const double *pi, size_t w, size_t k, double u,
+    unsigned char *keep);
 /* One feedback line from the trainer. */
 void rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l);
 /* An epoch ended: the per-epoch counters start again after this call. */

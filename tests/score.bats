@@ -1,8 +1,9 @@
 # rv-score: usage, the three policies' keep decisions and what kept
 # samples carry, the per-epoch reports, determinism, bad input and bad
-# feedback, and the score -> batch -> train -> FIFO loop run for real
-# (it must end, whichever stage starts first or stops early).  Records
-# are read by the small python below (header layout: tests/rvparse.py).
+# feedback, the score -> batch -> train -> FIFO loop run for real (it
+# must end, whichever stage starts first or stops early), and --budget's
+# exact counts: the same on every data-parallel rank.  Records are read
+# by the small python below (header layout: tests/rvparse.py).
 # shellcheck shell=bash disable=SC2154
 
 load helpers
@@ -38,6 +39,25 @@ records() {
 # fbline ID GRADNORM: one feedback line (rv-feedback(5)).
 FB_AWK='{ printf "%d\t0\t%d\t1.5\t%s\n", $1, NR, $2 }'
 
+# epoch_counts FILE: "EPOCH SAMPLES END-COUNT" a line, from rv-inspect.
+epoch_counts() {
+	rv-inspect "$1" | awk '/^epochs/ { on = 1; next }
+	    on && /^  [0-9]/ { print $1, $2, $5; next }
+	    on { exit }'
+}
+
+# budget_count N F W: the samples --budget F --window W keeps of an epoch
+# of N: F w rounded half up, at least 1, summed over its windows.
+budget_count() {
+	awk -v n="$1" -v f="$2" -v w="$3" 'BEGIN {
+	    for (t = 0; n > 0; n -= m) {
+		m = n < w ? n : w
+		k = int(f * m + 0.5 + 1e-9)
+		t += k < 1 ? 1 : k
+	    }
+	    print t }'
+}
+
 setup_file() {
 	need_fmnist
 	local t="$BATS_FILE_TMPDIR" img lab
@@ -64,9 +84,9 @@ setup() {
 	[[ "${lines[0]}" == "usage: rv-score [-qv] "* ]]
 	[ -z "$stderr" ]
 	local opt
-	for opt in output feedback policy floor beta keep reweight target features \
-	    lr l2 min-feedback max-inflight max-ids seed level jobs quiet \
-	    verbose help version; do
+	for opt in output feedback policy floor beta keep reweight budget \
+	    window target features lr l2 min-feedback max-inflight max-ids \
+	    seed level jobs quiet verbose help version; do
 		[[ "$output" == *"--$opt"* ]] || { echo "no --$opt"; return 1; }
 	done
 	run -0 --separate-stderr rv-score --version
@@ -87,6 +107,14 @@ setup() {
 --target acc|--target: 'acc': want gradnorm or loss
 --features pixels|--features: 'pixels': want image,history or image
 --max-inflight 0|--max-inflight: '0': out of range [1, 1073741824]
+--budget 0|--budget: '0': out of range (0, 1]
+--budget 1.5|--budget: '1.5': out of range [0, 1]
+--budget -0.5|--budget: '-0.5': out of range [0, 1]
+--budget half|--budget: 'half': not a number
+--budget 0.5 --window 0|--window: '0': out of range [1, 65536]
+--budget 0.5 --window 65537|--window: '65537': out of range [1, 65536]
+--window 64|--window: only with --budget
+--budget 0.5 --keep 0.3|--keep: not with --budget, which sets the fraction kept
 --bogus|unknown option '--bogus'
 EOF
 }
@@ -306,4 +334,145 @@ EOF
 	run -0 awk '$1 == "end" { print $3 }' <(records "$W/o.rvs")
 	[ "${lines[0]}" = 2000 ]
 	[ "${#lines[@]}" -eq 3 ]
+}
+
+@test "rv-score --budget: two ranks of other data keep the same count every epoch, by the formula" {
+	local img="$FMNIST/train-images-idx3-ubyte.gz"
+	local lab="$FMNIST/train-labels-idx1-ubyte.gz"
+	local r
+	# two data-parallel ranks: halves of Fashion-MNIST's training set,
+	# 29999 samples an epoch each (117 windows of 256, then one of 47)
+	for r in 0 1; do
+		rv-decode -q --epochs 3 --shuffle --limit 59998 --shard "$r/2" \
+		    "$img" "$lab" > "$W/rank$r.rvs"
+	done
+	run -0 comm -12 <(rv-inspect --dump "$W/rank0.rvs" |
+	    awk -F '\t' '$3 == "sample" && $4 == 0 { print $5 }' | sort) \
+	    <(rv-inspect --dump "$W/rank1.rvs" |
+	    awk -F '\t' '$3 == "sample" && $4 == 0 { print $5 }' | sort)
+	[ -z "$output" ]
+	# history's feedback: 4 ids in 5 known, the rest keep p 1 (capped)
+	seq 0 59997 | awk '$1 % 5 { print $1, 0.5 + $1 * 7919 % 1000 / 1000 }' |
+	    awk "$FB_AWK" > "$W/hist.fb"
+	local args f k want
+	# shellcheck disable=SC2086
+	while IFS='|' read -r f args; do
+		k=$(budget_count 29999 "$f" 256)
+		want="0 29999 29999"$'\n'"1 $k $k"$'\n'"2 $k $k"
+		for r in 0 1; do
+			rv-score -q --budget "$f" $args "$W/rank$r.rvs" \
+			    > "$W/o$r.rvs"
+			run -0 epoch_counts "$W/o$r.rvs"
+			[ "$output" = "$want" ] ||
+			    { echo "rank $r, --budget $f $args:"; echo "$output"
+				echo "want:"; echo "$want"; return 1; }
+		done
+	done <<EOF
+0.5|--policy uniform
+0.7|--policy history --floor 0 --beta 2 --feedback $W/hist.fb
+0.3|--policy history --feedback $W/hist.fb --window 256
+EOF
+	[ "$(budget_count 29999 0.5 256)" = 15000 ]
+	[ "$(budget_count 29999 0.3 256)" = 9023 ]
+	# the assistant in a closed loop, each rank learning at its own pace:
+	# a stand-in trainer (classes 0-2 easy) appends a line per sample
+	# it gets to the feedback file, which rv-score reads as it grows
+	local trainer='$3 == "sample" { printf "%s\t%s\t%d\t1\t%s\n", $5,
+	    $4, NR, ($6 < 3 ? 0.1 : 1 + $5 % 7 / 10); fflush() }'
+	want="0 29999 29999"$'\n'"1 9023 9023"$'\n'"2 9023 9023"
+	for r in 0 1; do
+		: > "$W/fb$r"
+		run -0 --separate-stderr timeout 60 bash -c "set -o pipefail
+		    rv-score -v --budget 0.3 --feedback '$W/fb$r' \
+			--min-feedback 100 '$W/rank$r.rvs' |
+		    tee '$W/a$r.rvs' | rv-inspect --dump - |
+		    awk -F '\t' '$trainer' >> '$W/fb$r'"
+		printf '%s\n' "${stderr_lines[@]}"
+		[[ "${stderr_lines[1]}" == "rv-score: epoch 1: 29999 seen, 9023 kept (30.1%), 20976 dropped; feedback "* ]]
+		run -0 epoch_counts "$W/a$r.rvs"
+		[ "$output" = "$want" ]
+	done
+	# without --budget the ranks' counts differ: the test can fail
+	for args in "--policy uniform --keep 0.5" \
+	    "--policy history --floor 0 --beta 2 --feedback $W/hist.fb"; do
+		# shellcheck disable=SC2086
+		for r in 0 1; do
+			rv-score -q $args "$W/rank$r.rvs" > "$W/n$r.rvs"
+			epoch_counts "$W/n$r.rvs" > "$W/n$r.txt"
+		done
+		cat "$W/n0.txt" "$W/n1.txt"
+		run -1 cmp -s "$W/n0.txt" "$W/n1.txt"
+	done
+}
+
+@test "rv-score --budget: the first epoch passes whole, then F w rounded of each window, in order, weighted 1/pi" {
+	run -0 --separate-stderr rv-score -v --policy uniform --budget 0.3 \
+	    --reweight -o "$W/b.rvs" "$T/s3.rvs"
+	# 2000 = 7 windows of 256 and one of 208: 7 x 77 + 62
+	[ "$(budget_count 2000 0.3 256)" = 601 ]
+	[ "${stderr_lines[0]}" = "rv-score: epoch 0: 2000 seen, 2000 kept (100.0%), 0 dropped; feedback 0 lines (0 unmatched)" ]
+	[ "${stderr_lines[1]}" = "rv-score: epoch 1: 2000 seen, 601 kept (30.1%), 1399 dropped; feedback 0 lines (0 unmatched)" ]
+	[ "${stderr_lines[2]}" = "rv-score: epoch 2: 2000 seen, 601 kept (30.1%), 1399 dropped; feedback 0 lines (0 unmatched)" ]
+	[ "${stderr_lines[3]}" = "rv-score: 6000 seen, 3202 kept (53.4%), 2798 dropped in 3 epochs; feedback 0 lines (0 unmatched)" ]
+	records "$T/s3.rvs" > "$W/in"
+	records "$W/b.rvs" > "$W/r"
+	# every window of every epoch: its count kept, the order kept, and
+	# weight w/k (pi = k/w under uniform), or 1 in the first epoch
+	run -0 awk -v W=256 -v F=0.3 '
+	    NR == FNR { if ($1 == "sample") pos[$2 " " $3] = n[$2]++; next }
+	    $1 == "sample" {
+		p = pos[$2 " " $3]
+		if (($2 in last) && p <= last[$2]) bad++
+		last[$2] = p
+		j = int(p / W); c[$2 " " j]++
+		m = n[$2] - j * W; if (m > W) m = W
+		k = int(F * m + 0.5); if (k < 1) k = 1
+		want = $2 == 0 ? 1 : m / k
+		if ($5 - want > 1e-4 * want || want - $5 > 1e-4 * want) bad++
+	    }
+	    $1 == "end" { ends = ends " " $3 }
+	    END {
+		for (e = 0; e < 3; e++)
+		    for (j = 0; j * W < n[e]; j++) {
+			m = n[e] - j * W; if (m > W) m = W
+			k = int(F * m + 0.5); if (k < 1) k = 1
+			if (c[e " " j] != (e == 0 ? m : k)) bad++
+			t[e] += c[e " " j]
+		    }
+		print "bad", bad + 0
+		print t[0], t[1], t[2] ends
+	    }' "$W/in" "$W/r"
+	[ "${lines[0]}" = "bad 0" ]
+	[ "${lines[1]}" = "2000 601 601 2000 601 601" ]
+	grep -qx '#score.budget=0.3' "$W/r"
+	grep -qx '#score.window=256' "$W/r"
+	run -1 grep -q '^#score.keep=' "$W/r"
+	grep -A9 -x '#score.epoch=1' "$W/r" | grep -qx '#score.warm=1'
+	grep -A9 -x '#score.epoch=0' "$W/r" | grep -qx '#score.warm=0'
+	# the same seed, the same bytes; another, other samples, as many
+	rv-score --policy uniform --budget 0.3 --reweight "$T/s3.rvs" \
+	    > "$W/b2.rvs"
+	cmp <(records "$W/b.rvs" | grep -v '^#argv=') \
+	    <(records "$W/b2.rvs" | grep -v '^#argv=')
+	rv-score --policy uniform --budget 0.3 --seed 9 "$T/s3.rvs" \
+	    > "$W/b3.rvs"
+	run -1 cmp -s \
+	    <(records "$W/b.rvs" | grep '^sample' | cut -d' ' -f2,3) \
+	    <(records "$W/b3.rvs" | grep '^sample' | cut -d' ' -f2,3)
+	run -0 epoch_counts "$W/b3.rvs"
+	[ "$output" = "0 2000 2000"$'\n'"1 601 601"$'\n'"2 601 601" ]
+	# other windows: 2000 = 13 x 150 + 50 at F 0.5 (75 and 25); a window
+	# of 1 keeps its sample whatever F; F 1 keeps all
+	rv-score --policy uniform --budget 0.5 --window 150 "$T/s3.rvs" \
+	    > "$W/w.rvs"
+	run -0 epoch_counts "$W/w.rvs"
+	[ "$output" = "0 2000 2000"$'\n'"1 1000 1000"$'\n'"2 1000 1000" ]
+	[ "$(budget_count 2000 0.1 1)" = 2000 ]
+	local f
+	for f in "0.1 --window 1" 1; do
+		# shellcheck disable=SC2086
+		rv-score --policy uniform --budget $f "$T/s3.rvs" > "$W/a.rvs"
+		cmp <(records "$T/s3.rvs" | grep '^sample' | cut -d' ' -f2,3) \
+		    <(records "$W/a.rvs" | grep '^sample' | cut -d' ' -f2,3)
+	done
 }

@@ -3,7 +3,8 @@
  * expectation, reweighting unbiased, warm-up, a planted easy class found
  * by the assistant from simulated feedback, the bounded in-flight table
  * (eviction order checked against a model), history percentiles and
- * LRU, determinism, and configuration errors.
+ * LRU, determinism, configuration errors, and budget mode: exactly k of
+ * every window, each sample with its pi_i, the same for the same seed.
  */
 #include <math.h>
 #include <stdint.h>
@@ -805,6 +806,457 @@ t_errors(void)
 	rv_shrink_free(NULL);
 }
 
+/* offer() as decide() does it: the synthetic image of the id. */
+static int
+offer(struct rv_shrink *s, uint64_t id, uint32_t epoch)
+{
+	uint8_t px[SZ * SZ];
+
+	image(id, px);
+	return rv_shrink_offer(s, id, epoch, (int32_t)(id % 10), px, SZ, SZ,
+	    1);
+}
+
+static void
+t_budget_k(void)
+{
+	static const struct {
+		double f;
+		size_t w, k;
+	} tab[] = {
+		{ 0.5, 256, 128 }, { 0.5, 255, 128 }, { 0.5, 47, 24 },
+		{ 0.3, 256, 77 }, { 0.3, 48, 14 }, { 0.3, 5, 2 },
+		{ 0.7, 47, 33 }, { 0.25, 2, 1 }, { 0.001, 10, 1 },
+		{ 0.5, 1, 1 }, { 1, 7, 7 }, { 0.999, 3, 3 }, { 0.5, 0, 0 },
+		{ 0.1, 65536, 6554 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (rv_shrink_budget_k(tab[i].f, tab[i].w) != tab[i].k) {
+			printf("# k(%g, %zu) = %zu, not %zu\n", tab[i].f,
+			    tab[i].w, rv_shrink_budget_k(tab[i].f, tab[i].w),
+			    tab[i].k);
+			EXPECT(0);
+		}
+}
+
+/* p of one of several shapes: the cases a policy or a floor of 0 give. */
+static void
+fill_p(struct rv_rng *r, unsigned kind, double *p, size_t w)
+{
+	size_t i;
+
+	for (i = 0; i < w; i++) {
+		double x = rv_rng_uniform(r);
+
+		switch (kind % 8) {
+		case 0:		/* assistant-like, floor 0.3 */
+			p[i] = 0.3 + 0.7 * x;
+			break;
+		case 1:		/* floor 0: many zeros */
+			p[i] = x < 0.5 ? 0 : x;
+			break;
+		case 2:		/* history: unknown ids keep, 1 */
+			p[i] = x < 0.4 ? 1 : x * x;
+			break;
+		case 3:		/* all zero */
+			p[i] = 0;
+			break;
+		case 4:		/* one huge, the rest tiny */
+			p[i] = i == w / 2 ? 1e6 : 1e-6 * x;
+			break;
+		case 5:		/* all equal */
+			p[i] = 0.37;
+			break;
+		case 6:		/* few positive: fewer than k */
+			p[i] = x < 0.05 ? x : 0;
+			break;
+		default:	/* spread over decades, NaN and negative */
+			p[i] = pow(10, -6 * x);
+			if (i % 17 == 3)
+				p[i] = NAN;
+			if (i % 19 == 5)
+				p[i] = -1;
+			break;
+		}
+	}
+}
+
+/*
+ * Many windows of every shape: sum pi = k, 0 <= pi <= 1, pi proportional
+ * to p below the cap, zero p at zero pi unless the budget needs them,
+ * and the draw keeps exactly k for any u, the capped always, the zero
+ * never.
+ */
+static void
+t_budget_exact(void)
+{
+	static double p[700], pi[700];
+	static unsigned char keep[700];
+	double us[5] = { 0, 0x1.fffffffffffffp-1, 0.5, 0, 0 };
+	size_t trial, i, j, w, k, npos, n, nkeep;
+	int bad_sum = 0, bad_range = 0, bad_prop = 0, bad_zero = 0;
+	int bad_count = 0, bad_cap = 0;
+	double sum, ratio;
+	struct rv_rng r;
+
+	rv_rng_init(&r, 11, 0, 0, 0, 0);
+	for (trial = 0; trial < 4000; trial++) {
+		w = 1 + (size_t)rv_rng_below(&r, trial % 10 ? 300 : 700);
+		k = rv_shrink_budget_k((double)(1 + rv_rng_below(&r, 1000)) /
+		    1000, w);
+		fill_p(&r, (unsigned)trial, p, w);
+		rv_shrink_budget_pi(p, w, k, pi);
+		sum = 0;
+		npos = 0;
+		ratio = NAN;
+		for (i = 0; i < w; i++) {
+			int pos = p[i] > 0 && isfinite(p[i]);
+
+			sum += pi[i];
+			npos += pos;
+			bad_range += !(pi[i] >= 0 && pi[i] <= 1);
+			if (!pos || pi[i] >= 1)
+				continue;
+			if (isnan(ratio))
+				ratio = pi[i] / p[i];
+			bad_prop += fabs(pi[i] / p[i] - ratio) > 1e-9 * ratio;
+		}
+		bad_sum += fabs(sum - (double)k) > 1e-9 * (double)k;
+		for (i = 0; i < w && npos >= k; i++)
+			if (!(p[i] > 0 && isfinite(p[i])))
+				bad_zero += pi[i] != 0;
+		us[3] = rv_rng_uniform(&r);
+		us[4] = rv_rng_uniform(&r);
+		for (j = 0; j < 5; j++) {
+			n = rv_shrink_budget_draw(pi, w, k, us[j], keep);
+			nkeep = 0;
+			for (i = 0; i < w; i++) {
+				nkeep += keep[i];
+				bad_cap += (pi[i] >= 1 && !keep[i]) ||
+				    (pi[i] == 0 && keep[i]);
+			}
+			bad_count += n != k || nkeep != k;
+		}
+	}
+	EXPECT_EQ(bad_sum, 0);
+	EXPECT_EQ(bad_range, 0);
+	EXPECT_EQ(bad_prop, 0);
+	EXPECT_EQ(bad_zero, 0);
+	EXPECT_EQ(bad_count, 0);
+	EXPECT_EQ(bad_cap, 0);
+
+	/* the fallbacks, exactly */
+	for (i = 0; i < 8; i++)
+		p[i] = 0;
+	rv_shrink_budget_pi(p, 8, 2, pi);
+	for (i = 0; i < 8; i++)
+		EXPECT(pi[i] == 0.25);
+	p[3] = 0.2;		/* one positive, k 3: it and 2 of 7 */
+	rv_shrink_budget_pi(p, 8, 3, pi);
+	EXPECT(pi[3] == 1);
+	EXPECT(fabs(pi[0] - 2.0 / 7) < 1e-15 && pi[7] == pi[0]);
+	p[5] = 1e6;		/* a huge p: capped, the rest shares */
+	rv_shrink_budget_pi(p, 8, 2, pi);
+	EXPECT(pi[5] == 1 && pi[3] == 1 && pi[0] == 0);
+	rv_shrink_budget_pi(p, 8, 8, pi);
+	for (i = 0; i < 8; i++)
+		EXPECT(pi[i] == 1);
+	EXPECT_EQ(rv_shrink_budget_draw(pi, 8, 8, 0.3, keep), 8);
+}
+
+/*
+ * Over many u, each item is kept with frequency pi_i (4.5 standard
+ * errors), on a window with capped, zero and small p.
+ */
+static void
+t_budget_freq(void)
+{
+	static const double p[] = { 0, 1, 0.5, 0.3, 0.3, 2, 0.05, 0.9, 0,
+		0.7, 0.2, 0.6, 0.01 };
+	enum { W = sizeof(p) / sizeof(p[0]), K = 6, N = 40000 };
+	double pi[W], sum = 0;
+	unsigned char keep[W];
+	size_t cnt[W] = { 0 }, i, t;
+	struct rv_rng r;
+	int bad = 0;
+
+	rv_shrink_budget_pi(p, W, K, pi);
+	for (i = 0; i < W; i++)
+		sum += pi[i];
+	EXPECT(fabs(sum - K) < 1e-12);
+	EXPECT(pi[5] == 1 && pi[1] == 1 && pi[0] == 0 && pi[8] == 0);
+	for (t = 0; t < N; t++) {
+		rv_rng_init(&r, t, RV_STAGE_SCORE, 1, 0, 0);
+		EXPECT_EQ(rv_shrink_budget_draw(pi, W, K, rv_rng_uniform(&r),
+		    keep), K);
+		for (i = 0; i < W; i++)
+			cnt[i] += keep[i];
+	}
+	for (i = 0; i < W; i++) {
+		double f = (double)cnt[i] / N;
+		double se = sqrt(pi[i] * (1 - pi[i]) / N);
+
+		printf("# pi %.4f kept %.4f\n", pi[i], f);
+		bad += fabs(f - pi[i]) > 4.5 * se + 1e-12;
+	}
+	EXPECT_EQ(bad, 0);
+}
+
+/*
+ * Through rv_shrink under the history policy, one seed a run: a window
+ * of 12 (ids 0..9 with gradnorms i + 1, so p = ((i + 1) / 10)^2, ids 10
+ * and 11 unknown, p 1) keeps exactly 6 in every run, each id with
+ * frequency p_keep (the pi_i, the same in every run), weighted 1/pi_i.
+ */
+static void
+t_budget_seeds(void)
+{
+	enum { W = 12, N = 20000 };
+	struct rv_shrink_conf c;
+	struct rv_shrink *s;
+	struct rv_keep k[W];
+	size_t cnt[W] = { 0 }, i, t, n;
+	double pi[W];
+	int bad_count = 0, bad_pi = 0, bad_w = 0, bad = 0;
+
+	rv_shrink_conf_init(&c);
+	c.policy = RV_POLICY_HISTORY;
+	c.floor = 0;
+	c.beta = 2;
+	c.reweight = 1;
+	c.max_ids = 64;
+	c.budget = 0.5;
+	c.window = W;
+	for (t = 0; t < N; t++) {
+		c.seed = t;
+		s = rv_shrink_new(&c, 1, 10);
+		for (i = 0; i < 10; i++)
+			feedback(s, i, 0, 1, (double)(i + 1));
+		for (i = 0; i < W; i++)
+			offer(s, i, 0);
+		EXPECT_EQ(rv_shrink_decide_window(s, k), W);
+		for (i = 0; i < W; i++)
+			offer(s, i, 1);
+		n = 0;
+		EXPECT_EQ(rv_shrink_decide_window(s, k), W);
+		for (i = 0; i < W; i++) {
+			if (t == 0)
+				pi[i] = k[i].p_keep;
+			bad_pi += k[i].p_keep != pi[i];
+			bad_w += k[i].weight != (float)(1 / pi[i]);
+			n += k[i].keep;
+			cnt[i] += k[i].keep;
+		}
+		bad_count += n != 6;
+		rv_shrink_free(s);
+	}
+	EXPECT_EQ(bad_count, 0);
+	EXPECT_EQ(bad_pi, 0);
+	EXPECT_EQ(bad_w, 0);
+	EXPECT(pi[9] == 1 && pi[10] == 1 && pi[11] == 1 && pi[8] < 1);
+	for (i = 0; i < W; i++) {
+		double f = (double)cnt[i] / N;
+		double se = sqrt(pi[i] * (1 - pi[i]) / N);
+
+		bad += fabs(f - pi[i]) > 4.5 * se + 1e-12;
+	}
+	EXPECT_EQ(bad, 0);
+}
+
+/*
+ * Windows through rv_shrink: the first epoch keeps all; later ones keep
+ * k of each window (the last one short) whatever the p; the stats count
+ * samples as the windows are decided; the same seed gives the same
+ * decisions and another seed others.
+ */
+static void
+budget_epochs(uint64_t seed, unsigned char *kept_out)
+{
+	struct rv_shrink_conf c;
+	struct rv_shrink *s;
+	struct rv_shrink_stats st;
+	struct rv_keep k[10];
+	size_t i, j, n, kept, at = 0;
+	uint32_t e;
+	int ok = 1;
+
+	rv_shrink_conf_init(&c);
+	c.policy = RV_POLICY_UNIFORM;
+	c.reweight = 1;
+	c.budget = 0.3;
+	c.window = 10;
+	c.seed = seed;
+	s = rv_shrink_new(&c, 1, 10);
+	for (e = 5; e < 8; e++) {
+		kept = 0;
+		for (i = 0; i < 25; i++) {
+			EXPECT_EQ(offer(s, i * 7 + e, e), 0);
+			if (rv_shrink_pending(s) < 10 && i < 24)
+				continue;
+			n = rv_shrink_decide_window(s, k);
+			EXPECT_EQ(n, i < 24 ? 10 : 5);
+			EXPECT_EQ(rv_shrink_pending(s), 0);
+			for (j = 0; j < n; j++) {
+				kept += k[j].keep;
+				kept_out[at++] = k[j].keep;
+				if (e == 5)
+					ok &= k[j].keep && k[j].p_keep == 1 &&
+					    k[j].weight == 1;
+				else
+					ok &= k[j].p_keep == (n == 10 ?
+					    0.3 : 0.4) && k[j].weight ==
+					    (float)(1 / k[j].p_keep) &&
+					    isnan(k[j].score);
+			}
+		}
+		rv_shrink_stats(s, &st);
+		EXPECT_EQ(st.seen, 25);
+		EXPECT_EQ(st.kept, e == 5 ? 25 : 3 + 3 + 2);
+		EXPECT_EQ(st.dropped, 25 - st.kept);
+		EXPECT_EQ(st.warm, e > 5);
+		rv_shrink_epoch_end(s);
+	}
+	EXPECT(ok);
+	rv_shrink_stats(s, &st);
+	EXPECT_EQ(st.total_seen, 75);
+	EXPECT_EQ(st.total_kept, 25 + 8 + 8);
+	EXPECT_EQ(rv_shrink_decide_window(s, k), 0);
+	rv_shrink_free(s);
+}
+
+static void
+t_budget_windows(void)
+{
+	unsigned char a[75], b[75];
+
+	budget_epochs(3, a);
+	budget_epochs(3, b);
+	EXPECT(memcmp(a, b, sizeof(a)) == 0);
+	budget_epochs(4, b);
+	EXPECT(memcmp(a, b, sizeof(a)) != 0);
+}
+
+/*
+ * The assistant under a budget: uniform k (p_keep k/w) while it has
+ * learned fewer than min_feedback lines, whatever the feedback count at
+ * the epoch's start; then its own ranking, still exactly k; feedback
+ * for kept samples matches, for dropped ones not.
+ */
+static void
+t_budget_assistant(void)
+{
+	struct rv_shrink_conf c;
+	struct rv_shrink *s;
+	struct rv_shrink_stats st;
+	struct rv_keep k[20];
+	size_t i, n, kept, easy;
+	uint64_t id;
+	uint32_t e;
+	int ok = 1;
+
+	rv_shrink_conf_init(&c);
+	c.budget = 0.25;
+	c.window = 20;
+	c.min_feedback = 100;
+	c.floor = 0;
+	s = rv_shrink_new(&c, 1, 10);
+	for (i = 0; i < 20; i++)
+		offer(s, i, 0);
+	EXPECT_EQ(rv_shrink_decide_window(s, k), 20);
+	for (i = 0; i < 20; i++)
+		ok &= k[i].keep && k[i].p_keep == 1 && !isnan(k[i].score);
+	/* 20 lines: not enough; epoch 1 is uniform, 5 of 20 */
+	for (i = 0; i < 20; i++)
+		feedback(s, i, 0, 1, i % 10 ? 1 : 0.1);
+	for (i = 0; i < 20; i++)
+		offer(s, 100 + i, 1);
+	rv_shrink_decide_window(s, k);
+	kept = 0;
+	for (i = 0; i < 20; i++) {
+		ok &= k[i].p_keep == 0.25;
+		kept += k[i].keep;
+	}
+	EXPECT_EQ(kept, 5);
+	EXPECT(ok);
+	rv_shrink_stats(s, &st);
+	EXPECT_EQ(st.warm, 1);
+	EXPECT_EQ(st.unmatched, 0);
+	/* feedback of a dropped sample does not match, of a kept one does */
+	for (i = 0; i < 20; i++)
+		feedback(s, 100 + i, 1, 1, 1);
+	rv_shrink_stats(s, &st);
+	EXPECT_EQ(st.unmatched, 15);
+	EXPECT_EQ(st.feedback, 25);
+
+	/* learn that class 0 is easy (from the kept samples only), then
+	 * rank: still 5 of every 20, class 0 (2 of them) kept less than half
+	 * its share, 1 in 10, over the last 100 epochs */
+	for (e = 2, easy = 0, kept = 0; e < 500; e++) {
+		for (i = 0; i < 20; i++)
+			offer(s, e * 20 + i, e);
+		rv_shrink_decide_window(s, k);
+		n = 0;
+		for (i = 0, id = e * 20; i < 20; i++, id++) {
+			n += k[i].keep;
+			if (!k[i].keep)
+				continue;
+			if (e >= 400)
+				easy += id % 10 == 0;
+			feedback(s, id, e, 1, id % 10 ? 1 : 0.1);
+		}
+		kept += e >= 400 ? n : 0;
+		ok &= n == 5;
+	}
+	printf("# assistant under a budget: %zu kept, %zu easy\n", kept, easy);
+	EXPECT(ok);
+	EXPECT_EQ(kept, 100 * 5);
+	EXPECT(easy < kept / 10 / 2);
+	rv_shrink_free(s);
+}
+
+static void
+t_budget_errors(void)
+{
+	struct rv_shrink_conf c;
+	struct rv_shrink *s;
+	struct rv_keep k[4];
+
+	rv_shrink_conf_init(&c);
+	EXPECT(c.budget == 0 && c.window == 256);
+	c.policy = RV_POLICY_UNIFORM;
+	c.budget = 1.5;
+	EXPECT(rv_shrink_new(&c, 1, 10) == NULL);
+	EXPECT_STR(rv_errmsg(),
+	    "shrink: budget 1.5: must be in (0, 1], or 0 for none");
+	c.budget = -0.1;
+	EXPECT(rv_shrink_new(&c, 1, 10) == NULL);
+	c.budget = 0.5;
+	c.window = 0;
+	EXPECT(rv_shrink_new(&c, 1, 10) == NULL);
+	EXPECT_STR(rv_errmsg(), "shrink: window 0: must be 1 to 65536");
+	c.window = 65537;
+	EXPECT(rv_shrink_new(&c, 1, 10) == NULL);
+	EXPECT_STR(rv_errmsg(), "shrink: window 65537: must be 1 to 65536");
+	c.window = 2;
+	s = rv_shrink_new(&c, 1, 10);
+	EXPECT_EQ(offer(s, 1, 3), 0);
+	EXPECT_EQ(offer(s, 2, 4), -1);
+	EXPECT_STR(rv_errmsg(),
+	    "shrink: sample of epoch 4 offered to a window of epoch 3");
+	EXPECT_EQ(offer(s, 2, 3), 0);
+	EXPECT_EQ(offer(s, 3, 3), -1);
+	EXPECT_STR(rv_errmsg(), "shrink: window of 2 samples full");
+	EXPECT_EQ(rv_shrink_decide_window(s, k), 2);
+	rv_shrink_free(s);
+	c.budget = 0;
+	s = rv_shrink_new(&c, 1, 10);
+	EXPECT_EQ(offer(s, 1, 3), -1);
+	EXPECT_STR(rv_errmsg(), "shrink: no budget: decide samples one by one");
+	rv_shrink_free(s);
+}
+
 /* Not a check: the cost of one assistant decision on a 28x28 image. */
 static void
 t_cost(void)
@@ -850,6 +1302,13 @@ main(void)
 	RUN(t_history);
 	RUN(t_determinism);
 	RUN(t_errors);
+	RUN(t_budget_k);
+	RUN(t_budget_exact);
+	RUN(t_budget_freq);
+	RUN(t_budget_seeds);
+	RUN(t_budget_windows);
+	RUN(t_budget_assistant);
+	RUN(t_budget_errors);
 	RUN(t_cost);
 	return UNIT_DONE();
 }
