@@ -13,6 +13,7 @@
 #include "batch.h"
 #include "err.h"
 #include "io.h"
+#include "meta.h"
 #include "opt.h"
 #include "stream.h"
 
@@ -130,11 +131,42 @@ batch_error(const struct sink *k, const char *input)
 		rv_warn("'%s': %s", input, rv_errmsg());
 }
 
+/*
+ * Metadata goes on with the batch size and whether short batches are
+ * dropped, so that a reader knows how many batches an epoch of `samples`
+ * makes (rvstream's len()).
+ */
+static int
+put_meta(struct sink *k, const struct rv_rec *rec,
+    const struct rv_batch_conf *conf)
+{
+	struct rv_meta m;
+	char buf[32];
+	int rc = -1;
+
+	rv_meta_init(&m);
+	if (rv_meta_parse(&m, rec->payload, (size_t)rec->payload_len) < 0) {
+		/* not ours to judge: passed on as it came */
+		rv_meta_release(&m);
+		return rv_writer_put(k->w, rec, rec->payload);
+	}
+	snprintf(buf, sizeof(buf), "%u", conf->size);
+	if (rv_meta_set(&m, "batch.size", buf) < 0 ||
+	    rv_meta_set(&m, "batch.drop-last", conf->drop_last ? "1" : "0") <
+	    0)
+		goto out;
+	rc = rv_meta_put(k->w, &m);
+out:
+	rv_meta_release(&m);
+	return rc;
+}
+
 /* Feed the inputs, read as one stream, to the batcher, passing other
  * records through. */
 static int
 run_input(char *const *paths, int npaths, struct rv_batcher *b,
-    struct sink *k, struct rv_progress *prog)
+    struct sink *k, const struct rv_batch_conf *conf,
+    struct rv_progress *prog)
 {
 	struct rv_reader *r;
 	struct rv_rec rec;
@@ -157,8 +189,12 @@ run_input(char *const *paths, int npaths, struct rv_batcher *b,
 			else if ((rc = rv_writer_put(k->w, &rec, NULL)) < 0)
 				rv_warn("%s", rv_errmsg());
 			break;
+		case RV_META:
+			if ((rc = put_meta(k, &rec, conf)) < 0)
+				rv_warn("%s", rv_errmsg());
+			break;
 		default:
-			/* metadata, and kinds of later versions */
+			/* kinds of later versions */
 			if ((rc = rv_writer_put(k->w, &rec, rec.payload)) < 0)
 				rv_warn("%s", rv_errmsg());
 			break;
@@ -209,7 +245,7 @@ main(int argc, char *argv[])
 		rv_warn("%s", rv_errmsg());
 		goto out;
 	}
-	if (run_input(o.inputs, o.ninputs, b, &sink, &prog) < 0)
+	if (run_input(o.inputs, o.ninputs, b, &sink, &o.conf, &prog) < 0)
 		goto out;
 	/* the input may end without an epoch-end record */
 	if (rv_batcher_end_epoch(b) < 0) {

@@ -178,11 +178,15 @@ end e1 n50" ]
 	records "$T/x.rvs" ids > "$W/in.ids"
 	records "$W/b.rvs" ids > "$W/out.ids"
 	cmp "$W/in.ids" "$W/out.ids"
-	# the metadata passes through unchanged, ahead of the batches
+	# the metadata passes through, ahead of the batches, with the batch
+	# size and --drop-last added
 	records "$T/x.rvs" meta > "$W/in.meta"
 	records "$W/b.rvs" meta > "$W/out.meta"
 	[ -s "$W/in.meta" ]
-	cmp "$W/in.meta" "$W/out.meta"
+	grep -v '^batch\.' "$W/out.meta" | cmp "$W/in.meta" -
+	[ "$(grep '^batch\.' "$W/out.meta" | paste -sd,)" = "batch.size=32,batch.drop-last=0" ]
+	rv-batch -b 7 --drop-last "$T/x.rvs" | records /dev/stdin meta | grep -qx 'batch.drop-last=1'
+
 }
 
 @test "rv-batch: file operands are one stream, as from cat" {
