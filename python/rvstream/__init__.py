@@ -17,6 +17,18 @@ write the per-sample feedback (rv-feedback(5)) that rv-score learns from:
                  rvstream.last_layer_gradnorm(z, b.labels, h))
     fb.close()
 
+For data-parallel training, RvDataset splits a list of shard files
+between ranks and DataLoader workers (each reading only its part), gives
+every rank the same number of steps, and resumes at a step:
+
+    ds = rvstream.RvDataset(files, skip_batches=step)   # rank from torchrun
+    for x, y, ids, w in DataLoader(ds, batch_size=None, num_workers=4,
+                                   pin_memory=True):
+        x = x.to("cuda", non_blocking=True)
+
+Reader(..., pin_memory=True, skip_batches=K), len(reader), and
+Batch.float(dtype=torch.bfloat16) do the same for one stream.
+
 Pure Python on numpy and python3-zstandard; torch is needed only for
 tensors (without it, batches hold numpy arrays).  See python/README.md.
 """

@@ -14,9 +14,11 @@ sized from it, so a hostile stream raises RvStreamError, never a bigger
 allocation than its bytes justify.
 """
 
+import collections
 import io
 import os
 import queue
+import stat
 import struct
 import sys
 import threading
@@ -39,6 +41,9 @@ try:  # python3-xxhash: stored frames without a trip through zstd
     import xxhash
 except ImportError:
     xxhash = None
+
+from . import _staging
+from ._length import FIRST_DATA, FIRST_END, NO_DATA, size_from_meta
 
 HDR = struct.Struct("<IHHBBHIQiIIIIIffQ")
 HDR_LEN = HDR.size  # 64
@@ -95,12 +100,14 @@ class Meta(dict):
 
 
 class EpochEnd:
-    """The end of an epoch: epoch, and count, the samples it held."""
+    """The end of an epoch: epoch, and count, the samples it held.
+    skipped: the batches of it that skip_batches skipped (events())."""
 
-    __slots__ = ("epoch", "count")
+    __slots__ = ("epoch", "count", "skipped")
 
     def __init__(self, epoch, count):
         self.epoch, self.count = epoch, count
+        self.skipped = 0
 
     def __repr__(self):
         return f"EpochEnd(epoch={self.epoch}, count={self.count})"
@@ -139,23 +146,39 @@ class Batch:
     weights  N, float32: 1, or 1/P(keep) under rv-score --reweight
     epoch    the epoch the samples belong to
     flags    the OR of the samples' flags (rv-stream(5))
+
+    With the reader's pin_memory (and CUDA), all four tensors are in
+    page-locked memory: .to(device, non_blocking=True) overlaps.
     """
 
     __slots__ = ("epoch", "flags", "ids", "labels", "weights", "images",
                  "_mean", "_std")
 
-    def __init__(self, epoch, flags, n, shape, buf, mean, std, as_torch):
+    def __init__(self, epoch, flags, n, shape, buf, mean, std, as_torch,
+                 pinned=False):
         h, w, c = shape
-        ids = np.frombuffer(buf, "<u8", n, 0)
-        labels = np.frombuffer(buf, "<i4", n, 8 * n)
-        weights = np.frombuffer(buf, "<f4", n, 12 * n)
-        images = np.frombuffer(buf, np.uint8, n * h * w * c, 16 * n)
-        images = images.reshape(n, h, w, c)
-        if as_torch:
-            ids = torch.from_numpy(ids.view(np.int64))
-            labels = torch.from_numpy(labels.astype(np.int64))
-            weights = torch.from_numpy(weights)
-            images = torch.from_numpy(images)
+        base = getattr(buf, "base", None)
+        if as_torch and pinned and isinstance(base, torch.Tensor):
+            # views of the pinned tensor itself, never from_numpy: the
+            # caching host allocator must see the copies that read it
+            # (see _staging)
+            t = base
+            ids = t[:8 * n].view(torch.int64)
+            labels = _staging.pinned_empty(8 * n).view(torch.int64)
+            labels.copy_(t[8 * n:12 * n].view(torch.int32))
+            weights = t[12 * n:16 * n].view(torch.float32)
+            images = t[16 * n:16 * n + n * h * w * c].view(n, h, w, c)
+        else:
+            ids = np.frombuffer(buf, "<u8", n, 0)
+            labels = np.frombuffer(buf, "<i4", n, 8 * n)
+            weights = np.frombuffer(buf, "<f4", n, 12 * n)
+            images = np.frombuffer(buf, np.uint8, n * h * w * c, 16 * n)
+            images = images.reshape(n, h, w, c)
+            if as_torch:
+                ids = torch.from_numpy(ids.view(np.int64))
+                labels = torch.from_numpy(labels.astype(np.int64))
+                weights = torch.from_numpy(weights)
+                images = torch.from_numpy(images)
         self.epoch, self.flags = epoch, flags
         self.ids, self.labels, self.weights = ids, labels, weights
         self.images = images
@@ -164,33 +187,131 @@ class Batch:
     def __len__(self):
         return len(self.ids)
 
+    def __bool__(self):
+        return True
+
     def __repr__(self):
         n, h, w, c = self.images.shape
         return f"Batch(epoch={self.epoch}, n={n}, shape={h}x{w}x{c})"
 
-    def float(self, mean=None, std=None, device=None, channels_last=False):
-        """The images as an N x C x H x W float32 tensor on device,
-        scaled to [0, 1] and normalised by (x - mean) / std per channel.
+    def float(self, mean=None, std=None, device=None, channels_last=False,
+              dtype=None, non_blocking=True):
+        """The images as an N x C x H x W tensor of dtype (float32, or
+        float16, bfloat16) on device, scaled to [0, 1] and normalised by
+        (x - mean) / std per channel.
 
         mean and std default to the stream's `mean` and `std` metadata,
         else 0.5, as rv-train-gpu(1) does.  The u8 pixels move to the
-        device first (four times fewer bytes) and are converted there.
+        device first (a quarter of float32's bytes; non_blocking, which
+        overlaps when they are pinned) and are converted there: on a GPU
+        in one pass that reads the u8 and writes dtype, computing in
+        float32 and rounding once; on the CPU float32 is computed in
+        place in the result, another dtype through one float32
+        temporary.  channels_last gives that memory format.
+
+        Without torch (or for a reader with as_torch=False, when neither
+        device nor a torch dtype is asked for) the result is a numpy
+        array of dtype (a numpy float dtype, default float32), computed
+        in float32; channels_last gives an N x C x H x W view of N x H x
+        W x C memory.
         """
-        if torch is None:
-            raise RuntimeError("Batch.float() needs torch")
-        c = self.images.shape[3]
+        x = self.images
+        c = x.shape[3]
         mean = _per_channel(mean if mean is not None else self._mean, c)
         std = _per_channel(std if std is not None else self._std, c)
-        x = self.images.to(device, non_blocking=True)
-        x = x.permute(0, 3, 1, 2).float()
-        m = torch.tensor(mean, dtype=torch.float32, device=x.device)
-        s = torch.tensor(std, dtype=torch.float32, device=x.device)
-        # (x/255 - m) / s == x * (1/(255 s)) - m/s
-        x = torch.addcmul((-m / s).view(1, c, 1, 1), x,
-                          (1.0 / (255.0 * s)).view(1, c, 1, 1))
-        fmt = torch.channels_last if channels_last else \
-            torch.contiguous_format
-        return x.contiguous(memory_format=fmt)
+        torch_dtype = torch is not None and isinstance(dtype, torch.dtype)
+        if isinstance(x, np.ndarray):
+            if torch is None or (device is None and not torch_dtype):
+                if device is not None:
+                    raise RuntimeError("Batch.float(device=...) needs torch")
+                return _float_numpy(x, mean, std, channels_last, dtype)
+            x = torch.from_numpy(x)
+        if dtype is None:
+            dtype = torch.float32
+        elif not torch_dtype:
+            dtype = _torch_dtype(dtype)
+        if not dtype.is_floating_point:
+            raise ValueError(f"dtype {dtype}: use torch.float32, "
+                             "torch.float16 or torch.bfloat16")
+        if device is not None:
+            x = x.to(device, non_blocking=non_blocking)
+        return _normalise(x, mean, std, dtype, channels_last,
+                          fused=x.device.type != "cpu")
+
+
+_fused_ok = True  # the device's addcmul casts u8 in, dtype out
+
+
+def _torch_dtype(dtype):
+    """A numpy float dtype (or its name) as torch's."""
+    try:
+        return {"float32": torch.float32, "float16": torch.float16,
+                "float64": torch.float64, "bfloat16": torch.bfloat16}[
+                    np.dtype(dtype).name if dtype != "bfloat16" else dtype]
+    except (TypeError, KeyError):
+        raise ValueError(f"dtype {dtype}: use torch.float32, "
+                         "torch.float16 or torch.bfloat16") from None
+
+
+def _normalise(x, mean, std, dtype, channels_last, fused):
+    """(x/255 - mean) / std of the N x H x W x C u8 tensor x, as an
+    N x C x H x W tensor of dtype on x's device.
+
+    (x/255 - m) / s == x * (1/(255 s)) - m/s: one addcmul.  fused: read
+    the u8 straight into it, computing in float32 (the common dtype) and
+    writing dtype, one rounding and no intermediate; that is the GPU's
+    way (TensorIterator casts in the kernel).  Else, on the CPU, which
+    would make float32 temporaries of the inputs and of a float16
+    output itself, the pixels are converted into a float32 tensor first
+    and normalised in place: the result itself for float32.
+    """
+    n, h, w, c = x.shape
+    dev = x.device
+    scale = torch.tensor([1.0 / (255.0 * s) for s in std],
+                         dtype=torch.float32, device=dev).view(1, c, 1, 1)
+    shift = torch.tensor([-m / s for m, s in zip(mean, std)],
+                         dtype=torch.float32, device=dev).view(1, c, 1, 1)
+    fmt = torch.channels_last if channels_last else torch.contiguous_format
+    out = torch.empty((n, c, h, w), dtype=dtype, device=dev,
+                      memory_format=fmt)
+    xp = x.permute(0, 3, 1, 2)
+    global _fused_ok
+    if fused and _fused_ok:
+        try:
+            return torch.addcmul(shift, xp, scale, out=out)
+        except RuntimeError as e:  # a device without in-kernel casts
+            if "memory" in str(e):
+                raise
+            _fused_ok = False
+    f32 = out if dtype == torch.float32 else torch.empty(
+        (n, c, h, w), dtype=torch.float32, device=dev, memory_format=fmt)
+    f32.copy_(xp)
+    torch.addcmul(shift, f32, scale, out=f32)
+    if f32 is not out:
+        out.copy_(f32)
+    return out
+
+
+def _float_numpy(x, mean, std, channels_last, dtype):
+    """Batch.float() without torch: numpy, computed in float32."""
+    dt = np.dtype(np.float32 if dtype is None else dtype)
+    if dt.kind != "f":
+        raise ValueError(f"dtype {dtype}: use a numpy float dtype")
+    n, h, w, c = x.shape
+    scale = np.array([1.0 / (255.0 * s) for s in std], np.float32)
+    shift = np.array([-m / s for m, s in zip(mean, std)], np.float32)
+    if channels_last:
+        out = np.empty((n, h, w, c), np.float32)
+        np.multiply(x, scale, out=out)
+        np.add(out, shift, out=out)
+    else:
+        out = np.empty((n, c, h, w), np.float32)
+        np.multiply(x.transpose(0, 3, 1, 2), scale.reshape(1, c, 1, 1),
+                    out=out)
+        np.add(out, shift.reshape(1, c, 1, 1), out=out)
+    if dt != np.float32:
+        out = out.astype(dt)
+    return out.transpose(0, 3, 1, 2) if channels_last else out
 
 
 def _per_channel(v, c):
@@ -230,6 +351,7 @@ class _Source:
 
     def __init__(self, src):
         self.own = False
+        self.size = None  # a regular file's size: skip() seeks
         if isinstance(src, (bytes, bytearray, memoryview)):
             self.f = io.BytesIO(src)
             self.name = "<bytes>"
@@ -241,6 +363,9 @@ class _Source:
                 self.f = open(src, "rb")
                 self.own = True
                 self.name = os.fspath(src)
+                st = os.fstat(self.f.fileno())
+                if stat.S_ISREG(st.st_mode):
+                    self.size = st.st_size
         else:
             self.f = getattr(src, "buffer", src)  # a text stdin
             self.name = str(getattr(src, "name", "<stream>"))
@@ -264,6 +389,10 @@ class _Source:
         return got
 
     def skip(self, n):
+        if self.size is not None and self.off + n <= self.size:
+            self.f.seek(n, 1)
+            self.off += n
+            return True
         buf = bytearray(min(n, 1 << 16))
         while n > 0:
             k = self.readinto(memoryview(buf)[:min(n, len(buf))])
@@ -277,6 +406,26 @@ class _Source:
             self.f.close()
 
 
+class _Skipped:
+    """A sample or batch record that skip_batches skipped: its header was
+    read and checked, its payload neither decompressed nor checked."""
+
+    __slots__ = ("epoch", "kind", "count")
+
+    def __init__(self, h):
+        self.epoch, self.kind, self.count = h[6], h[3], h[12]
+
+
+class _Resumed:
+    """events(): the batches after this one in its epoch follow `skipped`
+    batches of it that skip_batches skipped."""
+
+    __slots__ = ("skipped",)
+
+    def __init__(self, skipped):
+        self.skipped = skipped
+
+
 class Reader:
     """Iterate over an rv stream's batches.
 
@@ -288,26 +437,46 @@ class Reader:
     prefetch: read and decompress up to this many records ahead on a
     thread of its own, so that the training loop never waits on parsing
     (0: read in the caller's thread).
+    pin_memory: batch tensors in page-locked memory (from torch's
+    caching host allocator), for .to(device, non_blocking=True); without
+    CUDA it warns once and reads unpinned, as DataLoader does.
+    skip_batches: start after the first K batches of the stream, counted
+    across epochs as the stream goes (what a job restarted at global step
+    K has done): their records are not decompressed, only their headers
+    (see python/README.md).
 
     for b in Reader(src) yields Batch objects; epochs() yields one
     iterable per epoch; records() yields every record.  meta holds the
     merged metadata; epoch_ends the EpochEnd records seen so far.
+    len(reader) is the number of batches iteration yields when the
+    stream's metadata says it (else TypeError); length_hint() estimates.
     """
 
-    def __init__(self, src="-", batch_size=None, as_torch=None, prefetch=0):
+    def __init__(self, src="-", batch_size=None, as_torch=None, prefetch=0,
+                 pin_memory=False, skip_batches=0):
         if batch_size is not None and batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         if prefetch < 0:
             raise ValueError("prefetch must not be negative")
+        if not isinstance(skip_batches, int) or skip_batches < 0:
+            raise ValueError("skip_batches must be a non-negative int")
         self.prefetch = prefetch
         if as_torch is None:
             as_torch = torch is not None
         if as_torch and torch is None:
             raise RuntimeError("as_torch=True needs torch")
-        self._src = _Source(src)
+        self._src = src if getattr(src, "_rv_source", False) else \
+            _Source(src)
         self.name = self._src.name
         self.batch_size = batch_size
         self.as_torch = as_torch
+        self.pin_memory = bool(pin_memory)
+        if pin_memory and torch is not None and not as_torch:
+            _staging.warn_once("pin-numpy", "rvstream: pin_memory=True "
+                               "with as_torch=False: numpy arrays are "
+                               "not pinned")
+        self._pinned = as_torch and _staging.use_pinned(pin_memory)
+        self.skip_batches = skip_batches
         self.meta = {}
         self._norm = (None, None)  # the meta's mean and std, parsed
         self.epoch_ends = []
@@ -319,7 +488,24 @@ class Reader:
         self._open_epoch = None  # epoch with data and no epoch-end yet
         self._pool = []  # payload buffers, reused once nothing views them
         self.direct_records = 0  # records read by the stored-block path
+        self.skipped_records = 0  # skip_batches': payload not decoded
         self._direct = xxhash is not None
+        # records read ahead (len() reads the head), under _lock
+        self._lock = threading.Lock()
+        self._ahead = collections.deque()
+        self._head = None  # (meta, first, kind, count, offset) once read
+        self._sz = None  # the Size, once worked out
+        self._len_said = None  # what len() answered
+        # skip_batches: batches left to skip, samples skipped of the
+        # batch being skipped (collating), the epoch of an epoch-end that
+        # may yet be joined, batches skipped of the epoch, and of each
+        # (joined) epoch ended, for its EpochEnd
+        self._skip_left = skip_batches
+        self._skip_fill = 0
+        self._skip_pend = None
+        self._ep_skipped = 0
+        self._closed = collections.deque()
+        self._decided = False  # _skippable decided on this record
 
     # -- context manager and closing
     def close(self):
@@ -404,7 +590,8 @@ class Reader:
         # Blocks: a 3-byte header each, last flag in bit 0.  A frame of
         # stored (raw) blocks, what rv writes to a pipe, goes straight
         # into the payload buffer: see _direct_body.
-        direct = self._direct and fhd & 0x04  # for the first block
+        skipping = self._skip_left > 0
+        direct = self._direct and fhd & 0x04 and not skipping
         while True:
             self._grow(pos + 3 + BLOCK_MAX + 4)
             mv = memoryview(self._fbuf)
@@ -416,6 +603,18 @@ class Reader:
             self._need(mv[pos:pos + n], off, "block")
             pos += n
             last = bh & 1
+            if skipping:
+                # skip_batches: a sample or batch to skip goes no further
+                # than its header (the first block's)
+                skipping = None
+                h = self._skippable(off, fcs, pos - n, btype, bsize, pos)
+                if h is not None:
+                    if not last:
+                        self._skip_blocks(off, blk_max)
+                    if fhd & 0x04 and not self._src.skip(4):
+                        raise self._err(off, "truncated frame checksum")
+                    self.skipped_records += 1
+                    return None, off, fcs, (h, None)
             if direct and btype == 0 and bsize >= HDR_LEN:
                 rec, pos, last = self._direct_body(off, fcs, pos - n,
                                                    bsize, last, blk_max)
@@ -452,7 +651,7 @@ class Reader:
         hlen = h[2]
         if hlen > first_size:
             return None, data + first_size, last
-        payload = self._buffer(plen)
+        payload = self._buffer(plen, h[3] == BATCH)
         pv = memoryview(payload)
         k = first_size - hlen
         if k > plen:
@@ -489,6 +688,82 @@ class Reader:
             raise self._err(off, "corrupt frame: checksum mismatch")
         self.direct_records += 1
         return (h, payload), None, True
+
+    def _skippable(self, off, fcs, data, btype, bsize, end):
+        """The record header of the frame being read, when it is a record
+        skip_batches skips (checked as any header); else None.  data is
+        the first block's offset in _fbuf, end where it ends: a stored
+        block holds the header as it lies, a compressed one is
+        decompressed (at most 128 KiB: that block only)."""
+        if btype == 0 and bsize >= HDR_LEN:
+            h = HDR.unpack_from(self._fbuf, data)
+        else:
+            try:
+                r = self._dctx.stream_reader(memoryview(self._fbuf)[:end],
+                                             read_across_frames=False)
+                hb = r.read(HDR_LEN)
+            except zstandard.ZstdError:
+                return None  # read it whole: that says what is wrong
+            if len(hb) < HDR_LEN:
+                return None
+            h = HDR.unpack(hb)
+        if h[0] != MAGIC or h[3] not in (SAMPLE, BATCH):
+            return None
+        self._check(h, off, fcs)
+        self._decided = True
+        return h if self._skip_decide(h) else None
+
+    def _skip_decide(self, h):
+        """Whether skip_batches skips this sample or batch record (h its
+        header), keeping count; called once for every one."""
+        kind = h[3]
+        self._skip_see(kind, h[6])
+        if self._skip_left <= 0:
+            return False
+        if kind == BATCH:
+            if self._skip_fill:  # a batch record ends a collated batch
+                self._skip_done()
+            if self._skip_left <= 0:
+                return False
+            self._skip_done()
+            return True
+        if self.batch_size is None or h[4] != U8:
+            return False  # read, to raise what is wrong
+        # a sample met while batches are left to skip belongs to one of
+        # them: fewer are done than are to be skipped
+        self._skip_fill += 1
+        if self._skip_fill == self.batch_size:
+            self._skip_done()
+        return True
+
+    def _skip_done(self):
+        self._skip_left -= 1
+        self._skip_fill = 0
+        self._ep_skipped += 1
+
+    def _skip_see(self, kind, epoch):
+        """Epochs as records() joins them, for skip_batches: an epoch-end
+        ends its epoch (and a short batch being skipped) only once a
+        record of another epoch, or the end of the input, follows it."""
+        if self._skip_pend is not None and self._skip_pend != epoch:
+            if self._skip_fill:
+                self._skip_done()
+            self._closed.append(self._ep_skipped)
+            self._ep_skipped = 0
+        self._skip_pend = epoch if kind == EPOCH_END else None
+
+    def _skip_blocks(self, off, blk_max):
+        """Pass over the rest of a frame's blocks without reading them
+        (a seek in a file)."""
+        bh3 = bytearray(3)
+        while True:
+            self._need(memoryview(bh3), off, "block header")
+            bh = int.from_bytes(bh3, "little")
+            btype, bsize = self._block(bh, off, blk_max)
+            if not self._src.skip(1 if btype == 1 else bsize):
+                raise self._err(off, "truncated block")
+            if bh & 1:
+                return
 
     def _block(self, bh, off, blk_max):
         """The type and size of the block whose 3-byte header is bh."""
@@ -543,7 +818,7 @@ class Reader:
             if h[2] > HDR_LEN:
                 extra = bytearray(h[2] - HDR_LEN)
                 self._read_full(r, memoryview(extra), off, "header")
-            payload = self._buffer(plen)
+            payload = self._buffer(plen, h[3] == BATCH)
             self._read_full(r, memoryview(payload), off, "payload")
             if r.read(1):
                 raise self._err(off, "frame holds more than one record")
@@ -551,8 +826,12 @@ class Reader:
             raise self._err(off, f"corrupt frame: {e}") from None
         return h, payload, off
 
-    def _buffer(self, n):
+    def _buffer(self, n, batch=False):
         """A buffer of n bytes for a payload, which the tensors will view.
+
+        A batch's, with pin_memory, is page-locked memory fresh from
+        torch's caching host allocator (see _staging): a numpy view of
+        it, whose base is the tensor.  Otherwise:
 
         A fresh one costs page faults on every page as the decompressor
         fills it (about 20 ms for a 38 MB batch); a buffer that nothing
@@ -561,6 +840,8 @@ class Reader:
         mapped.  Buffers are uninitialised: the decompressor fills all n
         bytes or the record is an error.
         """
+        if batch and self._pinned:
+            return _staging.pinned_empty(n).numpy()
         for a in self._pool:
             # 3 references when free: the pool, `a`, getrefcount's own
             if a.size == n and sys.getrefcount(a) == 3:
@@ -622,7 +903,8 @@ class Reader:
 
     def records(self):
         """Every record, in order: Meta, Sample, Batch or EpochEnd.
-        Batches here are never collated from samples.
+        Batches here are never collated from samples; those skip_batches
+        skipped are left out.
 
         Epochs are as rv-stream(5) defines them, as every rv program reads
         them: consecutive epoch-ends of one epoch number, with only
@@ -631,6 +913,12 @@ class Reader:
         sum, after the metadata read between them.  A sample or batch of
         another epoch than those before it with no epoch-end between, or
         an epoch-end of another epoch than its samples, is an error."""
+        for r in self._records():
+            if not isinstance(r, _Skipped):
+                yield r
+
+    def _records(self):
+        """records(), with the records skip_batches skipped as _Skipped."""
         pend = None  # an EpochEnd that may go on
         carry = None  # (epoch, count) of the open epoch's ends so far
         seg = None  # epoch of the samples since the last epoch-end
@@ -639,7 +927,9 @@ class Reader:
                 yield rec
                 continue
             kind = "epoch-end" if isinstance(rec, EpochEnd) else \
-                "sample" if isinstance(rec, Sample) else "batch"
+                "sample" if isinstance(rec, Sample) or (
+                    isinstance(rec, _Skipped) and rec.kind == SAMPLE) \
+                else "batch"
             if seg is not None and rec.epoch != seg:
                 if kind == "epoch-end":
                     why = (f"epoch-end of epoch {rec.epoch} after samples "
@@ -655,7 +945,7 @@ class Reader:
                     pend.count += rec.count
                     continue
                 if pend is not None:
-                    self.epoch_ends.append(pend)
+                    self._ended(pend)
                     yield pend
                 pend = EpochEnd(rec.epoch, rec.count)
                 if carry is not None and carry[0] == rec.epoch:
@@ -667,44 +957,99 @@ class Reader:
                 if pend.epoch == rec.epoch:
                     carry = (pend.epoch, pend.count)  # the epoch goes on
                 else:
-                    self.epoch_ends.append(pend)
+                    self._ended(pend)
                     yield pend
                 pend = None
             yield rec
         if pend is not None:
-            self.epoch_ends.append(pend)
+            self._ended(pend)
             yield pend
 
+    def _ended(self, end):
+        self.epoch_ends.append(end)
+        if self._closed:
+            end.skipped = self._closed.popleft()
+
     def _raw_records(self):
-        """(record, offset) for every record as it lies in the input."""
+        """(record, offset) for every record as it lies in the input:
+        those len() read ahead first."""
         while True:
-            rec = self._record()
-            if rec is None:
-                if self._open_epoch is not None:
-                    raise self._err(
-                        self._src.off, f"the stream ends inside epoch "
-                        f"{self._open_epoch}, with no epoch-end record "
-                        "(truncated?)")
+            with self._lock:
+                item = self._ahead.popleft() if self._ahead else \
+                    self._read_raw()
+            if item is None:
                 return
-            h, payload, off = rec
-            self.records_read += 1
-            kind = h[3]
-            if kind == META:
-                m = self._meta(payload, off)
-                self.meta.update(m)
-                self._norm = (_meta_floats(self.meta, "mean"),
-                              _meta_floats(self.meta, "std"))
-                yield m, off
-            elif kind == EPOCH_END:
-                self._open_epoch = None
-                yield EpochEnd(h[6], h[12]), off
-            elif kind == SAMPLE:
-                self._open_epoch = h[6]
-                yield Sample(h, payload), off
-            else:
-                self._open_epoch = h[6]
-                yield Batch(h[6], h[5], h[12], (h[9], h[10], h[11]),
-                            payload, *self._norm, self.as_torch), off
+            if isinstance(item, _Raised):
+                raise item.ex
+            yield item
+
+    def _read_raw(self):
+        """The next (record, offset), None at the end; under _lock."""
+        self._decided = False
+        rec = self._record()
+        if rec is None:
+            if self.skip_batches:
+                self._skip_see(NO_DATA, None)
+            if self._head is None:
+                self._set_head(NO_DATA)
+            if self._open_epoch is not None:
+                raise self._err(
+                    self._src.off, f"the stream ends inside epoch "
+                    f"{self._open_epoch}, with no epoch-end record "
+                    "(truncated?)")
+            return None
+        h, payload, off = rec
+        self.records_read += 1
+        kind = h[3]
+        if kind == META:
+            m = self._meta(payload, off)
+            self.meta.update(m)
+            self._norm = (_meta_floats(self.meta, "mean"),
+                          _meta_floats(self.meta, "std"))
+            return m, off
+        if kind == EPOCH_END:
+            self._open_epoch = None
+            if self._head is None:
+                self._set_head(FIRST_END)
+            if self.skip_batches:
+                self._skip_see(EPOCH_END, h[6])
+            return EpochEnd(h[6], h[12]), off
+        self._open_epoch = h[6]
+        if self._head is None:
+            self._set_head(FIRST_DATA, h, off)
+        if self.skip_batches and not self._decided and \
+                self._skip_decide(h):
+            payload = None  # its first block was not enough to tell
+        if payload is None:
+            return _Skipped(h), off
+        if kind == SAMPLE:
+            return Sample(h, payload), off
+        return Batch(h[6], h[5], h[12], (h[9], h[10], h[11]), payload,
+                     *self._norm, self.as_torch, self._pinned), off
+
+    def _set_head(self, first, h=None, off=None):
+        kind = count = None
+        if h is not None:
+            kind = "batch" if h[3] == BATCH else "sample"
+            count = h[12]
+        self._head = (dict(self.meta), first, kind, count, off, h)
+
+    def _peek_head(self):
+        """Read records ahead until the head (the metadata before the
+        first sample or batch, and that record) is known; an error is
+        kept for the iteration to raise."""
+        with self._lock:
+            while self._head is None:
+                if self._ahead and isinstance(self._ahead[-1], _Raised):
+                    return
+                try:
+                    item = self._read_raw()
+                except Exception as ex:  # raised when iterating
+                    self._ahead.append(_Raised(ex))
+                    return
+                if item is None:
+                    return
+                self._ahead.append(item)
 
     def _meta(self, payload, off):
         try:
@@ -729,7 +1074,10 @@ class Reader:
         n = len(samples)
         h, w, c = s0.shape
         size = h * w * c
-        buf = bytearray(16 * n + n * size)
+        if self._pinned:
+            buf = _staging.pinned_empty(16 * n + n * size).numpy()
+        else:
+            buf = bytearray(16 * n + n * size)
         struct.pack_into(f"<{n}Q", buf, 0, *(s.id for s in samples))
         struct.pack_into(f"<{n}i", buf, 8 * n, *(s.label for s in samples))
         struct.pack_into(f"<{n}f", buf, 12 * n, *(s.weight for s in samples))
@@ -739,10 +1087,13 @@ class Reader:
             px[i] = s.pixels.reshape(-1)
             flags |= s.flags
         return Batch(s0.epoch, flags, n, s0.shape, buf, *self._norm,
-                     self.as_torch)
+                     self.as_torch, self._pinned)
 
     def events(self):
-        """Batches (collated when batch_size is set), EpochEnd and Meta."""
+        """Batches (collated when batch_size is set), EpochEnd and Meta.
+        After skip_batches, an EpochEnd's skipped says how many of its
+        batches were skipped, and a _Resumed event comes before the first
+        batch of an epoch that lost some."""
         if not self.prefetch:
             yield from self._events()
             return
@@ -785,7 +1136,13 @@ class Reader:
 
     def _events(self):
         pend = []
-        for r in self.records():
+        ep_skipped = None  # batches skipped of this epoch, at its first
+        resumed = False  # _Resumed said for this epoch
+        for r in self._records():
+            if isinstance(r, _Skipped):
+                continue
+            if isinstance(r, (Sample, Batch)) and ep_skipped is None:
+                ep_skipped = self._ep_skipped
             if isinstance(r, Sample):
                 if self.batch_size is None:
                     raise self._err(
@@ -808,24 +1165,110 @@ class Reader:
                     pend = []
                 pend.append(r)
                 if len(pend) == self.batch_size:
+                    if ep_skipped and not resumed:
+                        resumed = True
+                        yield _Resumed(ep_skipped)
                     yield self._collate(pend)
                     pend = []
                 continue
             if pend:
+                if ep_skipped and not resumed:
+                    resumed = True
+                    yield _Resumed(ep_skipped)
                 yield self._collate(pend)
                 pend = []
+            if isinstance(r, EpochEnd):
+                ep_skipped, resumed = None, False
+            elif isinstance(r, Batch) and ep_skipped and not resumed:
+                resumed = True
+                yield _Resumed(ep_skipped)
             yield r
 
     def __iter__(self):
+        n = 0
         for r in self.events():
             if isinstance(r, Batch):
+                n += 1
                 yield r
+        said = self._len_said
+        if said is not None and n != said:
+            _staging.warn_once(
+                ("len", id(self)), f"rvstream: {self.name}: "
+                f"{n} batches read, len() said {said}: the stream's "
+                "metadata does not describe it (a cat of streams, or "
+                "samples rv-decode skipped?)", 2)
+
+    def __bool__(self):
+        return True
+
+    # -- length
+    def _size(self):
+        """The stream's Size (_length.py) from its head, which is read
+        ahead for it; None if the head could not be read."""
+        if self._sz is not None:
+            return self._sz
+        self._peek_head()
+        if self._head is None:
+            return None
+        meta, first, kind, count, off, h = self._head
+        sz = size_from_meta(meta, first, kind, count, self.batch_size)
+        if sz.ambiguous_drop and self._src.size is not None:
+            # a file: count the first epoch's batches from the frame
+            # headers (no decompression but of the head)
+            from ._index import FileIndex
+            try:
+                ix = FileIndex(self.name, stop_after_end=True,
+                               first=(off, h))
+                if ix.kinds and ix.kinds[-1] == EPOCH_END:
+                    sz.settle_drop(ix.data_records)
+            except (OSError, ValueError):  # RvStreamError included
+                pass
+        self._sz = sz
+        return sz
+
+    def batches_per_epoch(self):
+        """The batches of each epoch of the stream when its metadata says
+        it (see len()), else None."""
+        sz = self._size()
+        return None if sz is None else sz.per_epoch
+
+    def __len__(self):
+        """The batches iteration yields: those of the whole stream, every
+        epoch, less skip_batches, when the metadata says it (see
+        python/README.md, "Length"); else TypeError, as for an
+        IterableDataset without a length."""
+        sz = self._size()
+        total = None if sz is None else sz.total
+        if total is None:
+            why = "the stream's head could not be read" if sz is None \
+                else sz.reason()
+            raise TypeError(f"len() of {self.name} is unknown: {why} "
+                            "(length_hint() estimates it)")
+        n = max(0, total - self.skip_batches)
+        self._len_said = n
+        return n
+
+    def length_hint(self):
+        """The best estimate of the batches iteration yields (len() when
+        it is known), or None."""
+        sz = self._size()
+        t = None if sz is None else (
+            sz.total if sz.total is not None else sz.hint_total)
+        return None if t is None else max(0, t - self.skip_batches)
+
+    def __length_hint__(self):
+        n = self.length_hint()
+        return NotImplemented if n is None else n
 
     def epochs(self):
         """One iterable of batches per epoch, in order, each ended by the
         epoch's epoch-end record (an epoch whose samples were all dropped
         upstream is an empty one); what the caller leaves of an epoch is
-        skipped."""
+        skipped.  Epochs that skip_batches skipped whole are left out.
+        len(epoch) is its batches (those left after skip_batches) when
+        the metadata says it, else TypeError."""
+        sz = self._size()  # before the iteration starts
+        per = None if sz is None else sz.per_epoch
         it = self.events()
 
         def rest():
@@ -835,12 +1278,20 @@ class Reader:
                 elif isinstance(r, EpochEnd):
                     return
 
+        skipped = 0
         for r in it:
-            if isinstance(r, EpochEnd):
-                yield _Epoch(r.epoch, None, iter(()))
+            if isinstance(r, _Resumed):
+                skipped = r.skipped
+            elif isinstance(r, EpochEnd):
+                if not r.skipped:
+                    yield _Epoch(r.epoch, None, iter(()),
+                                 None if per is None else 0)
+                skipped = 0
             elif isinstance(r, Batch):
                 tail = rest()
-                yield _Epoch(r.epoch, r, tail)
+                n = None if per is None else max(0, per - skipped)
+                skipped = 0
+                yield _Epoch(r.epoch, r, tail, n)
                 for _ in tail:  # skip what the caller left
                     pass
 
@@ -848,9 +1299,19 @@ class Reader:
 class _Epoch:
     """The batches of one epoch (see Reader.epochs)."""
 
-    def __init__(self, epoch, first, rest):
+    def __init__(self, epoch, first, rest, length=None):
         self.epoch = epoch
         self._first, self._rest = first, rest
+        self._length = length
+
+    def __len__(self):
+        if self._length is None:
+            raise TypeError(f"len() of epoch {self.epoch} is unknown: the "
+                            "stream's metadata does not say it")
+        return self._length
+
+    def __bool__(self):
+        return True
 
     def __iter__(self):
         if self._first is not None:
@@ -862,9 +1323,11 @@ class _Epoch:
             yield b
 
 
-def open_stream(src="-", batch_size=None, as_torch=None, prefetch=0):
+def open_stream(src="-", batch_size=None, as_torch=None, prefetch=0,
+                pin_memory=False, skip_batches=0):
     """A Reader over src; see Reader."""
-    return Reader(src, batch_size, as_torch, prefetch)
+    return Reader(src, batch_size, as_torch, prefetch, pin_memory,
+                  skip_batches)
 
 
 batches = open_stream
