@@ -209,3 +209,94 @@ same_epochs() {
 	[ ! -e "$out/summary.txt" ]
 	[ ! -e "$out/logs/rv-train-$train.out" ]
 }
+
+# pipelines/slurm-ddp.sbatch: data-parallel PyTorch training, one rank
+# per task of `srun --ntasks 2`, each fed by its own rv pipeline.
+DDP="$REPO/pipelines/slurm-ddp.sbatch"
+
+# ddp_knobs: the settings of the DDP runs: 2000 samples, 1000 to
+# evaluate on, 2 epochs.
+ddp_knobs() {
+	export RV_BIN="$BIN" LIMIT=2000 EVAL_LIMIT=1000 EPOCHS=2 \
+	    PYTHON=/usr/bin/python3 DDP_TIMEOUT=120
+}
+
+# ddp_json OUT EXPR: a python expression of s, the summary in OUT.
+ddp_json() {
+	/usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
+	    "$1/summary.json" "$2"
+}
+
+@test "slurm-ddp: 2 tasks, each a rank with its own pipeline, train in equal steps; logs go to OUT/logs, none to the submit directory" {
+	need_slurm
+	/usr/bin/python3 -c 'import torch.distributed, zstandard' 2>/dev/null ||
+	    skip "no torch or zstandard for /usr/bin/python3"
+	local out="$BATS_TEST_TMPDIR/ddp" sub="$BATS_TEST_TMPDIR/submit" job r
+	ddp_knobs
+	mkdir "$sub"
+	cd "$sub"
+	# as given: --ntasks 2, a CPU each
+	OUT="$out" run -0 sbatch --parsable "$DDP"
+	job="${output%%;*}"
+	slurm_wait 240 || { squeue -o '%i %T %r' >&2; false; }
+	run -0 slurm_state "$job"
+	[ "$output" = "$job COMPLETED 0:0" ] || {
+		tail -n 50 "$out"/logs/* >&2
+		slurm_logs "$SLURM_DIR"
+		false
+	}
+	run -0 find "$sub" -mindepth 1
+	[ "$output" = "" ]
+	run -0 find "$out/logs" -type f
+	[ "${#lines[@]}" -eq 3 ]
+	cat "$out/logs/rv-ddp-$job.out"
+	grep -q "slurm-ddp: job $job: 2 ranks on " "$out/logs/rv-ddp-$job.out"
+	# the summary: rank 0's last line, the job's last line, and in OUT
+	[ "$(tail -n 1 "$out/logs/rv-ddp-$job-rank0.out")" = "$(cat "$out/summary.json")" ]
+	[ "$(tail -n 1 "$out/logs/rv-ddp-$job.out")" = "$(cat "$out/summary.json")" ]
+	[ ! -s "$out/logs/rv-ddp-$job-rank1.out" ] ||
+	    ! grep -q '^{' "$out/logs/rv-ddp-$job-rank1.out"
+	[ "$(ddp_json "$out" 's["ranks"]')" = 2 ]
+	[ "$(ddp_json "$out" 's["epochs"]')" = 2 ]
+	# both tasks took as many steps in every epoch: 1000 samples each
+	# in epoch 0, in batches of 64
+	[ "$(ddp_json "$out" 's["steps_per_epoch"][0]')" = "[16, 16]" ]
+	[ "$(ddp_json "$out" 'all(len(set(e)) == 1 for e in s["steps_per_epoch"])')" = True ]
+	[ "$(ddp_json "$out" 's["samples_per_epoch"][0]')" = "[1000, 1000]" ]
+	# well above chance (10 classes)
+	[ "$(ddp_json "$out" 's["test_acc"] > 0.5')" = True ]
+	for r in 0 1; do
+		[ ! -e "$out/feedback-$r.fifo" ]
+	done
+}
+
+@test "slurm-ddp: a task whose pipeline fails fails the job, and the other task with it" {
+	need_slurm
+	/usr/bin/python3 -c 'import torch.distributed, zstandard' 2>/dev/null ||
+	    skip "no torch or zstandard for /usr/bin/python3"
+	local out="$BATS_TEST_TMPDIR/ddp" shim="$BATS_TEST_TMPDIR/shim" job f
+	ddp_knobs
+	# rank 1's rv-score refuses its options
+	mkdir "$shim"
+	for f in "$BIN"/*; do
+		ln -s "$f" "$shim/"
+	done
+	rm "$shim/rv-score"
+	printf '#!/bin/sh\n[ "$RANK" = 1 ] && set -- --no-such-option "$@"\nexec %q "$@"\n' \
+	    "$BIN/rv-score" > "$shim/rv-score"
+	chmod +x "$shim/rv-score"
+	cd "$BATS_TEST_TMPDIR"
+	SECONDS=0
+	OUT="$out" RV_BIN="$shim" LIMIT=500 EPOCHS=1 run -0 sbatch --parsable "$DDP"
+	job="${output%%;*}"
+	slurm_wait 120 || { squeue -o '%i %T %r' >&2; false; }
+	[ "$SECONDS" -lt 100 ]
+	run -0 slurm_state "$job"
+	[[ "$output" == "$job FAILED "* ]]
+	cat "$out"/logs/*
+	grep -q "rv-score: unknown option '--no-such-option'" "$out/logs/rv-ddp-$job-rank1.out"
+	grep -q "ddp-train: rank 0: epoch 0: unequal epochs across ranks: rank 0: epoch 0, rank 1: stream ended" \
+	    "$out/logs/rv-ddp-$job-rank0.out"
+	grep -q "slurm-ddp: a rank failed" "$out/logs/rv-ddp-$job.out"
+	[ ! -e "$out/summary.json" ]
+}
