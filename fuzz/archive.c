@@ -121,6 +121,39 @@ walk(struct rv_dataset *d)
 	rv_buf_release(&scratch);
 }
 
+/*
+ * Sharding by files lists the archive (its image bytes skipped over) and
+ * reads it later: the listing counts at least the samples the open found
+ * (more when a member's bytes turn out unreadable), and the load reads
+ * exactly those.
+ */
+static void
+list_load(char *paths[], uint64_t n_open)
+{
+	struct rv_src_opts o = { 0, 1 };
+	struct rv_dataset *d = rv_dataset_list(paths, 1, &o);
+	uint64_t base, listed;
+	int64_t have;
+
+	if (!d) {
+		if (rv_errmsg()[0] == '\0')
+			abort();
+		return;
+	}
+	rv_dataset_source(d, 0, &base, &listed);
+	if (base != 0 || listed != rv_dataset_count(d) || listed < n_open)
+		abort();
+	have = rv_dataset_load(d, 0);
+	if (have >= 0) {
+		if ((uint64_t)have != n_open)
+			abort();
+		walk(d);
+	} else if (rv_errmsg()[0] == '\0') {
+		abort();
+	}
+	rv_dataset_free(d);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -139,6 +172,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	walk(d);
 	again = skipped > 0 || rv_dataset_nwarnings(d) > 0;
+	list_load(paths, rv_dataset_count(d));
 	rv_dataset_free(d);
 	if (again) {
 		uint64_t lenient = skipped;
