@@ -46,6 +46,23 @@ decode_fmnist() {
 	    "$data/$prefix-labels-idx1-ubyte.gz" -o "$out/fmnist-$set.rvs"
 }
 
+# torch_python NAME MODULE: set py to $PYTHON, else the first python3 that
+# imports MODULE (torch or torch.distributed) and zstandard; else say what
+# to install, as NAME, and exit 1.
+torch_python() {
+	local p
+	py="${PYTHON:-}"
+	[ -z "$py" ] || return 0
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c "import $2, zstandard" 2>/dev/null; then
+			py="$p"
+			return 0
+		fi
+	done
+	echo "$1: no python3 with torch and zstandard: apt-get install python3-torch python3-zstandard" >&2
+	exit 1
+}
+
 # With TARGET the trainer exits without reading the rest of its input, and
 # the stages upstream die of SIGPIPE (141) at their next write: that end is
 # theirs to take, not the trainer's (rv-train-gpu(1), CAVEATS).  Run them

@@ -18,19 +18,7 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=pipelines/common.bash
 . "$here/pipelines/common.bash"
 pipeline_env torch-train
-py="${PYTHON:-}"
-if [ -z "$py" ]; then	# the first python3 that has torch
-	for p in python3 /usr/bin/python3; do
-		if "$p" -c 'import torch, zstandard' 2>/dev/null; then
-			py="$p"
-			break
-		fi
-	done
-fi
-[ -n "$py" ] || {
-	echo "torch-train.sh: no python3 with torch and zstandard: apt-get install python3-torch python3-zstandard" >&2
-	exit 1
-}
+torch_python torch-train.sh torch
 
 decode_fmnist train -q
 decode_fmnist test -q

@@ -14,11 +14,7 @@ load helpers
 
 setup() {
 	need_fmnist
-	PY=/usr/bin/python3
-	"$PY" -c 'import torch.distributed, zstandard' 2>/dev/null || {
-		echo "no torch or zstandard for $PY: run make deps" >&2
-		return 1
-	}
+	need_torch torch.distributed
 	T="$BATS_TEST_TMPDIR"
 	IMG="$FMNIST/train-images-idx3-ubyte.gz"
 	LAB="$FMNIST/train-labels-idx1-ubyte.gz"

@@ -19,6 +19,16 @@ need_fixtures() {
 	[ -f "$FIX/.done" ] || bash "$REPO/tests/make-fixtures.sh" "$FIX" >&2
 }
 
+# need_torch [MODULE]: PY, the python3 with torch (MODULE, default torch)
+# and zstandard that the tests use.
+need_torch() {
+	PY=/usr/bin/python3
+	"$PY" -c "import ${1:-torch}, zstandard" 2>/dev/null || {
+		echo "no torch or zstandard for $PY: run make deps" >&2
+		return 1
+	}
+}
+
 need_fmnist() {
 	[ -f "$FMNIST/train-images-idx3-ubyte.gz" ] || {
 		echo "dataset-fashion-mnist is not installed: run make deps" >&2

@@ -8,11 +8,7 @@ load helpers
 
 setup() {
 	need_fmnist
-	PY=/usr/bin/python3
-	"$PY" -c 'import torch, zstandard' 2>/dev/null || {
-		echo "no torch or zstandard for $PY: run make deps" >&2
-		return 1
-	}
+	need_torch
 	T="$BATS_TEST_TMPDIR"
 	CHK=("$PY" "$REPO/tests/torch_checks.py")
 	IMG="$FMNIST/train-images-idx3-ubyte.gz"
