@@ -122,9 +122,7 @@ struct job {
 	int by_files;		/* each rank reads only its files */
 	uint64_t *count;	/* by_files: each source's samples used */
 	size_t nsrc;
-	uint64_t target;	/* samples in each epoch; 0: the share's */
-	uint64_t padded;	/* samples written twice to even the shards */
-	uint64_t dropped;	/* samples left out to even the shards */
+	uint64_t target;	/* samples an epoch with --even pad or drop */
 };
 
 static void
@@ -423,7 +421,7 @@ flush_msgs(const struct decode_opts *o, struct rv_dataset *ds)
  * shuffled with --shuffle.  Returns how many, or -1.
  */
 static int64_t
-epoch_files(struct job *j, uint32_t epoch, size_t *order,
+epoch_files(struct job *j, uint32_t epoch, uint64_t *order,
     struct rv_shard_seg *seg, unsigned char *need, uint64_t *mine)
 {
 	const struct decode_opts *o = j->o;
@@ -437,12 +435,7 @@ epoch_files(struct job *j, uint32_t epoch, size_t *order,
 		struct rv_rng rng;
 		rv_rng_init(&rng, o->c.seed, RV_STAGE_DECODE_ORDER, 1, epoch,
 		    0);
-		for (k = nord; k > 1; k--) {
-			size_t r = (size_t)rv_rng_below(&rng, k), t;
-			t = order[k - 1];
-			order[k - 1] = order[r];
-			order[r] = t;
-		}
+		rv_rng_shuffle_u64(&rng, order, nord);
 	}
 	nseg = rv_shard_segments(j->count, order, nord, o->shard_i,
 	    o->shard_n, seg);
@@ -586,7 +579,6 @@ pad_epoch(struct job *j, struct rv_par *par, const uint64_t *mine, size_t k,
 			return -1;
 		at += n;
 		got += (uint64_t)w;
-		j->padded += (uint64_t)w;
 		some |= w > 0;
 	}
 	return (int64_t)got;
@@ -601,7 +593,8 @@ run_epochs(struct job *j, struct rv_par *par, struct rv_writer *w)
 	uint64_t *all = j->by_files ? NULL : xcalloc((size_t)j->n,
 	    sizeof(*all));
 	uint64_t *mine = xcalloc((size_t)cap, sizeof(*mine));
-	size_t *order = j->by_files ? xcalloc(j->nsrc, sizeof(*order)) : NULL;
+	uint64_t *order = j->by_files ? xcalloc(j->nsrc, sizeof(*order)) :
+	    NULL;
 	struct rv_shard_seg *seg = j->by_files ? xcalloc(j->nsrc,
 	    sizeof(*seg)) : NULL;
 	unsigned char *need = j->by_files ? xcalloc(j->nsrc, 1) : NULL;
@@ -617,10 +610,8 @@ run_epochs(struct job *j, struct rv_par *par, struct rv_writer *w)
 		    (int64_t)epoch_samples(j, e, all, mine);
 		if (k < 0)
 			goto out;
-		if (o->even == EVEN_DROP && (uint64_t)k > j->target) {
-			j->dropped += (uint64_t)k - j->target;
+		if (o->even == EVEN_DROP && (uint64_t)k > j->target)
 			k = (int64_t)j->target;
-		}
 		if ((got = decode_ids(j, par, mine, (size_t)k)) < 0)
 			goto out;
 		if (o->even != EVEN_NONE && (uint64_t)got < j->target &&

@@ -17,7 +17,7 @@ rv_shard_range(uint64_t total, uint32_t r, uint32_t n, uint64_t *start,
 }
 
 size_t
-rv_shard_segments(const uint64_t *count, const size_t *order, size_t nord,
+rv_shard_segments(const uint64_t *count, const uint64_t *order, size_t nord,
     uint32_t r, uint32_t n, struct rv_shard_seg *seg)
 {
 	uint64_t total = 0, start, end, at = 0;
@@ -32,7 +32,7 @@ rv_shard_segments(const uint64_t *count, const size_t *order, size_t nord,
 		lo = start > at ? start - at : 0;
 		hi = end - at < c ? end - at : c;
 		if (lo < hi) {
-			seg[nseg].src = order[k];
+			seg[nseg].src = (size_t)order[k];
 			seg[nseg].first = lo;
 			seg[nseg].n = hi - lo;
 			nseg++;

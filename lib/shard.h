@@ -27,7 +27,7 @@ struct rv_shard_seg {
  * samples, and write rank r of n's share as segments, in that order, to
  * seg (room for nord).  Returns the number of segments.
  */
-size_t rv_shard_segments(const uint64_t *count, const size_t *order,
+size_t rv_shard_segments(const uint64_t *count, const uint64_t *order,
     size_t nord, uint32_t r, uint32_t n, struct rv_shard_seg *seg);
 
 /*

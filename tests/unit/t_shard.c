@@ -47,7 +47,7 @@ t_segments(void)
 {
 	/* files of 10, 20, 30, 25 samples; order 2, 0, 3, 1 */
 	static const uint64_t count[] = { 10, 20, 30, 25 };
-	static const size_t order[] = { 2, 0, 3, 1 };
+	static const uint64_t order[] = { 2, 0, 3, 1 };
 	struct rv_shard_seg seg[4];
 	uint64_t covered[85] = { 0 }, total = 0;
 	uint32_t r, n = 3;
