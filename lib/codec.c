@@ -93,6 +93,12 @@ rv_codec_new(void)
 }
 
 void
+rv_codec_set_strict(struct rv_codec *c, int strict)
+{
+	c->strict = strict != 0;
+}
+
+void
 rv_codec_free(struct rv_codec *c)
 {
 	if (c == NULL)
@@ -102,6 +108,7 @@ rv_codec_free(struct rv_codec *c)
 	rv_scratch_release(&c->pix);
 	rv_scratch_release(&c->rows);
 	rv_scratch_release(&c->rs);
+	rv_scratch_release(&c->jpg);
 	free(c);
 }
 
@@ -145,6 +152,28 @@ rv_img_deliver(struct rv_codec *c, const unsigned char *src, uint32_t h,
 
 	rv_fit_max_side(h, w, o->max_side, &th, &tw);
 	rv_img_finish(src, h, w, cin, o->channels, th, tw, out, &c->rs);
+}
+
+unsigned char *
+rv_img_direct(struct rv_img *out, uint32_t h, uint32_t w, uint32_t c,
+    const struct rv_decode_opts *o)
+{
+	uint32_t th, tw;
+
+	rv_fit_max_side(h, w, o->max_side, &th, &tw);
+	if (th != h || tw != w)
+		return NULL;
+	rv_img_reserve(out, h, w, c);
+	return out->data;
+}
+
+void
+rv_img_narrow(struct rv_img *out, uint32_t channels)
+{
+	if (out->c == 3 && channels == 1) {
+		rv_rgb_to_grey(out->data, out->data, (size_t)out->h * out->w);
+		out->c = 1;
+	}
 }
 
 int

@@ -59,6 +59,15 @@ struct rv_codec;
 struct rv_codec *rv_codec_new(void);
 void rv_codec_free(struct rv_codec *c);
 
+/*
+ * Strictness of every later decode with c (0 when made).  0: harmless
+ * damage that Pillow reads through is decoded; for now that is JPEG bytes
+ * that are no marker between header segments (libjpeg's "N extraneous
+ * bytes before marker"), see codec_jpeg.c.  1 (rv-decode --strict): that
+ * is an error too.  Truncation and damaged pixel data are errors always.
+ */
+void rv_codec_set_strict(struct rv_codec *c, int strict);
+
 /* Read only the header: the stream dtype (RV_DT_JPEG, RV_DT_PNG, or
  * RV_DT_NONE for a WebP, GIF, BMP or TIFF, which the stream cannot carry
  * encoded: rv_codec_format() tells them apart), size, and the channels a
@@ -84,6 +93,14 @@ int rv_codec_info(struct rv_codec *c, const unsigned char *p, size_t n,
  * bottom-up or top-down.  TIFF: the first image, anything libtiff's RGBA
  * interface reads (strips, tiles, 8 or 16 bits, palette, grey, YCbCr,
  * CMYK, JPEG/LZW/Deflate/PackBits compressed), alpha dropped.
+ *
+ * Memory: without max_side, the image is decoded into out itself, never
+ * into a second full-size copy: out's h x w x channels bytes, times 1 for
+ * PNG, GIF and BMP, 3 for a grey output from a colour JPEG or a WebP
+ * (decoded as RGB, narrowed in place), 4/3 (RGB) or 4 (grey) for TIFF
+ * (libtiff's RGBA raster), 4/3 or 4 for CMYK JPEG.  With max_side, one
+ * full-size decode of at most 4 bytes a pixel, then the small output.
+ * max_pixels bounds both.
  */
 int rv_codec_decode(struct rv_codec *c, const unsigned char *p, size_t n,
     const struct rv_decode_opts *o, struct rv_img *out);

@@ -213,10 +213,24 @@ field_get(const struct field *f, uint32_t v)
 	return (unsigned char)(x * 255 / f->max);
 }
 
-/* Uncompressed rows into dst (RGB, top row first). */
+/* One pixel of oc bytes (3 or 1), with constant-size copies. */
+static inline void
+put_px(unsigned char *d, const unsigned char *s, uint32_t oc)
+{
+	if (oc == 3)
+		memcpy(d, s, 3);
+	else
+		d[0] = s[0];
+}
+
+/*
+ * Uncompressed rows into dst (top row first) at oc bytes a pixel: 3 (RGB)
+ * or 1 (grey, from a palette already reduced to luma, or through row, a
+ * w x 3 buffer, for 16, 24 and 32 bits).
+ */
 static int
 rows_plain(const unsigned char *p, size_t n, const struct bmp *b,
-    unsigned char *dst)
+    unsigned char *dst, uint32_t oc, unsigned char *row)
 {
 	uint64_t stride = ((uint64_t)b->w * b->bpp + 31) / 32 * 4;
 	struct field f[3];
@@ -230,22 +244,24 @@ rows_plain(const unsigned char *p, size_t n, const struct bmp *b,
 	for (y = 0; y < b->h; y++) {
 		const unsigned char *s = p + b->off + (size_t)stride *
 		    (b->topdown ? y : b->h - 1 - y);
-		unsigned char *d = dst + (size_t)y * b->w * 3;
+		unsigned char *o = dst + (size_t)y * b->w * oc;
+		unsigned char *d = b->bpp > 8 && oc == 1 ? row : o;
+		uint32_t dc = b->bpp > 8 ? 3 : oc;
 
-		for (x = 0; x < b->w; x++, d += 3) {
+		for (x = 0; x < b->w; x++, d += dc) {
 			uint32_t v, idx;
 
 			switch (b->bpp) {
 			case 1:
 				idx = s[x >> 3] >> (7 - (x & 7)) & 1;
-				memcpy(d, b->pal[idx], 3);
+				put_px(d, b->pal[idx], oc);
 				break;
 			case 4:
 				idx = s[x >> 1] >> (x & 1 ? 0 : 4) & 15;
-				memcpy(d, b->pal[idx], 3);
+				put_px(d, b->pal[idx], oc);
 				break;
 			case 8:
-				memcpy(d, b->pal[s[x]], 3);
+				put_px(d, b->pal[s[x]], oc);
 				break;
 			case 24:
 				d[0] = s[3 * x + 2];
@@ -264,19 +280,21 @@ rows_plain(const unsigned char *p, size_t n, const struct bmp *b,
 				break;
 			}
 		}
+		if (b->bpp > 8 && oc == 1)
+			rv_rgb_to_grey(o, row, b->w);
 	}
 	return 0;
 }
 
 /*
- * RLE8 or RLE4 into dst (RGB, top row first), bottom-up as the format
- * is.  Pixels no run reaches keep palette entry 0, as in Pillow; runs
+ * RLE8 or RLE4 into dst (top row first, oc bytes a pixel from the
+ * palette), bottom-up as the format is.  Pixels no run reaches keep palette entry 0, as in Pillow; runs
  * past the right edge are clipped, and the data ends at end-of-bitmap,
  * past the top row, or at the end of the file.
  */
 static int
 rows_rle(const unsigned char *p, size_t n, const struct bmp *b,
-    unsigned char *dst)
+    unsigned char *dst, uint32_t oc)
 {
 	const unsigned char *s = p + b->off, *e = p + n;
 	int rle4 = b->comp == BI_RLE4;
@@ -284,12 +302,12 @@ rows_rle(const unsigned char *p, size_t n, const struct bmp *b,
 	size_t i;
 
 	for (i = 0; i < (size_t)b->w * b->h; i++)
-		memcpy(dst + 3 * i, b->pal[0], 3);
+		put_px(dst + oc * i, b->pal[0], oc);
 
 #define PUT(idx) do {							\
 	if (x < b->w && y < b->h)					\
-		memcpy(dst + 3 * ((size_t)(b->h - 1 - y) * b->w + x),	\
-		    b->pal[(idx)], 3);					\
+		put_px(dst + oc * ((size_t)(b->h - 1 - y) * b->w + x),	\
+		    b->pal[(idx)], oc);					\
 	x++;								\
 } while (0)
 
@@ -352,19 +370,37 @@ rv_bmp_decode(struct rv_codec *c, const unsigned char *p, size_t n,
     const struct rv_decode_opts *o, struct rv_img *out)
 {
 	struct bmp b;
-	unsigned char *buf;
-	int rc;
+	unsigned char *buf, *row = NULL;
+	uint32_t oc = o->channels, i;
+	int rc, direct;
 
 	if (parse(p, n, &b) != 0 || rv_check_pixels(b.h, b.w,
 	    o->max_pixels) != 0)
 		return -1;
-	buf = rv_scratch_get(&c->pix, (size_t)b.h * b.w * 3);
+	/* Without a resize, straight into out at the output's channels (a
+	 * grey palette entry is the luma of its RGB); else RGB in scratch.
+	 * Never a second full-size copy. */
+	buf = rv_img_direct(out, b.h, b.w, oc, o);
+	direct = buf != NULL;
+	if (!direct) {
+		oc = 3;
+		buf = rv_scratch_get(&c->pix, (size_t)b.h * b.w * 3);
+	}
+	if (oc == 1) {
+		unsigned char grey[256];
+
+		rv_rgb_to_grey(grey, &b.pal[0][0], 256);
+		for (i = 0; i < 256; i++)
+			b.pal[i][0] = grey[i];
+		row = rv_scratch_get(&c->rows, (size_t)b.w * 3);
+	}
 	if (b.comp == BI_RLE8 || b.comp == BI_RLE4)
-		rc = rows_rle(p, n, &b, buf);
+		rc = rows_rle(p, n, &b, buf, oc);
 	else
-		rc = rows_plain(p, n, &b, buf);
+		rc = rows_plain(p, n, &b, buf, oc, row);
 	if (rc != 0)
 		return -1;
-	rv_img_deliver(c, buf, b.h, b.w, 3, o, out);
+	if (!direct)
+		rv_img_deliver(c, buf, b.h, b.w, 3, o, out);
 	return 0;
 }

@@ -139,9 +139,9 @@ rv_gif_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 	unsigned char pal[256][3], bg[3] = { 0, 0, 0 }, *canvas, *line;
 	const ColorMapObject *cm;
 	GifFileType *g;
-	uint32_t h, w, fw, fh, fl, ft, y, x, pass, last;
+	uint32_t h, w, fw, fh, fl, ft, y, x, pass, last, oc;
 	size_t i;
-	int err, k;
+	int err, k, direct;
 
 	if ((g = open_first(&m, &h, &w)) == NULL)
 		return -1;
@@ -176,11 +176,30 @@ rv_gif_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 		bg[2] = b->Blue;
 	}
 
-	canvas = rv_scratch_get(&c->pix, (size_t)h * w * 3);
+	/*
+	 * Without a resize the canvas is out itself, at the output's
+	 * channels: for grey, the palette is reduced to its luma first, so
+	 * a pixel is one byte from the start (the same value as the luma of
+	 * its RGB).  Never a second full-size copy.
+	 */
+	oc = o->channels;
+	canvas = rv_img_direct(out, h, w, oc, o);
+	direct = canvas != NULL;
+	if (!direct) {
+		oc = 3;
+		canvas = rv_scratch_get(&c->pix, (size_t)h * w * 3);
+	} else if (oc == 1) {
+		unsigned char grey[256];
+
+		rv_rgb_to_grey(grey, &pal[0][0], 256);
+		for (k = 0; k < 256; k++)
+			pal[k][0] = grey[k];
+		rv_rgb_to_grey(bg, bg, 1);
+	}
 	line = rv_scratch_get(&c->rows, fw);
 	if (fw != w || fh != h)
 		for (i = 0; i < (size_t)h * w; i++)
-			memcpy(canvas + 3 * i, bg, 3);
+			memcpy(canvas + oc * i, bg, oc);
 	last = g->Image.Interlace ? 3 : 4;
 	for (pass = g->Image.Interlace ? 0 : 4; pass <= last; pass++) {
 		for (y = start[pass]; y < fh; y += step[pass]) {
@@ -189,12 +208,20 @@ rv_gif_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 				DGifCloseFile(g, &err);
 				return -1;
 			}
-			for (x = 0; x < fw; x++)
-				memcpy(canvas + 3 * ((size_t)(ft + y) * w +
-				    fl + x), pal[line[x]], 3);
+			unsigned char *d = canvas + oc * ((size_t)(ft + y) *
+			    w + fl);
+
+			/* Constant sizes, so the copies are inlined. */
+			if (oc == 3)
+				for (x = 0; x < fw; x++)
+					memcpy(d + 3 * x, pal[line[x]], 3);
+			else
+				for (x = 0; x < fw; x++)
+					d[x] = pal[line[x]][0];
 		}
 	}
 	DGifCloseFile(g, &err);
-	rv_img_deliver(c, canvas, h, w, 3, o, out);
+	if (!direct)
+		rv_img_deliver(c, canvas, h, w, 3, o, out);
 	return 0;
 }

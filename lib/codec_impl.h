@@ -37,7 +37,9 @@ struct rv_codec {
 	struct rv_scratch pix;		/* decoded pixels before the last step */
 	struct rv_scratch rows;		/* PNG row pointers */
 	struct rv_scratch rs;		/* resize weight tables, accumulators */
+	struct rv_scratch jpg;		/* a JPEG without its header junk */
 	struct rv_pngio png;
+	int strict;			/* rv_codec_set_strict() */
 };
 
 /* rv_seterr("PREFIX: MSG") for a library's message, its first letter
@@ -65,6 +67,18 @@ void rv_resize_area(const unsigned char *src, uint32_t h, uint32_t w,
 
 /* RGB -> luma for n pixels; dst may equal src (it runs forwards). */
 void rv_rgb_to_grey(unsigned char *dst, const unsigned char *src, size_t n);
+
+/*
+ * Decoding straight into out, so that no image has a second full-size
+ * copy: when no resize follows, out's buffer reserved for h x w pixels of
+ * c bytes (c may exceed the output's channels: the decode is narrowed in
+ * place afterwards); when one does, NULL, and the decode goes to scratch
+ * and then rv_img_deliver().
+ */
+unsigned char *rv_img_direct(struct rv_img *out, uint32_t h, uint32_t w,
+    uint32_t c, const struct rv_decode_opts *o);
+/* RGB in out to grey in place when channels is 1 (Pillow's luma). */
+void rv_img_narrow(struct rv_img *out, uint32_t channels);
 
 /* Header-only reads and full decodes, by format. */
 int rv_jpeg_info(struct rv_codec *c, const unsigned char *p, size_t n,

@@ -2,8 +2,9 @@
  * JPEG decoding through TurboJPEG.  A smaller --max-side is mostly done by
  * the decoder itself: libjpeg's DCT scaling (1/2, 1/4, 1/8) skips most of
  * the IDCT and colour work, and only the remainder goes through the area
- * resize.  Any libjpeg warning is an error, so truncated or damaged data
- * never yields an image padded with grey.
+ * resize.  libjpeg's warnings are errors, so truncated or damaged data
+ * never yields an image padded with grey; the one exception is stray
+ * bytes between header segments, which touch no pixel (see drop_junk()).
  */
 #include "codec.h"
 
@@ -51,6 +52,90 @@ jpeg_error(tjhandle tj)
 }
 
 /*
+ * libjpeg's next_marker() skips bytes that are no marker between two
+ * header segments (junk, an FF 00, or the tail of an APPn or COM segment
+ * whose length was edited short) with the warning "N extraneous bytes
+ * before marker", which STOPONWARNING makes fatal.  Pillow ignores
+ * libjpeg's warnings and so decodes such files (its test images
+ * junk_jpeg_header.jpg, jpeg_ff00_header.jpg, truncated_app14.jpg,
+ * photoshop-200dpi-broken.jpg, hopper_bad_exif.jpg).  TurboJPEG reports
+ * only the first warning, so decoding through it would also pass a later,
+ * real one (a cut file with junk in its header).  Instead the header,
+ * SOI to SOS, is walked here as next_marker() walks it, and when it holds
+ * such bytes a copy without them is decoded: the very segments libjpeg
+ * would read, with every other warning still fatal.  Fill bytes (FF FF)
+ * are legal and dropped alike.  Anything the walk does not understand (an
+ * unknown marker, a length past the end) ends it, and the rest is copied
+ * as is for libjpeg to judge.
+ *
+ * Returns the number of bytes dropped; with dst (n bytes) the cleaned
+ * file is written there and its length put in *dn.
+ */
+static size_t
+walk_header(const unsigned char *p, size_t n, unsigned char *dst,
+    size_t *dn)
+{
+	size_t i = 2, o = 2, junk = 0, len;
+	unsigned m;
+
+	for (;;) {
+		while (i < n && p[i] != 0xff) {
+			i++;
+			junk++;
+		}
+		while (i < n && p[i] == 0xff)
+			i++;
+		if (i >= n)
+			break;
+		if (p[i] == 0x00) {
+			i++;
+			junk += 2;
+			continue;
+		}
+		m = p[i++];
+		if (dst != NULL) {
+			dst[o] = 0xff;
+			dst[o + 1] = (unsigned char)m;
+		}
+		o += 2;
+		if (m == 0x01 || (m >= 0xd0 && m <= 0xd7))
+			continue;	/* TEM, RSTn: no length */
+		/* SOS: the scans follow; SOI, EOI or an unknown marker:
+		 * libjpeg's to judge. */
+		if (m == 0xda || m == 0xd8 || m == 0xd9 || m < 0xc0 ||
+		    n - i < 2)
+			break;
+		len = (size_t)p[i] << 8 | p[i + 1];
+		if (len < 2 || len > n - i)
+			break;
+		if (dst != NULL)
+			memcpy(dst + o, p + i, len);
+		o += len;
+		i += len;
+	}
+	if (dst != NULL) {
+		memcpy(dst, p, 2);
+		memcpy(dst + o, p + i, n - i);
+		*dn = o + (n - i);
+	}
+	return junk;
+}
+
+/* The bytes to decode: p itself, or (not strict, junk in the header) a
+ * copy without the junk in c->jpg; *n updated. */
+static const unsigned char *
+drop_junk(struct rv_codec *c, const unsigned char *p, size_t *n)
+{
+	unsigned char *q;
+
+	if (c->strict || *n < 2 || walk_header(p, *n, NULL, NULL) == 0)
+		return p;
+	q = rv_scratch_get(&c->jpg, *n);
+	walk_header(p, *n, q, n);
+	return q;
+}
+
+/*
  * TurboJPEG 2.1's tjDecompressHeader3() returns from an error without
  * aborting the decompressor, which then stays mid-header and fails every
  * later call on the handle; so a failed header read costs the handle, and
@@ -60,16 +145,23 @@ static int
 header(struct rv_codec *c, const unsigned char *p, size_t n, uint32_t *h,
     uint32_t *w, int *cs)
 {
-	int iw, ih, samp;
+	int iw = 0, ih = 0, samp = -1;
 
+	/* TurboJPEG 2.1 can return success on a header it could not finish
+	 * (an APPn of length 0, then nothing), leaving the outputs unset:
+	 * start them empty so that reads as an empty image, every time. */
+	*cs = -1;
 	if (tjDecompressHeader3(c->tj, p, n, &iw, &ih, &samp, cs) != 0) {
 		jpeg_error(c->tj);
 		tjDestroy(c->tj);
 		c->tj = NULL;
 		return -1;
 	}
-	if (iw <= 0 || ih <= 0)
+	if (iw <= 0 || ih <= 0) {
+		tjDestroy(c->tj);	/* it may be mid-header too */
+		c->tj = NULL;
 		return rv_seterr("corrupt JPEG data: empty image");
+	}
 	*w = (uint32_t)iw;
 	*h = (uint32_t)ih;
 	return 0;
@@ -81,6 +173,7 @@ rv_jpeg_info(struct rv_codec *c, const unsigned char *p, size_t n,
 {
 	int cs;
 
+	p = drop_junk(c, p, &n);
 	if (handle(c) == NULL || header(c, p, n, h, w, &cs) != 0)
 		return -1;
 	*ch = cs == TJCS_GRAY ? 1 : 3;
@@ -154,8 +247,9 @@ rv_jpeg_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 {
 	uint32_t h, w, th, tw, sh, sw, dc;
 	unsigned char *dst;
-	int cs, pf, cmyk, direct;
+	int cs, pf, direct;
 
+	p = drop_junk(c, p, &n);
 	if (handle(c) == NULL || header(c, p, n, &h, &w, &cs) != 0 ||
 	    rv_check_pixels(h, w, o->max_pixels) != 0)
 		return -1;
@@ -163,23 +257,29 @@ rv_jpeg_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 	pick_scale(h, w, th, tw, &sh, &sw);
 
 	/*
-	 * libjpeg converts to the output directly: RGB, or grey.  For colour
-	 * files grey is the file's own Y channel (the encoder's 601 luma),
-	 * and the chroma is not even decoded; against Pillow's luma of the
-	 * decoded RGB that is a mean 0.04 apart, up to 6 in a few saturated
-	 * pixels.  CMYK has no such path and is converted here.
+	 * libjpeg gives grey files as grey, or replicated to RGB, exactly.
+	 * A colour file is always decoded to RGB, even for a grey output:
+	 * libjpeg's own grey of it is the file's Y plane, which differs from
+	 * Pillow's convert("L") of the decoded RGB by up to 14 levels (Y is
+	 * taken before chroma upsampling and rounding to RGB), so the luma
+	 * is computed from the RGB as everywhere else.  CMYK is converted
+	 * here.  Without a resize, the decode lands in out's own buffer and
+	 * is narrowed there (CMYK -> RGB -> grey run forwards): no second
+	 * full-size copy, at most 4 bytes a pixel.
 	 */
-	cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK;
-	if (cmyk) {
+	if (cs == TJCS_CMYK || cs == TJCS_YCCK) {
 		pf = TJPF_CMYK;
 		dc = 4;
-	} else {
+	} else if (cs == TJCS_GRAY) {
 		pf = o->channels == 1 ? TJPF_GRAY : TJPF_RGB;
 		dc = o->channels;
+	} else {
+		pf = TJPF_RGB;
+		dc = 3;
 	}
-	direct = !cmyk && sh == th && sw == tw;
+	direct = sh == th && sw == tw;
 	if (direct) {
-		rv_img_reserve(out, th, tw, o->channels);
+		rv_img_reserve(out, th, tw, dc);
 		dst = out->data;
 	} else {
 		dst = rv_scratch_get(&c->pix, (size_t)sh * sw * dc);
@@ -187,12 +287,16 @@ rv_jpeg_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 	if (tjDecompress2(c->tj, p, n, dst, (int)sw, 0, (int)sh, pf,
 	    DECODE_FLAGS) != 0)
 		return jpeg_error(c->tj);
-	if (direct)
-		return 0;
-	if (cmyk) {
+	if (dc == 4) {
 		cmyk_to_rgb(dst, dst, (size_t)sh * sw);
 		dc = 3;
 	}
-	rv_img_finish(dst, sh, sw, dc, o->channels, th, tw, out, &c->rs);
+	if (!direct) {
+		rv_img_finish(dst, sh, sw, dc, o->channels, th, tw, out,
+		    &c->rs);
+		return 0;
+	}
+	out->c = dc;
+	rv_img_narrow(out, o->channels);
 	return 0;
 }

@@ -194,22 +194,39 @@ rv_png_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 	    png_get_rowbytes(png, info) != (size_t)w * dc)
 		png_error(png, "Unexpected pixel layout after transforms");
 
-	direct = dc == o->channels && th == h && tw == w;
-	if (direct) {
-		rv_img_reserve(out, h, w, dc);
-		buf = out->data;
+	/*
+	 * Without a resize the image goes straight into out, never through
+	 * a second full-size copy: whole when the channels agree; RGB for a
+	 * grey output row by row through one row of scratch, or, interlaced
+	 * (its passes need the whole image), whole at 3 bytes a pixel and
+	 * narrowed in place.  A resize reads the image whole into scratch.
+	 */
+	buf = rv_img_direct(out, h, w, dc, o);
+	direct = buf != NULL;
+	if (direct && dc != o->channels &&
+	    png_get_interlace_type(png, info) == PNG_INTERLACE_NONE) {
+		unsigned char *row = rv_scratch_get(&c->rows, (size_t)w * dc);
+
+		for (y = 0; y < h; y++) {
+			png_read_row(png, row, NULL);
+			rv_rgb_to_grey(buf + (size_t)y * w, row, w);
+		}
+		out->c = o->channels;
 	} else {
-		buf = rv_scratch_get(&c->pix, (size_t)h * w * dc);
+		if (!direct)
+			buf = rv_scratch_get(&c->pix, (size_t)h * w * dc);
+		rows = rv_scratch_get(&c->rows, (size_t)h * sizeof(*rows));
+		for (y = 0; y < h; y++)
+			rows[y] = buf + (size_t)y * w * dc;
+		png_read_image(png, rows);
 	}
-	rows = rv_scratch_get(&c->rows, (size_t)h * sizeof(*rows));
-	for (y = 0; y < h; y++)
-		rows[y] = buf + (size_t)y * w * dc;
-	png_read_image(png, rows);
 	/* On to IEND, so damage after the image data is found too. */
 	png_read_end(png, NULL);
 	png_destroy_read_struct(&png, &info, NULL);
 
-	if (!direct)
+	if (direct)
+		rv_img_narrow(out, o->channels);
+	else
 		rv_img_finish(buf, h, w, dc, o->channels, th, tw, out, &c->rs);
 	return 0;
 }

@@ -258,7 +258,7 @@ rv_tiff_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 	unsigned char *rgb;
 	size_t i, px;
 	TIFF *tif;
-	int ok;
+	int ok, direct;
 
 	if ((tif = open_mem(&m, o->max_pixels)) == NULL)
 		return -1;
@@ -283,7 +283,12 @@ rv_tiff_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 			img.Bitdepth16To8[i] = (uint8_t)(i >> 8);
 	img.req_orientation = ORIENTATION_TOPLEFT;
 	px = (size_t)h * w;
-	raster = rv_scratch_get(&c->pix, px * 4);
+	/* Without a resize the raster is out's own buffer, narrowed in place
+	 * below: 4 bytes a pixel in all, never a second full-size copy. */
+	raster = (uint32_t *)(void *)rv_img_direct(out, h, w, 4, o);
+	direct = raster != NULL;
+	if (!direct)
+		raster = rv_scratch_get(&c->pix, px * 4);
 	ok = img.width == w && img.height == h &&
 	    TIFFRGBAImageGet(&img, raster, w, h);
 	TIFFRGBAImageEnd(&img);
@@ -300,6 +305,11 @@ rv_tiff_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 		rgb[3 * i + 1] = (unsigned char)TIFFGetG(v);
 		rgb[3 * i + 2] = (unsigned char)TIFFGetB(v);
 	}
-	rv_img_deliver(c, rgb, h, w, 3, o, out);
+	if (direct) {
+		out->c = 3;
+		rv_img_narrow(out, o->channels);
+	} else {
+		rv_img_deliver(c, rgb, h, w, 3, o, out);
+	}
 	return 0;
 }

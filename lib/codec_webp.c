@@ -62,43 +62,84 @@ rv_webp_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
 	return 0;
 }
 
-/* An animation's first frame, composed on its canvas, as RGB in dst. */
+/*
+ * libwebp's reading of rgb into the size bytes at dst, stride bytes a
+ * row; the frame's size must be h x w.
+ */
+static int
+decode_rgb(const uint8_t *p, size_t n, uint32_t h, uint32_t w,
+    unsigned char *dst, size_t stride, size_t size)
+{
+	WebPDecoderConfig cfg;
+	VP8StatusCode st;
+
+	if (!WebPInitDecoderConfig(&cfg))
+		return rv_seterr("cannot start libwebp");
+	cfg.options.use_threads = 0;
+	cfg.output.colorspace = MODE_RGB;
+	cfg.output.is_external_memory = 1;
+	cfg.output.u.RGBA.rgba = dst;
+	cfg.output.u.RGBA.stride = (int)stride;
+	cfg.output.u.RGBA.size = size;
+	st = WebPDecode(p, n, &cfg);
+	WebPFreeDecBuffer(&cfg.output);
+	if (st != VP8_STATUS_OK)
+		return webp_err(st);
+	if (cfg.output.width != (int)w || cfg.output.height != (int)h)
+		return rv_seterr("corrupt WebP: frame size differs from the "
+		    "header's");
+	return 0;
+}
+
+/*
+ * An animation's first frame, on its canvas, as RGB in dst.  This is what
+ * libwebp's WebPAnimDecoder gives for it (a key frame: a canvas of
+ * transparent black, the frame decoded into its rectangle, no blending),
+ * alpha dropped; but that decoder holds two RGBA canvases, 8 bytes a
+ * pixel, which a 94-byte file can make 1.4 GB.  Here the frame is decoded
+ * straight into dst, at its offset, through the demuxer.
+ */
 static int
 first_frame(const unsigned char *p, size_t n, uint32_t h, uint32_t w,
     unsigned char *dst)
 {
-	WebPAnimDecoderOptions ao;
-	WebPAnimDecoder *dec;
-	WebPAnimInfo info;
 	WebPData data = { p, n };
-	uint8_t *rgba;
-	size_t i, px = (size_t)h * w;
-	int ts;
+	WebPDemuxer *dmx;
+	WebPIterator it;
+	uint32_t fx, fy, fw, fh;
+	size_t at;
+	int rc;
 
-	if (!WebPAnimDecoderOptionsInit(&ao))
-		return rv_seterr("cannot start libwebp");
-	ao.color_mode = MODE_RGBA;
-	ao.use_threads = 0;
-	if ((dec = WebPAnimDecoderNew(&data, &ao)) == NULL)
+	if ((dmx = WebPDemux(&data)) == NULL)
 		return rv_seterr("corrupt WebP: bad animation");
-	if (!WebPAnimDecoderGetInfo(dec, &info) || info.canvas_width != w ||
-	    info.canvas_height != h || info.frame_count < 1) {
-		WebPAnimDecoderDelete(dec);
+	if (WebPDemuxGetI(dmx, WEBP_FF_CANVAS_WIDTH) != w ||
+	    WebPDemuxGetI(dmx, WEBP_FF_CANVAS_HEIGHT) != h ||
+	    !WebPDemuxGetFrame(dmx, 1, &it)) {
+		WebPDemuxDelete(dmx);
 		return rv_seterr("corrupt WebP: bad animation");
 	}
-	if (!WebPAnimDecoderGetNext(dec, &rgba, &ts)) {
-		WebPAnimDecoderDelete(dec);
-		/* The demuxer took the file whole, so what fails here is
-		 * the frame's own data. */
+	fx = (uint32_t)it.x_offset;
+	fy = (uint32_t)it.y_offset;
+	fw = (uint32_t)it.width;
+	fh = (uint32_t)it.height;
+	if (it.width <= 0 || it.height <= 0 || it.x_offset < 0 ||
+	    it.y_offset < 0 || fx > w || fw > w - fx || fy > h ||
+	    fh > h - fy) {
+		WebPDemuxReleaseIterator(&it);
+		WebPDemuxDelete(dmx);
 		return rv_seterr("corrupt WebP: bad animation frame");
 	}
-	for (i = 0; i < px; i++) {
-		dst[3 * i] = rgba[4 * i];
-		dst[3 * i + 1] = rgba[4 * i + 1];
-		dst[3 * i + 2] = rgba[4 * i + 2];
-	}
-	WebPAnimDecoderDelete(dec);
-	return 0;
+	memset(dst, 0, (size_t)h * w * 3);
+	at = ((size_t)fy * w + fx) * 3;
+	rc = decode_rgb(it.fragment.bytes, it.fragment.size, fh, fw,
+	    dst + at, (size_t)w * 3, (size_t)h * w * 3 - at);
+	WebPDemuxReleaseIterator(&it);
+	WebPDemuxDelete(dmx);
+	/* The demuxer took the file whole, so what fails here is the
+	 * frame's own data. */
+	if (rc != 0 && strncmp(rv_errmsg(), "cannot", 6) != 0)
+		return rv_seterr("corrupt WebP: bad animation frame");
+	return rc;
 }
 
 int
@@ -106,9 +147,7 @@ rv_webp_decode(struct rv_codec *c, const unsigned char *p, size_t n,
     const struct rv_decode_opts *o, struct rv_img *out)
 {
 	WebPBitstreamFeatures f;
-	WebPDecoderConfig cfg;
-	VP8StatusCode st;
-	uint32_t h, w, th, tw;
+	uint32_t h, w;
 	unsigned char *buf;
 	size_t bytes;
 	int direct;
@@ -119,36 +158,22 @@ rv_webp_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 	h = (uint32_t)f.height;
 	if (rv_check_pixels(h, w, o->max_pixels) != 0)
 		return -1;
-	rv_fit_max_side(h, w, o->max_side, &th, &tw);
 	bytes = (size_t)h * w * 3;
-	direct = o->channels == 3 && th == h && tw == w;
-	if (direct) {
-		rv_img_reserve(out, h, w, 3);
-		buf = out->data;
-	} else {
+	/* RGB into out for a grey output too, narrowed in place after:
+	 * 3 bytes a pixel, never a second copy. */
+	buf = rv_img_direct(out, h, w, 3, o);
+	direct = buf != NULL;
+	if (!direct)
 		buf = rv_scratch_get(&c->pix, bytes);
-	}
 	if (f.has_animation) {
 		if (first_frame(p, n, h, w, buf) != 0)
 			return -1;
-	} else {
-		if (!WebPInitDecoderConfig(&cfg))
-			return rv_seterr("cannot start libwebp");
-		cfg.options.use_threads = 0;
-		cfg.output.colorspace = MODE_RGB;
-		cfg.output.is_external_memory = 1;
-		cfg.output.u.RGBA.rgba = buf;
-		cfg.output.u.RGBA.stride = (int)w * 3;
-		cfg.output.u.RGBA.size = bytes;
-		st = WebPDecode(p, n, &cfg);
-		WebPFreeDecBuffer(&cfg.output);
-		if (st != VP8_STATUS_OK)
-			return webp_err(st);
-		if (cfg.output.width != (int)w || cfg.output.height != (int)h)
-			return rv_seterr("corrupt WebP: frame size differs "
-			    "from the header's");
+	} else if (decode_rgb(p, n, h, w, buf, (size_t)w * 3, bytes) != 0) {
+		return -1;
 	}
-	if (!direct)
+	if (direct)
+		rv_img_narrow(out, o->channels);
+	else
 		rv_img_deliver(c, buf, h, w, 3, o, out);
 	return 0;
 }
