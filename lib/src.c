@@ -463,6 +463,8 @@ classify(const char *path, const char *qname, struct opinfo *oi)
 		return rv_preferr("'%s'", qname);
 	if (r > 0)
 		oi->kind = K_IDX;
+	else if (src_cifar_cut(path, qname, st.st_size))
+		return -1;
 	return 0;
 }
 

@@ -19,6 +19,14 @@
 struct rv_src_opts {
 	int strict;		/* a bad member is fatal, not skipped */
 	int quiet;		/* no warnings for skipped members */
+	uint64_t max_pixels;	/* raw pixel sources (IDX, CIFAR) whose
+				 * images are larger are refused before
+				 * their data is read; 0 means
+				 * RV_MAX_PIXELS_DEFAULT (codec.h) */
+	/* Archives: a sample without a label sidecar is labelled by the
+	 * directory this many levels above its image (0 or 1: the parent;
+	 * 2: the grandparent, as in train/<wnid>/images/x.JPEG). */
+	int class_level;
 };
 
 /* One sample's raw material, as fetched. */
@@ -76,10 +84,19 @@ const struct rv_meta *rv_dataset_meta(const struct rv_dataset *d);
  * (reused); it->data may point into it or into the dataset.  Thread-safe
  * (loads and unloads are not: they happen between fetches).  -1 with
  * rv_errmsg() set on an I/O error or a malformed member, or for an id of
- * a source not loaded or past the samples it read.
+ * a source not loaded or past the samples it read; RV_FETCH_BAD (below)
+ * for a sample to skip.
  */
 int rv_dataset_fetch(struct rv_dataset *d, uint64_t id, struct rv_buf *scratch,
     struct rv_item *it);
+/*
+ * What rv_dataset_fetch() returns for a sample bad on its own while the
+ * dataset is sound: a folder's file gone, unreadable, no longer a regular
+ * file or over the size limit since the listing.  it->name is set and
+ * rv_errmsg() holds the reason alone: the caller skips the sample as it
+ * does an image that does not decode (fatal under strict), naming it.
+ */
+#define RV_FETCH_BAD	(-2)
 void rv_dataset_free(struct rv_dataset *d);
 
 /*

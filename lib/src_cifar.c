@@ -41,21 +41,51 @@ has_suffix(const char *s, const char *x)
 	return n >= k && strcmp(s + n - k, x) == 0;
 }
 
-int
-src_cifar_recsize(const char *path, off_t size)
+/* The record size a batch of this file name has, or 0. */
+static int
+named_recsize(const char *path)
 {
 	const char *b = strrchr(path, '/');
-	int rec;
 
 	b = b ? b + 1 : path;
 	if ((has_prefix(b, "data_batch_") && has_suffix(b, ".bin")) ||
 	    strcmp(b, "test_batch.bin") == 0)
-		rec = PIXELS + 1;
-	else if (strcmp(b, "train.bin") == 0 || strcmp(b, "test.bin") == 0)
-		rec = PIXELS + 2;
-	else
+		return PIXELS + 1;
+	if (strcmp(b, "train.bin") == 0 || strcmp(b, "test.bin") == 0)
+		return PIXELS + 2;
+	return 0;
+}
+
+int
+src_cifar_recsize(const char *path, off_t size)
+{
+	int rec = named_recsize(path);
+
+	return rec && size > 0 && size % rec == 0 ? rec : 0;
+}
+
+int
+src_cifar_cut(const char *path, const char *qname, off_t size)
+{
+	unsigned char lb[2];
+	int rec = named_recsize(path), fd;
+	ssize_t r;
+
+	if (!rec || size <= 0 || size % rec == 0)
 		return 0;
-	return size > 0 && size % rec == 0 ? rec : 0;
+	/* The first record's labels in range, as no archive's first bytes
+	 * are (a tar starts with a name, the others with a magic). */
+	if ((fd = open(path, O_RDONLY)) < 0)
+		return 0;
+	r = pread(fd, lb, sizeof(lb), 0);
+	close(fd);
+	if (r < (ssize_t)sizeof(lb) || (rec == PIXELS + 1 && lb[0] >= 10) ||
+	    (rec == PIXELS + 2 && (lb[0] >= 20 || lb[1] >= 100)))
+		return 0;
+	rv_seterr("'%s': CIFAR-%d batch cut short or padded: %lld bytes is "
+	    "not a multiple of the %d-byte record", qname,
+	    rec == PIXELS + 1 ? 10 : 100, (long long)size, rec);
+	return 1;
 }
 
 static int
@@ -158,8 +188,17 @@ src_cifar_open(struct src_ctx *c, struct src *s, const char *path,
 	}
 	if (size % recsize != 0) {
 		close(fd);
-		return rv_seterr("'%s': size %lld is not a whole number of "
-		    "CIFAR records", s->name, (long long)size);
+		return rv_seterr("'%s': CIFAR batch changed: %lld bytes is not "
+		    "a multiple of the %d-byte record", s->name,
+		    (long long)size, recsize);
+	}
+	if (c->o->max_pixels && PLANE > c->o->max_pixels) {
+		/* Every image is the same size: one line, not a warning a
+		 * record. */
+		close(fd);
+		return rv_seterr("'%s': CIFAR images are %dx%d, over the "
+		    "%llu-pixel limit (--max-pixels)", s->name, SIDE, SIDE,
+		    (unsigned long long)c->o->max_pixels);
 	}
 	cf = xcalloc(1, sizeof(*cf));
 	cf->fd = fd;

@@ -4,10 +4,11 @@
  * every image file below it (by extension: src_image_ext) a sample of
  * that class; image files at the top level have no label.  Samples are
  * sorted by relative path.  Every other entry is accounted for: a file in
- * an image format rv does not read, or a link to nothing, is a skipped
- * sample; a file that is no image, a hidden entry, a special file or a
- * link to a directory is ignored, with a note.  Only the listing is kept:
- * a fetch reads the file into the scratch.
+ * an image format rv does not read, a link to nothing, or a file over the
+ * 1 GiB limit is a skipped sample; a file that is no image, a hidden
+ * entry, a special file or a link to a directory is ignored, with a note.
+ * Only the listing is kept: a fetch reads the file into the scratch (a
+ * file unreadable by then is that sample skipped: RV_FETCH_BAD).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -194,6 +195,14 @@ visit(struct walk *w, size_t len, const char *name, int32_t label)
 		ignore(w, len, name, "not a regular file");
 		return 0;
 	}
+	if ((uint64_t)st.st_size > SRC_MAX_MEMBER) {
+		/* As an archive member of that size is: a sample lost. */
+		q = src_sanitized(w->path + w->rootlen);
+		r = src_skip(w->c, "'%s': '%s': file of %lld bytes is over "
+		    "the 1 GiB limit", w->s->name, q, (long long)st.st_size);
+		free(q);
+		return r;
+	}
 	if (w->d->n == w->d->cap) {
 		w->d->cap = w->d->cap ? w->d->cap * 2 : 256;
 		w->d->v = xreallocarray(w->d->v, w->d->cap, sizeof(*w->d->v));
@@ -286,6 +295,11 @@ walk_top(struct walk *w, size_t len)
 	return r;
 }
 
+/*
+ * A file listed may have gone, lost its permissions, become something
+ * else or grown since: that sample is bad on its own (RV_FETCH_BAD, the
+ * reason in errmsg), never the whole run.
+ */
 static int
 dir_fetch(const struct src *s, uint64_t i, struct rv_buf *scratch,
     struct rv_item *it)
@@ -298,25 +312,32 @@ dir_fetch(const struct src *s, uint64_t i, struct rv_buf *scratch,
 
 	src_item_name(it, s, e->rel);
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", d->root, e->rel) >=
-	    sizeof(path))
-		return rv_seterr("'%s': path too long", it->name);
-	if ((fd = open(path, O_RDONLY)) < 0)
-		return rv_seterr("'%s': cannot open:", it->name);
+	    sizeof(path)) {
+		rv_seterr("path too long");
+		return RV_FETCH_BAD;
+	}
+	/* O_NONBLOCK: a FIFO put in the file's place must not hang us. */
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK)) < 0) {
+		rv_seterr("cannot open:");
+		return RV_FETCH_BAD;
+	}
 	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return rv_seterr("'%s': cannot stat:", it->name);
+		rv_seterr("cannot stat:");
+		goto bad;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rv_seterr("no longer a regular file");
+		goto bad;
 	}
 	if ((uint64_t)st.st_size > SRC_MAX_MEMBER) {
-		close(fd);
-		return rv_seterr("'%s': file of %lld bytes is over the 1 GiB "
-		    "limit", it->name, (long long)st.st_size);
+		rv_seterr("file of %lld bytes is over the 1 GiB limit",
+		    (long long)st.st_size);
+		goto bad;
 	}
 	scratch->len = 0;
 	rv_buf_reserve(scratch, (size_t)st.st_size + 1);
-	if (rv_pread_full(fd, scratch->data, (size_t)st.st_size, 0) < 0) {
-		close(fd);
-		return rv_preferr("'%s'", it->name);
-	}
+	if (rv_pread_full(fd, scratch->data, (size_t)st.st_size, 0) < 0)
+		goto bad;
 	close(fd);
 	scratch->len = (size_t)st.st_size;
 	it->data = scratch->data;
@@ -324,6 +345,9 @@ dir_fetch(const struct src *s, uint64_t i, struct rv_buf *scratch,
 	it->dtype = src_encoded_dtype(it->data, it->len, e->rel);
 	it->label = src_label(s, e->label);
 	return 0;
+bad:
+	close(fd);
+	return RV_FETCH_BAD;
 }
 
 static void

@@ -4,7 +4,6 @@
  * Both are loaded into memory at open, after the header's arithmetic has
  * been checked against the data, so a fetch is a pointer into the array.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "codec.h"
 #include "err.h"
 #include "record.h"
 #include "src_impl.h"
@@ -50,6 +50,26 @@ be32(const unsigned char *p)
 	    (uint32_t)p[2] << 8 | p[3];
 }
 
+/*
+ * Set errmsg from gz's error: zlib's message, less the "<fd:N>: " it
+ * starts with (the caller names the file).  No offset: zlib says neither
+ * where in the file nor where in the data (gztell() stops at the start of
+ * the failed read; a data check fails at the end).
+ */
+static int
+gz_err(gzFile gz)
+{
+	int e;
+	const char *m = gzerror(gz, &e);
+	const char *c;
+
+	if (e == Z_ERRNO)
+		return rv_seterr("read:");
+	if (m[0] == '<' && (c = strstr(m, ">: ")) != NULL)
+		m = c + 3;
+	return rv_seterr("gzip data corrupt: %s", m);
+}
+
 /* Read n bytes; returns bytes read (short at EOF) or -1 (errmsg set). */
 static ssize_t
 gz_full(gzFile gz, void *buf, size_t n)
@@ -59,13 +79,8 @@ gz_full(gzFile gz, void *buf, size_t n)
 	while (got < n) {
 		size_t want = n - got < SLICE ? n - got : SLICE;
 		int r = gzread(gz, (char *)buf + got, (unsigned)want);
-		if (r < 0) {
-			int e;
-			const char *m = gzerror(gz, &e);
-			if (e == Z_ERRNO)
-				return rv_seterr("read:");
-			return rv_seterr("gzip: %s", m);
-		}
+		if (r < 0)
+			return gz_err(gz);
 		if (r == 0)
 			break;
 		got += (size_t)r;
@@ -120,7 +135,10 @@ src_idx_probe(const char *path, int *ndims, uint32_t *n0)
 	gzbuffer(gz, 4096);
 	r = gz_full(gz, h, sizeof(h));
 	gzclose(gz);
-	/* A damaged gzip stream is not an IDX file we can know of. */
+	/* gzip data that cannot be decompressed from its start is neither
+	 * an IDX file nor an archive anyone can read: say why. */
+	if (r < 0)
+		return -1;
 	if (r < (ssize_t)sizeof(h) || !idx_magic(h))
 		return 0;
 	*ndims = h[3];
@@ -131,12 +149,15 @@ src_idx_probe(const char *path, int *ndims, uint32_t *n0)
 /*
  * Load an IDX file of u8 elements.  Every check of the header happens
  * before the data buffer is allocated: the dimensions' product must not
- * overflow, and for a raw file it must equal what the file holds.  A
- * gzip file's size is unknown until it is read, so its buffer grows with
- * the data actually decompressed, never to what the header claims.
+ * overflow, images (3 or 4 dimensions) must be within maxpx pixels (0:
+ * no limit), and for a raw file the product must equal what the file
+ * holds.  A gzip file's size is unknown until it is read, so its buffer
+ * grows with the data actually decompressed, never to what the header
+ * claims.
  */
 static int
-idx_load(const char *path, const char *qname, struct idxfile *f)
+idx_load(const char *path, const char *qname, uint64_t maxpx,
+    struct idxfile *f)
 {
 	unsigned char hdr[4 + 16];
 	struct stat st;
@@ -177,6 +198,13 @@ idx_load(const char *path, const char *qname, struct idxfile *f)
 			goto err;
 		}
 		prod *= f->dim[i];
+	}
+	if (maxpx && f->ndims >= 3 && (uint64_t)f->dim[1] * f->dim[2] > maxpx) {
+		rv_seterr("byte 8: IDX header declares %" PRIu32 " image%s of %"
+		    PRIu32 "x%" PRIu32 ", over the %" PRIu64 "-pixel limit "
+		    "(--max-pixels)", f->dim[0], f->dim[0] == 1 ? "" : "s",
+		    f->dim[2], f->dim[1], maxpx);
+		goto err;
 	}
 	need = (size_t)prod;
 	direct = gzdirect(gz);
@@ -225,28 +253,55 @@ err:
 	return rv_preferr("'%s'", qname);
 }
 
-/* Does the path (made absolute) mention Fashion-MNIST? */
+/*
+ * Is path in a Fashion-MNIST folder?  IDX files hold no class names, and
+ * Fashion-MNIST's are indistinguishable by content from MNIST's, so the
+ * names come from where the files are: a directory of the path (made
+ * absolute) named, ignoring case, fashion-mnist, fashion_mnist,
+ * fashionmnist (Debian's /usr/share/datasets/fashion-mnist, torchvision's
+ * FashionMNIST/raw) or fashion (the upstream repository's data/fashion).
+ * Nothing else ("fashionista", "my-fashion-set") counts.
+ */
 static int
 is_fashion(const char *path)
 {
+	static const char *const dirs[] = {
+		"fashion-mnist", "fashion_mnist", "fashionmnist", "fashion",
+	};
 	char cwd[PATH_MAX];
 	const char *part[2] = { "", path };
+	const char *last = strrchr(path, '/');
 	int i;
 
+	if (!last)
+		last = path;
 	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)))
 		part[0] = cwd;
 	for (i = 0; i < 2; i++) {
-		const char *p;
+		const char *p = part[i];
 
-		for (p = part[i]; *p; p++) {
-			static const char word[] = "fashion";
-			size_t k;
+		/* Each component of the directory part: of the cwd all of
+		 * it, of path all but the file name. */
+		while (*p) {
+			const char *e = strchr(p, '/');
+			size_t n, k;
 
-			for (k = 0; word[k] && p[k]; k++)
-				if (tolower((unsigned char)p[k]) != word[k])
-					break;
-			if (word[k] == '\0')
-				return 1;
+			if (!e)
+				e = p + strlen(p);
+			if (i == 1 && e > last)
+				break;
+			n = (size_t)(e - p);
+			for (k = 0; k < sizeof(dirs) / sizeof(dirs[0]); k++) {
+				char comp[16];
+
+				if (n != strlen(dirs[k]))
+					continue;
+				memcpy(comp, p, n);
+				comp[n] = '\0';
+				if (src_lower_eq(comp, dirs[k]))
+					return 1;
+			}
+			p = *e ? e + 1 : e;
 		}
 	}
 	return 0;
@@ -294,7 +349,10 @@ src_idx_open(struct src_ctx *c, struct src *s, const char *images,
 	char *ql = NULL;
 	size_t i;
 
-	if (idx_load(images, s->name, &fi) < 0)
+	uint64_t maxpx = c->o->max_pixels ? c->o->max_pixels :
+	    RV_MAX_PIXELS_DEFAULT;
+
+	if (idx_load(images, s->name, maxpx, &fi) < 0)
 		return -1;
 	if (fi.ndims < 3 || (fi.ndims == 4 && fi.dim[3] != 1 &&
 	    fi.dim[3] != 3)) {
@@ -311,7 +369,7 @@ src_idx_open(struct src_ctx *c, struct src *s, const char *images,
 	memset(&fl, 0, sizeof(fl));
 	if (labels) {
 		ql = src_sanitized(labels);
-		if (idx_load(labels, ql, &fl) < 0)
+		if (idx_load(labels, ql, 0, &fl) < 0)
 			goto fail;
 		if (fl.ndims != 1 || fl.dim[0] != fi.dim[0]) {
 			rv_seterr("'%s': %" PRIu32 " IDX labels for the %"
@@ -346,7 +404,6 @@ src_idx_open(struct src_ctx *c, struct src *s, const char *images,
 		s->names_kind = SRC_NAMES_FIXED;
 	}
 	free(ql);
-	(void)c;
 	return 0;
 fail:
 	free(fi.data);

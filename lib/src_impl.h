@@ -147,6 +147,10 @@ int src_idx_open(struct src_ctx *c, struct src *s, const char *images,
 int src_cifar_recsize(const char *path, off_t size);
 int src_cifar_open(struct src_ctx *c, struct src *s, const char *path,
     int recsize);
+/* 1 with errmsg set ("'qname': CIFAR-10 batch cut short ...") if path is
+ * named as a CIFAR batch and starts like one but its size is not a whole
+ * number of records; else 0. */
+int src_cifar_cut(const char *path, const char *qname, off_t size);
 
 int src_dir_open(struct src_ctx *c, struct src *s, const char *path);
 
