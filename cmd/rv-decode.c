@@ -26,7 +26,8 @@
 
 static const char usage[] =
     "usage: rv-decode [-qv] [-j N] [-o FILE] [--channels 1|3] [--classes N]\n"
-    "                 [--encoded] [--epochs E] [--even pad|drop|none]\n"
+    "                 [--class-level N] [--encoded] [--epochs E]\n"
+    "                 [--even pad|drop|none]\n"
     "                 [--limit N] [--max-pixels N] [--max-side N] [--seed S]\n"
     "                 [--shard I/N|auto] [--shuffle] [--strict] [--level L]\n"
     "                 input ...\n"
@@ -34,6 +35,10 @@ static const char usage[] =
     "  -j, --jobs N         decoding threads (default: all cores)\n"
     "      --channels 1|3   output grey or RGB (default: 3 for images,\n"
     "                       the source's own for IDX and CIFAR)\n"
+    "      --class-level N  in an archive, a sample without a label sidecar\n"
+    "                       is in the class of the directory N levels above\n"
+    "                       its image (default 1, the parent; 2 for\n"
+    "                       train/<wnid>/images/x.JPEG)\n"
     "      --classes N      the dataset has N classes (default: from the\n"
     "                       class names, else the highest label + 1)\n"
     "      --encoded        pass JPEG/PNG bytes through, decode later\n"
@@ -59,6 +64,7 @@ static const char usage[] =
 
 enum {
 	OPT_CHANNELS = RV_OPT_FIRST_PRIVATE,
+	OPT_CLASS_LEVEL,
 	OPT_CLASSES,
 	OPT_ENCODED,
 	OPT_EPOCHS,
@@ -76,6 +82,7 @@ struct decode_opts {
 	const char *output;
 	uint32_t channels;	/* 0: natural */
 	uint32_t classes;	/* 0: from the dataset */
+	int class_level;	/* archives: directory class this far up */
 	int encoded;
 	uint32_t epochs;
 	uint64_t limit;
@@ -131,6 +138,7 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 	static const struct option longopts[] = {
 		RV_COMMON_LONGOPTS,
 		{ "channels", required_argument, NULL, OPT_CHANNELS },
+		{ "class-level", required_argument, NULL, OPT_CLASS_LEVEL },
 		{ "classes", required_argument, NULL, OPT_CLASSES },
 		{ "encoded", no_argument, NULL, OPT_ENCODED },
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
@@ -168,6 +176,10 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 			if (o->channels == 2)
 				rv_usage_die(usage, "--channels: '2': use 1 "
 				    "or 3");
+			break;
+		case OPT_CLASS_LEVEL:
+			o->class_level = (int)rv_opt_u64("--class-level",
+			    optarg, 1, 64, usage);
 			break;
 		case OPT_CLASSES:
 			o->classes = (uint32_t)rv_opt_u64("--classes", optarg,
@@ -271,6 +283,7 @@ worker_start(void *arg)
 		worker_stop(w);
 		return NULL;
 	}
+	rv_codec_set_strict(w->codec, o->strict);
 	return w;
 }
 
@@ -295,8 +308,12 @@ decode_one(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 	struct rv_item it;
 	struct rv_rec rec;
 	const void *payload;
+	int r;
 
-	if (rv_dataset_fetch(j->ds, j->ids[i], &w->scratch, &it) < 0)
+	r = rv_dataset_fetch(j->ds, j->ids[i], &w->scratch, &it);
+	if (r == RV_FETCH_BAD)
+		goto skip;	/* that file gone or unreadable: that sample */
+	if (r < 0)
 		return RV_PAR_FATAL;
 	rv_rec_init(&rec, RV_SAMPLE);
 	rec.id = it.id;
@@ -718,6 +735,8 @@ main(int argc, char *argv[])
 	t0 = rv_now();
 	so.strict = o.strict;
 	so.quiet = o.c.quiet;
+	so.max_pixels = o.max_pixels;
+	so.class_level = o.class_level;
 	if (rv_out_open(&out, o.output, 1) < 0)
 		rv_die(1, "%s", rv_errmsg());
 	if ((job.ds = open_dataset(&job, &so)) == NULL)

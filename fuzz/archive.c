@@ -128,13 +128,15 @@ walk(struct rv_dataset *d)
  * exactly those.
  */
 static void
-list_load(char *paths[], uint64_t n_open)
+list_load(char *paths[], uint64_t n_open, int class_level)
 {
 	struct rv_src_opts o = { 0, 1 };
-	struct rv_dataset *d = rv_dataset_list(paths, 1, &o);
+	struct rv_dataset *d;
 	uint64_t base, listed;
 	int64_t have;
 
+	o.class_level = class_level;
+	d = rv_dataset_list(paths, 1, &o);
 	if (!d) {
 		if (rv_errmsg()[0] == '\0')
 			abort();
@@ -164,6 +166,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int again;
 
 	write_file(path, data, size);
+	/* Directory classes from the parent, or from higher up. */
+	o.class_level = (int)(size % 3) + 1;
 	d = rv_dataset_open(paths, 1, &o, &skipped);
 	if (!d) {
 		if (rv_errmsg()[0] == '\0')
@@ -172,7 +176,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	walk(d);
 	again = skipped > 0 || rv_dataset_nwarnings(d) > 0;
-	list_load(paths, rv_dataset_count(d));
+	list_load(paths, rv_dataset_count(d), o.class_level);
 	rv_dataset_free(d);
 	if (again) {
 		uint64_t lenient = skipped;

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "err.h"
 #include "src_impl.h"
 #include "xmem.h"
@@ -42,6 +43,17 @@
 #define PREALLOC	((size_t)1 << 20)
 /* Damaged headers in a row before we give up on the archive. */
 #define MAX_RETRY	100
+/* Bytes read of an image member before its magic is checked, and kept
+ * of one that has none (for the decoder to say so). */
+#define MAGIC		16
+/* Links followed from one member before it is taken for a loop. */
+#define MAX_HOPS	16
+/* An image member over this many bytes a pixel of the pixel limit (plus
+ * SLACK for metadata) holds no image within it: refused unread. */
+#define BYTES_PER_PIXEL	8
+#define SLACK		((size_t)16 << 20)
+
+enum link { LK_NONE, LK_HARD, LK_SYM };
 
 enum role {
 	R_OTHER,	/* no role: a sidecar if the key has an image */
@@ -72,6 +84,8 @@ struct member {
 	unsigned char primary;	/* the whole extension is the role's */
 	unsigned char bad;	/* unreadable: the sample is dropped */
 	unsigned char lab;	/* enum lab */
+	unsigned char ltype;	/* enum link: data is the target's */
+	char *link;		/* owned: the link's target, as stored */
 };
 
 struct asample {
@@ -145,6 +159,58 @@ arena_alloc(struct arch *ar, size_t n)
 	p = k->p + k->len;
 	k->len += n;
 	return p;
+}
+
+/*
+ * The member just read, b, into the arena, held once: a big one's buffer
+ * becomes a chunk of its own (b is left empty), a small one is copied.
+ */
+static const unsigned char *
+arena_take(struct arch *ar, struct rv_buf *b)
+{
+	struct chunk k;
+	unsigned char *p;
+
+	if (b->len < CHUNK / 2) {
+		p = arena_alloc(ar, b->len);
+		if (b->len)
+			memcpy(p, b->data, b->len);
+		return p;
+	}
+	k.p = xrealloc(b->data, b->len);
+	k.len = k.cap = b->len;
+	b->data = NULL;
+	b->len = b->cap = 0;
+	ar->chunk = xreallocarray(ar->chunk, ar->nchunk + 1,
+	    sizeof(*ar->chunk));
+	ar->chunk[ar->nchunk++] = k;
+	/* The chunk being filled stays last. */
+	if (ar->nchunk > 1) {
+		ar->chunk[ar->nchunk - 1] = ar->chunk[ar->nchunk - 2];
+		ar->chunk[ar->nchunk - 2] = k;
+	}
+	return k.p;
+}
+
+/* The first bytes are those of an image the codec reads. */
+static int
+image_magic(const unsigned char *p, size_t n)
+{
+	return rv_sniff(p, n) != RV_DT_NONE ||
+	    rv_codec_format(p, n) != RV_FMT_NONE;
+}
+
+/* The largest image member read: BYTES_PER_PIXEL bytes a pixel of the
+ * pixel limit and SLACK, at most SRC_MAX_MEMBER. */
+static size_t
+image_cap(const struct src_ctx *c)
+{
+	uint64_t px = c->o->max_pixels ? c->o->max_pixels :
+	    RV_MAX_PIXELS_DEFAULT;
+
+	if (px > (SRC_MAX_MEMBER - SLACK) / BYTES_PER_PIXEL)
+		return SRC_MAX_MEMBER;
+	return (size_t)px * BYTES_PER_PIXEL + SLACK;
 }
 
 /* libarchive's last message, first letter lowered unless an acronym. */
@@ -356,12 +422,16 @@ json_label(struct member *m, const char *p, size_t n)
 }
 
 /*
- * Read the current member's data into r->buf, at most max bytes.
- * Returns 0, 1 if the member is bigger than max, or a negative libarchive
- * status (ARCHIVE_FATAL: the archive is spent) with r->err set.
+ * Read the current member's data into r->buf, at most max bytes.  With
+ * magic, the first MAGIC bytes must be an image's, else the rest is left
+ * unread (libarchive skips it) and only those are kept.  Returns 0, 1 if
+ * the member is bigger than max, 2 if it has no image magic, or a
+ * negative libarchive status (ARCHIVE_FATAL: the archive is spent) with
+ * r->err set.
  */
 static int
-read_member(struct reader *r, struct archive_entry *e, size_t max)
+read_member(struct reader *r, struct archive_entry *e, size_t max,
+    int magic)
 {
 	int64_t size = archive_entry_size_is_set(e) ?
 	    archive_entry_size(e) : -1;
@@ -392,6 +462,13 @@ read_member(struct reader *r, struct archive_entry *e, size_t max)
 		r->buf.len += (size_t)got;
 		if (r->buf.len > max)
 			return 1;
+		if (magic && r->buf.len >= MAGIC) {
+			magic = 0;
+			if (!image_magic(r->buf.data, r->buf.len)) {
+				r->buf.len = MAGIC;
+				return 2;
+			}
+		}
 	}
 	if (size >= 0 && r->buf.len != (size_t)size) {
 		snprintf(r->err, sizeof(r->err), "member holds %zu bytes, "
@@ -473,7 +550,7 @@ take_member(struct reader *r, struct archive_entry *e)
 	m->primary = dot == last;
 	if (src_image_ext(last + 1)) {
 		m->role = R_IMAGE;
-		max = SRC_MAX_MEMBER;
+		max = image_cap(r->c);
 	} else if (src_lower_eq(dot + 1, "cls")) {
 		m->role = R_CLS;
 		max = MAX_JSON;
@@ -491,16 +568,26 @@ take_member(struct reader *r, struct archive_entry *e)
 	    !(archive_entry_size_is_set(e) &&
 	    archive_entry_size(e) > (int64_t)max))
 		return 0;	/* listing: libarchive seeks past the bytes */
-	st = read_member(r, e, max);
+	st = read_member(r, e, max, m->role == R_IMAGE);
 	if (st == 1 && m->role != R_IMAGE) {
 		m->role = R_OTHER;	/* too long to be a label */
 		return 0;
 	}
+	/* No image's magic: its first bytes are the sample, which the
+	 * decoder refuses (the listing counted it: it stays a sample). */
+	if (st == 2)
+		st = 0;
 	if (st != 0) {
 		q = src_sanitized(path);
 		if (st == 1)
 			snprintf(r->err, sizeof(r->err), "member is over the "
-			    "1 GiB limit");
+			    "%zu-byte limit for an image (%d bytes a pixel "
+			    "of the pixel limit)", max, BYTES_PER_PIXEL);
+		else if (st == ARCHIVE_FATAL)
+			snprintf(r->err + strlen(r->err), sizeof(r->err) -
+			    strlen(r->err), " at byte %" PRId64 " of the "
+			    "input; kept the members before it",
+			    archive_filter_bytes(r->a, -1));
 		m->bad = 1;
 		st = src_bad(r->c, "'%s': '%s': %s", r->s->name, q, r->err) <
 		    0 ? -1 : st == ARCHIVE_FATAL;
@@ -509,9 +596,7 @@ take_member(struct reader *r, struct archive_entry *e)
 	}
 	if (m->role == R_IMAGE) {
 		m->len = r->buf.len;
-		m->data = arena_alloc(r->ar, m->len);
-		if (m->len)
-			memcpy((unsigned char *)m->data, r->buf.data, m->len);
+		m->data = arena_take(r->ar, &r->buf);
 	} else if (m->role == R_JSON) {
 		json_label(m, (char *)r->buf.data, r->buf.len);
 	} else if (m->role == R_CLS) {
@@ -523,34 +608,214 @@ take_member(struct reader *r, struct archive_entry *e)
 }
 
 /*
- * A member that is no regular file.  A directory is structure, not data;
- * a link or a device named as an image is a sample lost (links are not
- * followed in an archive), anything else is ignored.
+ * A member that is no regular file.  A directory is structure, not data.
+ * A hard or symbolic link named as an image is a sample whose bytes are
+ * its target's, found once every member is read (resolve_links); as in
+ * the folder input, its own name gives its key and label.  A link named
+ * otherwise, or a device, is ignored; a device named as an image is a
+ * sample lost.
  */
 static int
 take_other(struct reader *r, struct archive_entry *e)
 {
-	const char *path = archive_entry_pathname(e), *base, *dot, *why;
+	const char *path = archive_entry_pathname(e), *p, *base, *dot, *why;
+	const char *hard = archive_entry_hardlink(e);
 	unsigned type = archive_entry_filetype(e);
+	const char *sym = type == AE_IFLNK ? archive_entry_symlink(e) : NULL;
+	struct member *m;
 	char *q;
 	int st;
 
 	if (type == AE_IFDIR || !path || !*path)
 		return 0;
-	if (archive_entry_hardlink(e) != NULL)
-		why = "hard link, not followed";
+	if (hard)
+		why = "hard link";
 	else if (type == AE_IFLNK)
-		why = "symbolic link, not followed";
+		why = "symbolic link";
 	else
 		why = "not a regular file";
-	member_name(path, &base, &dot);
+	p = member_name(path, &base, &dot);
 	if (!dot || !src_image_ext(strrchr(base, '.') + 1)) {
 		ignore(r, path, why);
+		return 0;
+	}
+	if ((hard && *hard) || (sym && *sym)) {
+		m = new_member(r);
+		m->key = xstrndup(p, (size_t)(dot - p));
+		m->path = xstrdup(path);
+		m->primary = dot == strrchr(base, '.');
+		m->role = R_IMAGE;
+		m->ltype = hard ? LK_HARD : LK_SYM;
+		m->link = xstrdup(hard ? hard : sym);
 		return 0;
 	}
 	q = src_sanitized(path);
 	st = src_skip(r->c, "'%s': '%s': %s", r->s->name, q, why);
 	free(q);
+	return st;
+}
+
+/*
+ * path taken from the directory dir (dlen bytes; "" for the archive's
+ * root), with "./", "//" and "." dropped and ".." applied: a fresh
+ * string, or NULL if it climbs out of the archive.
+ */
+static char *
+norm_path(const char *dir, size_t dlen, const char *path)
+{
+	size_t n = dlen + strlen(path) + 2, o = 0;
+	char *in = xmalloc(n), *out = xmalloc(n);
+	const char *p = in, *q;
+
+	memcpy(in, dir, dlen);
+	in[dlen] = '/';
+	memcpy(in + dlen + 1, path, strlen(path) + 1);
+	while (*p) {
+		while (*p == '/')
+			p++;
+		for (q = p; *q && *q != '/'; q++)
+			continue;
+		if (q == p || (q - p == 1 && p[0] == '.')) {
+			p = q;
+			continue;
+		}
+		if (q - p == 2 && p[0] == '.' && p[1] == '.') {
+			if (o == 0) {
+				free(in);
+				free(out);
+				return NULL;
+			}
+			while (o > 0 && out[o - 1] != '/')
+				o--;
+			if (o > 0)
+				o--;
+		} else {
+			if (o > 0)
+				out[o++] = '/';
+			memcpy(out + o, p, (size_t)(q - p));
+			o += (size_t)(q - p);
+		}
+		p = q;
+	}
+	out[o] = '\0';
+	free(in);
+	return out;
+}
+
+struct pidx {
+	char *path;		/* normalized, owned */
+	size_t i;		/* member index (= its seq, before sorting) */
+};
+
+static int
+cmp_pidx(const void *a, const void *b)
+{
+	const struct pidx *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+
+	if (c)
+		return c;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * The member named path: of those of that name, the last one before
+ * member before (a hard link names an earlier member: tar's rule when a
+ * name is reused), else the first after it.  NULL if none.
+ */
+static struct member *
+find_path(struct reader *r, const struct pidx *v, size_t n,
+    const char *path, size_t before)
+{
+	size_t lo = 0, hi = n, k, best = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(v[mid].path, path) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = lo; k < n && strcmp(v[k].path, path) == 0; k++)
+		if (best == n || v[k].i < before)
+			best = k;
+	return best < n ? &r->m[v[best].i] : NULL;
+}
+
+/*
+ * Give every link member its target's bytes (in a listing, none: only
+ * that the target is an image member).  A target is followed through
+ * links to a regular member; a symbolic link's target is taken from its
+ * own directory.  A link to no member of the archive, to an unreadable
+ * one or to one that is no image is a sample lost.  No bytes are copied:
+ * the link's sample points at its target's.
+ */
+static int
+resolve_links(struct reader *r)
+{
+	struct pidx *v;
+	size_t i, nl = 0;
+	int st = 0;
+
+	for (i = 0; i < r->nm; i++)
+		nl += r->m[i].ltype != LK_NONE;
+	if (nl == 0)
+		return 0;
+	v = xcalloc(r->nm, sizeof(*v));
+	for (i = 0; i < r->nm; i++) {
+		v[i].path = norm_path("", 0, r->m[i].path);
+		if (!v[i].path)
+			v[i].path = xstrdup("");
+		v[i].i = i;
+	}
+	qsort(v, r->nm, sizeof(*v), cmp_pidx);
+	for (i = 0; i < r->nm && st == 0; i++) {
+		struct member *m = &r->m[i], *t = m;
+		const char *why = NULL;
+		int hops = 0;
+		char *q, *qt;
+
+		if (m->ltype == LK_NONE)
+			continue;
+		while (t && t->ltype != LK_NONE && hops++ < MAX_HOPS) {
+			char *own = norm_path("", 0, t->path), *to = NULL;
+			const char *slash = own ? strrchr(own, '/') : NULL;
+
+			if (t->ltype == LK_HARD)
+				to = norm_path("", 0, t->link);
+			else if (own && t->link[0] != '/')
+				to = norm_path(own, slash ? (size_t)(slash -
+				    own) : 0, t->link);
+			t = to ? find_path(r, v, r->nm, to, t->ltype ==
+			    LK_HARD ? t->seq : SIZE_MAX) : NULL;
+			free(own);
+			free(to);
+		}
+		if (!t || t->ltype != LK_NONE)
+			why = "no member of the archive";
+		else if (t->bad)
+			why = "an unreadable member";
+		else if (t->role != R_IMAGE)
+			why = "no image member";
+		if (!why) {
+			m->data = t->data;
+			m->len = t->len;
+			continue;
+		}
+		m->bad = 1;
+		q = src_sanitized(m->path);
+		qt = src_sanitized(m->link);
+		if (src_bad(r->c, "'%s': '%s': %s link to '%s', %s",
+		    r->s->name, q, m->ltype == LK_HARD ? "hard" : "symbolic",
+		    qt, why) < 0)
+			st = -1;
+		free(q);
+		free(qt);
+	}
+	for (i = 0; i < r->nm; i++)
+		free(v[i].path);
+	free(v);
 	return st;
 }
 
@@ -567,7 +832,10 @@ no_archive(struct reader *r)
 #endif
 		return rv_seterr("'%s': not a directory, archive, IDX file or "
 		    "CIFAR batch (libarchive: %s)", r->s->name, la_err(r));
-	return rv_seterr("'%s': %s", r->s->name, la_err(r));
+	/* A compressed archive cut or damaged before its first member
+	 * (bzip2 decodes whole blocks of up to 900 kB): nothing to keep. */
+	return rv_seterr("'%s': %s, before any member could be read",
+	    r->s->name, la_err(r));
 }
 
 static la_ssize_t
@@ -698,6 +966,7 @@ read_all(struct reader *r)
 	struct archive_entry *e;
 	size_t entries = 0;
 	int retries = 0;
+	char last[sizeof(r->err)] = "";
 
 	for (;;) {
 		int st = archive_read_next_header(r->a, &e);
@@ -707,13 +976,21 @@ read_all(struct reader *r)
 		if (st == ARCHIVE_FATAL && entries == 0)
 			return no_archive(r);
 		if (st == ARCHIVE_FATAL)
-			return src_skip(r->c, "'%s': %s after %zu members; "
-			    "kept what came before", r->s->name, la_err(r),
-			    entries);
+			return src_skip(r->c, "'%s': %s at byte %" PRId64
+			    " of the input, after %zu members; kept what came "
+			    "before", r->s->name, la_err(r),
+			    archive_filter_bytes(r->a, -1), entries);
 		if (st == ARCHIVE_RETRY || st == ARCHIVE_FAILED) {
-			if (src_skip(r->c, "'%s': %s", r->s->name,
-			    la_err(r)) < 0)
+			/* A damaged tar header is retried a block at a
+			 * time until a good one: one member lost, one
+			 * warning for the run of the same message. */
+			la_err(r);
+			if ((retries == 0 || strcmp(last, r->err) != 0) &&
+			    src_skip(r->c, "'%s': %s at byte %" PRId64
+			    "; read on at the next good header", r->s->name,
+			    r->err, archive_read_header_position(r->a)) < 0)
 				return -1;
+			memcpy(last, r->err, sizeof(last));
 			if (++retries == MAX_RETRY)
 				return src_skip(r->c, "'%s': too damaged, "
 				    "giving up after %zu members", r->s->name,
@@ -721,6 +998,7 @@ read_all(struct reader *r)
 			continue;
 		}
 		retries = 0;
+		last[0] = '\0';
 		entries++;
 		/* Tar reads through to the end: nothing to keep. */
 		if (r->feed && r->feed->keep && (archive_format(r->a) &
@@ -728,9 +1006,12 @@ read_all(struct reader *r)
 			r->feed->keep = 0;
 			rv_buf_release(&r->feed->kept);
 		}
-		/* Links, directories and devices are not images. */
+		/* Links, directories and devices are not images (a hard
+		 * link that carries data, as pax may write, is a file). */
 		if (archive_entry_filetype(e) != AE_IFREG ||
-		    archive_entry_hardlink(e) != NULL) {
+		    (archive_entry_hardlink(e) != NULL &&
+		    !(archive_entry_size_is_set(e) &&
+		    archive_entry_size(e) > 0))) {
 			if (take_other(r, e) < 0)
 				return -1;
 			continue;
@@ -757,19 +1038,30 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The last directory name of a key ("a/cat/x" -> "cat"), or NULL. */
+/*
+ * The name of the directory level levels above a key (0 and 1: the
+ * parent, "a/cat/x" -> "cat"; 2: "t/n01/images/x" -> "n01"), or NULL if
+ * the key has no directory that high.
+ */
 static char *
-parent_name(const char *key)
+parent_name(const char *key, int level)
 {
-	const char *slash = strrchr(key, '/'), *p;
+	const char *end = key + strlen(key), *p;
+	int k;
 
-	if (!slash)
-		return NULL;
-	for (p = slash; p > key && p[-1] != '/'; p--)
+	for (k = 0; k < (level > 1 ? level : 1); k++) {
+		while (end > key && end[-1] != '/')
+			end--;
+		if (end == key)
+			return NULL;
+		end--;		/* the slash */
+	}
+	for (p = end; p > key && p[-1] != '/'; p--)
 		continue;
-	if (p == slash)
+	if (p == end || (end - p == 1 && *p == '.') ||
+	    (end - p == 2 && p[0] == '.' && p[1] == '.'))
 		return NULL;
-	return xstrndup(p, (size_t)(slash - p));
+	return xstrndup(p, (size_t)(end - p));
 }
 
 /* Warn about member m of the sample being grouped; -1 under strict. */
@@ -810,7 +1102,7 @@ one_key(struct reader *r, struct member *m, size_t n, struct asample *a,
 			img = &m[i];
 		if (m[i].role == R_UNSUP && !unsup)
 			unsup = &m[i];
-		if (m[i].role >= R_CLS)
+		if (m[i].role >= R_CLS && m[i].lab != L_NONE)
 			sidecars = 1;
 		if (m[i].role >= R_CLS && m[i].lab != L_NONE)
 			lab[m[i].role] = &m[i];
@@ -820,6 +1112,8 @@ one_key(struct reader *r, struct member *m, size_t n, struct asample *a,
 			return skip_member(r, unsup, "'%s': '%s': unsupported "
 			    "image format%s", "; rv reads JPEG, PNG, WebP, "
 			    "GIF, BMP and TIFF") < 0 ? -1 : 0;
+		/* A label without its image is a sample lost; a README,
+		 * metadata or a caption alone belongs to no sample. */
 		if (sidecars) {
 			char *q = src_sanitized(m[0].key);
 			int st = src_skip(r->c, "'%s': '%s': no image member",
@@ -875,10 +1169,58 @@ one_key(struct reader *r, struct member *m, size_t n, struct asample *a,
 		a->label = lab[k]->label;
 		if (a->label >= 0 && (uint32_t)a->label >= r->nlabels)
 			r->nlabels = (uint32_t)a->label + 1;
-	} else if ((*par = parent_name(img->key)) != NULL) {
+	} else if ((*par = parent_name(img->key,
+	    r->c->o->class_level)) != NULL) {
 		a->derived = 1;
 	}
 	return 1;
+}
+
+/*
+ * Every sample fell in one directory class: if the directories above
+ * those differ (train/<wnid>/images/x.JPEG labelled "images"), the class
+ * is likely one level too low: say so.
+ */
+static void
+one_class(struct reader *r, const char *name)
+{
+	const struct arch *ar = r->ar;
+	char *first = NULL, *other = NULL, *q1, *q2, *q3;
+	int level = r->c->o->class_level > 1 ? r->c->o->class_level : 1;
+	size_t i;
+
+	for (i = 0; i < ar->n && !other; i++) {
+		char *k, *g;
+
+		if (!ar->v[i].derived)
+			continue;
+		k = norm_path("", 0, ar->v[i].path);
+		g = k ? parent_name(k, level + 1) : NULL;
+		free(k);
+		if (!g)
+			continue;
+		if (!first)
+			first = g;
+		else if (strcmp(first, g) != 0)
+			other = g;
+		else
+			free(g);
+	}
+	if (other) {
+		q1 = src_sanitized(name);
+		q2 = src_sanitized(first);
+		q3 = src_sanitized(other);
+		src_note(r->c, "'%s': every sample is in class '%s', the "
+		    "directory %d level%s above it, though the directories "
+		    "above differ ('%s', '%s'): is --class-level %d meant?",
+		    r->s->name, q1, level, level > 1 ? "s" : "", q2, q3,
+		    level + 1);
+		free(q1);
+		free(q2);
+		free(q3);
+	}
+	free(first);
+	free(other);
 }
 
 /*
@@ -899,6 +1241,8 @@ group(struct reader *r)
 	char **par, **names = NULL;
 	size_t i, j, nnames = 0;
 
+	if (resolve_links(r) < 0)
+		return -1;
 	if (r->nm > 0)
 		qsort(r->m, r->nm, sizeof(*r->m), cmp_member);
 	ar->v = xcalloc(r->nm ? r->nm : 1, sizeof(*ar->v));
@@ -940,6 +1284,8 @@ group(struct reader *r)
 		r->s->names = names;
 		r->s->nnames = nnames;
 		r->s->names_kind = SRC_NAMES_DERIVED;
+		if (nnames == 1)
+			one_class(r, names[0]);
 	}
 	for (i = 0; i < ar->n; i++)
 		free(par[i]);
@@ -1044,6 +1390,7 @@ src_archive_open(struct src_ctx *c, struct src *s, const char *path)
 		free(r.m[i].key);
 		free(r.m[i].path);
 		free(r.m[i].snip);
+		free(r.m[i].link);
 	}
 	free(r.m);
 	s->n = r.ar->n;

@@ -7,6 +7,7 @@ set -euo pipefail
 pkgs=(
 	build-essential
 	libarchive-dev
+	libarchive-tools
 	libturbojpeg0-dev
 	libpng-dev
 	libwebp-dev
@@ -19,6 +20,7 @@ pkgs=(
 	gnuplot-nox
 	zlib1g-dev
 	zstd
+	time
 	bats
 	mandoc
 	imagemagick

@@ -105,9 +105,11 @@ zstd -q -19 -c dirs.tar > dirs.tar.zst
 mkzip dirs.zip "$s"
 
 # broken.tar: bad images (decoding fails later, listing keeps them), an
-# orphan sidecar (skipped, counted), links, a hidden file, a directory
-# entry (all skipped silently) and names with a newline and a 0xff byte.
-# Samples: corrupt, good, "odd\nname", truncated, "\xff"; 1 skipped.
+# orphan sidecar (skipped, counted), a symbolic and a hard link to
+# good.jpg (followed: samples of their own), a hidden file and a directory
+# entry (ignored) and names with a newline and a 0xff byte.
+# Samples: corrupt, good, hard, link, "odd\nname", truncated, "\xff";
+# 1 skipped.
 s=stage/broken
 mkdir -p "$s/empty-dir"
 cp "$img/rgb.jpg" "$s/good.jpg"

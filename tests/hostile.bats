@@ -293,12 +293,15 @@ make_zoo() {
 	[ ! -e "$T/z.rvs" ]
 }
 
-@test "rv-decode: links and odd names in a tar: skip mode keeps 3 samples, --strict stops" {
+@test "rv-decode: links and odd names in a tar: links followed, 5 samples, --strict stops" {
+	# good, its symbolic and hard links, the odd names; corrupt and
+	# truncated skipped when decoded
 	run -0 --separate-stderr rv-decode "$FIX/ds/broken.tar" -o "$T/b.rvs"
 	run -0 bash -c "rv-inspect '$T/b.rvs' | awk '\$1 == \"samples\" { print \$2; exit }'"
-	[ "$output" -eq 3 ]
+	[ "$output" -eq 5 ]
 	run -1 --separate-stderr rv-decode --strict "$FIX/ds/broken.tar" -o "$T/s.rvs"
 	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ "$stderr" = "rv-decode: '$FIX/ds/broken.tar': 'orphan': no image member" ]
 	[ ! -e "$T/s.rvs" ]
 	# a corrupt zip member: skipped, the rest comes through
 	run -0 --separate-stderr rv-decode "$FIX/ds/broken.zip" -o "$T/z.rvs"
@@ -306,6 +309,242 @@ make_zoo() {
 	[[ "$stderr" == "rv-decode: '$FIX/ds/broken.zip': 'bad.jpg': ZIP bad CRC: "* ]]
 	run -0 bash -c "rv-inspect '$T/z.rvs' | awk '\$1 == \"samples\" { print \$2; exit }'"
 	[ "$output" -eq 1 ]
+}
+
+# The samples of stream $1, one line each: id, label, height, width; then
+# the class names.
+samples_of() {
+	rv-inspect --dump "$1" | awk -F'\t' '$3 == "sample" { print $5, $6, $7, $8 }'
+	rv-inspect "$1" | grep '^  class\.'
+}
+
+# The labels of the samples of stream $1, comma-separated.
+labels_of() {
+	rv-inspect --dump "$1" | awk -F'\t' '$3 == "sample" { print $6 }' |
+	    paste -sd,
+}
+
+# An ImageFolder with a class made only of hard links to another class's
+# files, a symbolic link into a third class and a dangling one; each
+# image a size of its own, so that the shapes tell the samples apart.
+make_linked_folder() {
+	local f="$T/lf" i
+	mkdir -p "$f/cat" "$f/dog" "$f/emu"
+	for i in 1 2 3; do
+		convert -size "16x1$i" plasma:fractal "$f/cat/c$i.jpg"
+		convert -size "20x1$i" plasma:fractal "$f/emu/e$i.png"
+		ln "$f/cat/c$i.jpg" "$f/dog/d$i.jpg"
+	done
+	ln -s ../emu/e2.png "$f/cat/s.png"
+	ln -s nowhere.png "$f/emu/gone.png"
+}
+
+@test "rv-decode: GNU tar and bsdtar of a folder with hard and symbolic links give the folder's samples and classes" {
+	command -v bsdtar > /dev/null || skip "no bsdtar: run make deps (libarchive-tools)"
+	make_linked_folder
+	rv-decode -q "$T/lf" -o "$T/dir.rvs" 2> /dev/null
+	samples_of "$T/dir.rvs" > "$T/dir.txt"
+	# 3 cat + the symlink, 3 dog (links), 3 emu; the dangling link lost
+	[ "$(grep -c '^[0-9]' "$T/dir.txt")" -eq 10 ]
+	grep -q '^  class\.1  *dog$' "$T/dir.txt"
+	# --sort=name: cat/ holds the data, every dog/ member is a link;
+	# bsdtar stores them in directory order, links after their target
+	tar --sort=name -cf "$T/gnu.tar" -C "$T/lf" .
+	bsdtar -cf "$T/bsd.tar" -C "$T/lf" .
+	[ "$(tar tvf "$T/gnu.tar" | grep -c '^h')" -eq 3 ]
+	[ "$(bsdtar tvf "$T/bsd.tar" | grep -c '^h')" -eq 3 ]
+	for a in gnu bsd; do
+		run -0 --separate-stderr rv-decode -v "$T/$a.tar" -o "$T/$a.rvs"
+		[ "${stderr_lines[0]}" = "rv-decode: '$T/$a.tar': './emu/gone.png': symbolic link to 'nowhere.png', no member of the archive (skipped)" ]
+		[[ "${stderr_lines[1]}" == "rv-decode: 10 samples in 1 epoch, 1 skipped, "* ]]
+		samples_of "$T/$a.rvs" > "$T/$a.txt"
+		diff "$T/dir.txt" "$T/$a.txt"
+		# listed, then read (a shard by files): the same ids
+		rv-decode -q --shard 1/2 "$T/$a.tar" -o "$T/$a-1.rvs" 2> /dev/null
+		rv-decode -q --shard 1/2 "$T/lf" -o "$T/dir-1.rvs" 2> /dev/null
+		diff <(samples_of "$T/dir-1.rvs") <(samples_of "$T/$a-1.rvs")
+		# --strict: the dangling link is one line
+		run -1 --separate-stderr rv-decode --strict "$T/$a.tar" -o "$T/x.rvs"
+		[ "$stderr" = "rv-decode: '$T/$a.tar': './emu/gone.png': symbolic link to 'nowhere.png', no member of the archive" ]
+	done
+}
+
+@test "rv-decode: several images under one key and repeated names: one sample each key, never silently" {
+	mkdir -p "$T/k"
+	convert -size 8x8 xc:red "$T/k/img.001.jpg"
+	convert -size 9x9 xc:red "$T/k/img.002.jpg"
+	convert -size 10x10 xc:red "$T/k/img.003.png"
+	convert -size 11x11 xc:red "$T/k/a.jpg"
+	convert -size 12x12 xc:red "$T/k/b.jpg"
+	tar -cf "$T/k.tar" -C "$T/k" img.001.jpg img.002.jpg img.003.png a.jpg
+	tar -rf "$T/k.tar" -C "$T/k" a.jpg b.jpg
+	run -0 --separate-stderr rv-decode -v "$T/k.tar" -o "$T/k.rvs"
+	[ "${stderr_lines[0]}" = "rv-decode: '$T/k.tar': 'a.jpg': replaced by a later member of the same name (skipped)" ]
+	[ "${stderr_lines[1]}" = "rv-decode: '$T/k.tar': 'img.001.jpg': replaced by 'img.003.png', a later image of the same key (skipped)" ]
+	[ "${stderr_lines[2]}" = "rv-decode: '$T/k.tar': 'img.002.jpg': replaced by 'img.003.png', a later image of the same key (skipped)" ]
+	[[ "${stderr_lines[3]}" == "rv-decode: 3 samples in 1 epoch, 3 skipped, 0 sidecars, 0 ignored, "* ]]
+	# the images taken: a.jpg (the later copy), b.jpg, img.003.png
+	run -0 bash -c "rv-inspect --dump '$T/k.rvs' | awk -F'\t' '\$3 == \"sample\" { print \$7 }' | paste -sd,"
+	[ "$output" = "11,12,10" ]
+	# listed, then read: the same three, the same warnings
+	run -0 --separate-stderr rv-decode -v --shard 0/1 "$T/k.tar" -o "$T/l.rvs"
+	[[ "${stderr_lines[-1]}" == "rv-decode: 3 samples in 1 epoch, 3 skipped, "* ]]
+	run -1 --separate-stderr rv-decode --strict "$T/k.tar" -o "$T/x.rvs"
+	[ "$stderr" = "rv-decode: '$T/k.tar': 'a.jpg': replaced by a later member of the same name" ]
+}
+
+# A Tiny-ImageNet-shaped tree: train/<wnid>/images/<wnid>_N.JPEG and a
+# boxes file per class.
+make_tiny() {
+	local w i
+	for w in n01443537 n01629819 n01641577; do
+		mkdir -p "$T/tiny/train/$w/images"
+		for i in 0 1; do
+			convert -size 8x8 xc:blue "$T/tiny/train/$w/images/${w}_$i.JPEG"
+		done
+		printf '%s_0.JPEG\t0\t0\t7\t7\n' "$w" > "$T/tiny/train/$w/${w}_boxes.txt"
+	done
+}
+
+@test "rv-decode: a Tiny-ImageNet tar: one class 'images' is warned about, --class-level 2 labels by wnid, alike across shards" {
+	make_tiny
+	tar --sort=name -cf "$T/tiny.tar" -C "$T/tiny" train
+	run -0 --separate-stderr rv-decode -v "$T/tiny.tar" -o "$T/t.rvs"
+	[ "${stderr_lines[0]}" = "rv-decode: '$T/tiny.tar': every sample is in class 'images', the directory 1 level above it, though the directories above differ ('n01443537', 'n01629819'): is --class-level 2 meant?" ]
+	# the boxes files belong to no sample: ignored, not skipped
+	[[ "${stderr_lines[-1]}" == "rv-decode: 6 samples in 1 epoch, 0 skipped, 0 sidecars, 3 ignored, "* ]]
+	run -0 --separate-stderr rv-decode --strict --class-level 2 "$T/tiny.tar" -o "$T/t2.rvs"
+	[ -z "$stderr" ]
+	[ "$(labels_of "$T/t2.rvs")" = "0,0,1,1,2,2" ]
+	run -0 bash -c "rv-inspect '$T/t2.rvs' | grep '^  class\.'"
+	[ "${lines[0]}" = "  class.0  n01443537" ]
+	[ "${lines[2]}" = "  class.2  n01641577" ]
+	# two shards, the first without the first class: the same labels
+	tar --sort=name -cf "$T/s0.tar" -C "$T/tiny" train/n01629819
+	tar --sort=name -cf "$T/s1.tar" -C "$T/tiny" train/n01443537 train/n01641577
+	rv-decode -q --class-level 2 "$T/s0.tar" "$T/s1.tar" -o "$T/s.rvs"
+	[ "$(labels_of "$T/s.rvs")" = "1,1,0,0,2,2" ]
+	# higher than the path goes: no label, not a wrong one
+	rv-decode -q --class-level 9 "$T/tiny.tar" -o "$T/t9.rvs"
+	[ "$(labels_of "$T/t9.rvs")" = "-,-,-,-,-,-" ]
+	run -2 --separate-stderr rv-decode --class-level 0 "$T/tiny.tar"
+}
+
+# rss_below KB BOUND: peak RSS KB is below BOUND, unless the programs
+# are built with AddressSanitizer (its shadow and quarantine hold more).
+rss_below() {
+	ldd "$(command -v rv-decode)" | grep -q libasan || [ "$1" -lt "$2" ]
+}
+
+@test "rv-decode: zip bombs: a huge member is checked by its first bytes and capped, memory stays bounded" {
+	[ -x /usr/bin/time ] || skip "no /usr/bin/time: run make deps"
+	# 200 MB of zeros named x.jpg; 100 MB that starts as a JPEG; each
+	# with a good image
+	convert -size 8x8 xc:red "$T/ok.png"
+	python3 - "$T" <<'PY'
+import sys
+import zipfile
+
+d = sys.argv[1]
+blk = bytes(1 << 20)
+for name, head, mb in (("zeros", b"", 200), ("jpeg", b"\xff\xd8\xff\xe0", 100)):
+    with zipfile.ZipFile("%s/%s.zip" % (d, name), "w", zipfile.ZIP_DEFLATED) as z:
+        z.write(d + "/ok.png", "ok.png")
+        with z.open("x.jpg", "w", force_zip64=True) as f:
+            f.write(head)
+            for i in range(mb):
+                f.write(blk[len(head):] if i == 0 else blk)
+PY
+	[ "$(stat -c %s "$T/zeros.zip")" -lt 1000000 ]
+	# no image magic: not read past its first bytes (before: held
+	# twice, 400 MB)
+	run -0 --separate-stderr /usr/bin/time -f '%M' rv-decode -j1 "$T/zeros.zip" -o "$T/z.rvs"
+	[ "${stderr_lines[0]}" = "rv-decode: '$T/zeros.zip': 'x.jpg': not a JPEG, PNG, WebP, GIF, BMP or TIFF image (skipped)" ]
+	rss_below "${stderr_lines[1]}" 100000
+	# JPEG magic, over 8 bytes a pixel of --max-pixels and 16 MiB:
+	# refused unread
+	run -0 --separate-stderr /usr/bin/time -f '%M' rv-decode -j1 --max-pixels 1000000 "$T/jpeg.zip" -o "$T/j.rvs"
+	[ "${stderr_lines[0]}" = "rv-decode: '$T/jpeg.zip': 'x.jpg': member is over the 24777216-byte limit for an image (8 bytes a pixel of the pixel limit) (skipped)" ]
+	rss_below "${stderr_lines[1]}" 100000
+	# under the default limit it is read, once (100 MB, not 200)
+	run -0 --separate-stderr /usr/bin/time -f '%M' rv-decode -j1 "$T/jpeg.zip" -o "$T/j.rvs"
+	[[ "${stderr_lines[0]}" == "rv-decode: '$T/jpeg.zip': 'x.jpg': "*" (skipped)" ]]
+	rss_below "${stderr_lines[1]}" 160000
+	run -0 bash -c "rv-inspect '$T/j.rvs' | awk '\$1 == \"samples\" { print \$2; exit }'"
+	[ "$output" -eq 1 ]
+}
+
+@test "rv-decode: a damaged tar header is one warning and one sample skipped" {
+	mkdir -p "$T/d"
+	for i in 1 2 3 4; do
+		convert -size 64x64 plasma:fractal "$T/d/p$i.png"
+	done
+	tar --sort=name -cf "$T/d.tar" -C "$T/d" .
+	# break the checksum of p3.png's header
+	python3 - "$T/d.tar" <<'PY'
+import sys
+
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+off = 0
+while True:
+    name = b[off:off + 100].rstrip(b"\0")
+    size = int(b[off + 124:off + 136].rstrip(b"\0 ") or b"0", 8)
+    if name.endswith(b"p3.png"):
+        b[off + 148:off + 156] = b"0000000\0"
+        break
+    off += 512 + (size + 511) // 512 * 512
+open(p, "wb").write(b)
+print(off)
+PY
+	run -0 --separate-stderr rv-decode -v "$T/d.tar" -o "$T/d.rvs"
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[[ "${stderr_lines[0]}" == "rv-decode: '$T/d.tar': damaged tar archive at byte "*"; read on at the next good header (skipped)" ]]
+	[[ "${stderr_lines[1]}" == "rv-decode: 3 samples in 1 epoch, 1 skipped, "* ]]
+	run -1 --separate-stderr rv-decode --strict "$T/d.tar" -o "$T/x.rvs"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+}
+
+@test "rv-decode: non-image members of an archive are ignored, not skipped, and --strict passes" {
+	mkdir -p "$T/m/cat"
+	convert -size 8x8 xc:red "$T/m/cat/a.jpg"
+	echo "a dataset" > "$T/m/README.txt"
+	echo '{"version": 2, "license": "cc-by"}' > "$T/m/dataset.json"
+	tar --sort=name -cf "$T/m.tar" -C "$T/m" .
+	run -0 --separate-stderr rv-decode -v --strict "$T/m.tar" -o "$T/m.rvs"
+	[ "${stderr_lines[0]}" = "rv-decode: '$T/m.tar': './README.txt': not an image (ignored)" ]
+	[ "${stderr_lines[1]}" = "rv-decode: '$T/m.tar': './dataset.json': not an image (ignored)" ]
+	[[ "${stderr_lines[2]}" == "rv-decode: 1 samples in 1 epoch, 0 skipped, 0 sidecars, 2 ignored, "* ]]
+	# a label without its image is still a sample lost
+	printf '3\n' > "$T/m/cat/b.cls"
+	tar --sort=name -cf "$T/m.tar" -C "$T/m" .
+	run -1 --separate-stderr rv-decode --strict "$T/m.tar" -o "$T/m.rvs"
+	[ "$stderr" = "rv-decode: '$T/m.tar': 'cat/b': no image member" ]
+}
+
+@test "rv-decode: a cut .tar.gz or .tar.bz2 keeps the samples before the cut, says where, and fails under --strict" {
+	mkdir -p "$T/c"
+	for i in $(seq 10 39); do
+		convert -size 64x64 plasma:fractal "$T/c/p$i.png"
+	done
+	tar --sort=name -cf "$T/c.tar" -C "$T/c" .
+	gzip -c "$T/c.tar" > "$T/c.tar.gz"
+	bzip2 -1 -c "$T/c.tar" > "$T/c.tar.bz2"
+	for z in gz bz2; do
+		head -c "$(( $(stat -c %s "$T/c.tar.$z") * 2 / 3 ))" "$T/c.tar.$z" > "$T/cut.tar.$z"
+		run -0 --separate-stderr rv-decode -v "$T/cut.tar.$z" -o "$T/c.rvs"
+		[ "${#stderr_lines[@]}" -eq 2 ]
+		[[ "${stderr_lines[0]}" == "rv-decode: '$T/cut.tar.$z': './p"*".png': truncated "*" input at byte "*" of the input; kept the members before it (skipped)" ]]
+		n=$(rv-inspect "$T/c.rvs" | awk '$1 == "samples" { print $2; exit }')
+		[ "$n" -ge 10 ] && [ "$n" -lt 30 ]
+		run -1 --separate-stderr rv-decode --strict "$T/cut.tar.$z" -o "$T/x.rvs"
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[ ! -e "$T/x.rvs" ]
+	done
+	# cut inside bzip2's first block: nothing before it can be read
+	head -c 1000 "$T/c.tar.bz2" > "$T/early.tar.bz2"
+	run -1 --separate-stderr rv-decode "$T/early.tar.bz2" -o "$T/x.rvs"
+	[ "$stderr" = "rv-decode: '$T/early.tar.bz2': truncated bzip2 input, before any member could be read" ]
 }
 
 @test "rv-decode: inputs that are not datasets: one line, exit 1, no output file" {
