@@ -44,6 +44,8 @@ enum {
 
 /* A chunk: up to 64 records per thread, fewer for large images (par.h). */
 #define CHUNK_PER_THREAD	64
+/* Op buffers larger than this are freed before a sample is framed. */
+#define BIG_TMP			((size_t)64 << 20)
 
 struct augment_opts {
 	struct rv_common c;
@@ -171,13 +173,35 @@ worker_start(void *arg)
 	return w;
 }
 
+/*
+ * The sample's pixels become the worker's image by trading buffers, not
+ * by a copy: with the reader's hand-over (rv_reader_take) a sample is
+ * never copied on its way in, so a big one costs itself, what the ops
+ * make of it and its output frame.
+ */
+static void
+swap_in(struct worker *w, struct item *s)
+{
+	unsigned char *data = w->img.data;
+	size_t cap = w->img.cap;
+
+	w->img.data = s->in.data;
+	w->img.cap = s->in.cap;
+	w->img.h = s->rec.height;
+	w->img.w = s->rec.width;
+	w->img.c = s->rec.channels;
+	s->in.data = data;
+	s->in.cap = cap;
+	s->in.len = 0;
+}
+
 /* Augment and frame one sample of the chunk. */
 static int
 augment_one(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
 {
 	struct worker *w = state;
 	const struct job *j = ctx;
-	const struct item *s = &j->items[i];
+	struct item *s = &j->items[i];
 	struct rv_rec out;
 
 	if (s->pass)
@@ -199,9 +223,7 @@ augment_one(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
 			    s->rec.channels);
 			goto bad;
 		}
-		rv_img_reserve(&w->img, s->rec.height, s->rec.width,
-		    s->rec.channels);
-		memcpy(w->img.data, s->in.data, s->in.len);
+		swap_in(w, s);
 	} else if (s->rec.dtype == RV_DT_JPEG || s->rec.dtype == RV_DT_PNG) {
 		if (rv_spec_decode_sample(&j->spec, w->codec, &s->rec,
 		    s->in.data, s->in.len, &w->img) < 0)
@@ -214,6 +236,9 @@ augment_one(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
 	if (rv_spec_apply(&j->spec, &w->img, &w->ctx, j->o->c.seed,
 	    RV_STAGE_AUGMENT, s->rec.epoch, s->rec.id) < 0)
 		goto bad;
+	/* a big op buffer would sit beside the frame: give it back */
+	if (w->ctx.tmp.cap > BIG_TMP)
+		rv_img_release(&w->ctx.tmp);
 	out = s->rec;
 	out.dtype = RV_DT_U8;
 	out.height = w->img.h;
@@ -239,10 +264,10 @@ augment_done(void *ctx, size_t i, const struct rv_par_slot *slot)
 	return s->pass ? rv_writer_put(j->w, &s->rec, s->in.data) : 0;
 }
 
-/* Add rec to the chunk (a copy: the reader reuses its buffer). */
+/* Add rec to the chunk, taking its payload from the reader. */
 static int
-add_item(struct job *j, const struct rv_rec *rec, const char *input,
-    uint64_t recno, int pass)
+add_item(struct job *j, struct rv_reader *r, struct rv_rec *rec,
+    const char *input, uint64_t recno, int pass)
 {
 	struct item *s;
 	size_t i;
@@ -250,11 +275,9 @@ add_item(struct job *j, const struct rv_rec *rec, const char *input,
 	if (rv_par_add(j->par, (size_t)rec->payload_len, &i) < 0)
 		return -1;
 	s = &j->items[i];
+	rv_reader_take(r, rec, &s->in);
 	s->rec = *rec;
 	s->rec.payload = NULL;
-	s->in.len = 0;
-	if (rec->payload_len)
-		rv_buf_append(&s->in, rec->payload, (size_t)rec->payload_len);
 	s->input = input;
 	s->recno = recno;
 	s->pass = pass;
@@ -377,11 +400,11 @@ run_input(char *const *paths, int npaths, struct job *j, struct chain *ch)
 		case RV_SAMPLE:
 			if (!ch->seen_meta && (rc = first_meta(j, ch)) < 0)
 				break;
-			rc = add_item(j, &rec, name, recno, 0);
+			rc = add_item(j, r, &rec, name, recno, 0);
 			break;
 		default:
 			/* epoch ends, and kinds of later versions */
-			rc = add_item(j, &rec, name, recno, 1);
+			rc = add_item(j, r, &rec, name, recno, 1);
 			break;
 		}
 	}

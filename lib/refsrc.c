@@ -576,3 +576,10 @@ rv_refsrc_decode(struct rv_refsrc_reader *rd,
 		    "input changed while it was read");
 	return 0;
 }
+
+void
+rv_refsrc_take(struct rv_refsrc_reader *rd, struct rv_rec *rec,
+    struct rv_buf *dst)
+{
+	rv_reader_take(rd->mem, rec, dst);
+}

@@ -16,6 +16,7 @@
 
 #include "meta.h"
 #include "record.h"
+#include "stream.h"
 
 /* The zstd level of a spilled pipe: fast, as the file lives one run. */
 #define RV_REFSRC_SPILL_LEVEL	(-1)
@@ -119,5 +120,12 @@ void rv_refsrc_reader_free(struct rv_refsrc_reader *rd);
  */
 int rv_refsrc_decode(struct rv_refsrc_reader *rd,
     const struct rv_refsrc_batch *b, size_t i, struct rv_rec *rec);
+/*
+ * Move the payload of rec, which rv_refsrc_decode() just gave, into *dst
+ * without a copy (rv_reader_take): dst->data[0..payload_len) is the
+ * payload, and rd keeps dst's old buffer for its next decode.
+ */
+void rv_refsrc_take(struct rv_refsrc_reader *rd, struct rv_rec *rec,
+    struct rv_buf *dst);
 
 #endif

@@ -110,17 +110,24 @@ worker_start(void *arg)
 }
 
 /*
- * The input sample's pixels into w->img: a copy, or a decode at the
- * reduced size the partial's decode hint allows for JPEG (rv-augment(1)
- * explains the rule).
+ * The input sample's pixels into w->img: the decoded record's buffer
+ * itself, traded for the image's old one (no copy, so a big sample is
+ * held once, not twice), or a decode at the reduced size the partial's
+ * decode hint allows for JPEG (rv-augment(1) explains the rule).
  */
 static int
 load_image(struct worker *w, const struct rv_refurb *rf,
-    const struct rv_rec *r)
+    struct rv_rec *r)
 {
 	if (r->dtype == RV_DT_U8) {
-		rv_img_reserve(&w->img, r->height, r->width, r->channels);
-		memcpy(w->img.data, r->payload, (size_t)r->payload_len);
+		struct rv_buf b = { w->img.data, 0, w->img.cap };
+
+		rv_refsrc_take(w->rd, r, &b);
+		w->img.data = b.data;
+		w->img.cap = b.cap;
+		w->img.h = r->height;
+		w->img.w = r->width;
+		w->img.c = r->channels;
 		return 0;
 	}
 	return rv_spec_decode_sample(rf->c.partial, w->codec, r, r->payload,

@@ -20,6 +20,7 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include "codec.h"
 #include "err.h"
 #include "io.h"
 #include "opt.h"
@@ -41,6 +42,9 @@
  * libzstd allocate 128 MiB.  rv-stream(5) documents it.
  */
 #define WINDOW_LOG_MAX	24
+
+_Static_assert(RV_MAX_SAMPLE == RV_MAX_PIXELS_DEFAULT * 4,
+    "RV_MAX_SAMPLE is rv-decode's default pixel limit of 4 channels");
 
 void
 rv_buf_reserve(struct rv_buf *b, size_t extra)
@@ -113,6 +117,17 @@ rv_stream_max_payload(void)
 	return RV_MAX_PAYLOAD;
 }
 
+uint64_t
+rv_stream_max_sample(void)
+{
+	const char *s = getenv("RV_MAX_SAMPLE");
+	uint64_t v;
+
+	if (s && *s && rv_parse_size(s, &v) == 0 && v > 0)
+		return v < MAX_PAYLOAD_CAP ? v : MAX_PAYLOAD_CAP;
+	return RV_MAX_SAMPLE;
+}
+
 /* ---------------------------------------------------------------- reader */
 
 struct rv_reader {
@@ -131,6 +146,7 @@ struct rv_reader {
 	uint64_t nrec;		/* records returned */
 	uint64_t open_epoch;	/* samples and batches since an epoch-end */
 	uint64_t max_payload;
+	uint64_t max_sample;	/* bytes of one sample, batched or not */
 	ZSTD_DCtx *dctx;
 	struct rv_buf rec;	/* decompressed record */
 	/* rv_reader_open_list: the inputs (borrowed) and the names of those
@@ -164,6 +180,7 @@ reader_new(const char *name)
 	r->name = xstrdup(name);
 	r->fd = -1;
 	r->max_payload = rv_stream_max_payload();
+	r->max_sample = rv_stream_max_sample();
 	r->dctx = ZSTD_createDCtx();
 	if (!r->dctx) {
 		free(r->name);
@@ -501,6 +518,33 @@ zstd_hdr_size(const unsigned char *p)
 }
 
 /*
+ * A sample, or each sample of a batch, against the sample limit.  The
+ * record cap alone lets a 33 KB frame of zeros hand every program a
+ * 2 GiB image to copy; this bounds what one sample can cost, from the
+ * header alone.
+ */
+static int
+check_sample(struct rv_reader *r, const struct rv_rec *rec, uint64_t start)
+{
+	char msg[200];
+	uint64_t n;
+
+	if (rec->kind == RV_SAMPLE)
+		n = rec->payload_len;
+	else if (rec->kind == RV_BATCH)
+		n = (uint64_t)rec->height * rec->width * rec->channels;
+	else
+		return 0;
+	if (n <= r->max_sample)
+		return 0;
+	snprintf(msg, sizeof(msg), "sample of %llu bytes%s is over the limit "
+	    "of %llu (RV_MAX_SAMPLE to raise)", (unsigned long long)n,
+	    rec->kind == RV_BATCH ? " in a batch" : "",
+	    (unsigned long long)r->max_sample);
+	return fail(r, start, msg);
+}
+
+/*
  * Decode the zstd frame at the input position into r->rec, header first:
  * the header is validated before the buffer is sized for the payload, and
  * the buffer then grows with the bytes actually decoded, so a header that
@@ -545,6 +589,8 @@ read_frame(struct rv_reader *r, struct rv_rec *rec, uint64_t start)
 	}
 	if (rv_rec_decode(rec, r->rec.data, r->rec.len, r->max_payload) < 0)
 		return fail(r, start, rv_errmsg());
+	if (check_sample(r, rec, start) < 0)
+		return -1;
 	total = rec->hdr_len + (size_t)rec->payload_len;
 	if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != total) {
 		snprintf(msg, sizeof(msg), "frame holds %llu bytes, record "
@@ -756,6 +802,32 @@ rv_reader_next(struct rv_reader *r, struct rv_rec *rec)
 		r->has_carry = 0;
 		r->has_pend = 1;
 	}
+}
+
+/*
+ * A record with a payload that rv_reader_next() returns is always the one
+ * in r->rec (a record held back behind an epoch-end is returned only after
+ * that payload-less record), so the buffer can be handed over.
+ */
+void
+rv_reader_take(struct rv_reader *r, struct rv_rec *rec, struct rv_buf *dst)
+{
+	size_t n = (size_t)rec->payload_len;
+	struct rv_buf t;
+
+	if (n > 0 && r->rec.data && rec->payload == r->rec.data +
+	    rec->hdr_len && r->rec.len >= rec->hdr_len + n) {
+		memmove(r->rec.data, rec->payload, n);
+		r->rec.len = n;
+		t = *dst;
+		*dst = r->rec;
+		r->rec = t;
+		r->rec.len = 0;
+	} else {
+		dst->len = 0;
+		rv_buf_append(dst, rec->payload, n);
+	}
+	rec->payload = dst->data;
 }
 
 uint64_t

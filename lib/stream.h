@@ -34,6 +34,13 @@
 #define RV_LEVEL_AUTO		1000	/* resolve from the output */
 /* Default cap on one record's payload; RV_MAX_RECORD overrides. */
 #define RV_MAX_PAYLOAD		((uint64_t)2 << 30)
+/*
+ * Default cap on one sample's bytes, in a sample record or in each sample
+ * of a batch: rv-decode's --max-pixels default (RV_MAX_PIXELS_DEFAULT,
+ * Pillow's bomb threshold) of 4 channels, 715827880 bytes, so whatever
+ * rv-decode writes by default is read.  RV_MAX_SAMPLE overrides.
+ */
+#define RV_MAX_SAMPLE		((uint64_t)178956970 * 4)
 
 /* A growable byte buffer, owned by whoever holds it. */
 struct rv_buf {
@@ -52,6 +59,8 @@ int rv_stream_level(int opt);
 int rv_stream_level_fd(int level, int fd);
 /* Payload cap: $RV_MAX_RECORD (bytes, K/M/G suffixes) or RV_MAX_PAYLOAD. */
 uint64_t rv_stream_max_payload(void);
+/* Sample cap: $RV_MAX_SAMPLE (bytes, K/M/G suffixes) or RV_MAX_SAMPLE. */
+uint64_t rv_stream_max_sample(void);
 
 /* ---- reading ---- */
 struct rv_reader;
@@ -74,6 +83,10 @@ struct rv_reader *rv_reader_mem(const void *buf, size_t len,
  * Read the next record into *rec (payload borrowed).  Returns 1 for a
  * record, 0 at a clean end of input, -1 on error with rv_errmsg() set.
  * After an error the reader is spent: further calls return -1.
+ * A sample over rv_stream_max_sample() bytes (each sample of a batch
+ * counts) is an error "sample of X bytes is over the limit of Y
+ * (RV_MAX_SAMPLE to raise)", found from the record header before any
+ * memory is allocated for its payload.
  *
  * Epochs are as rv-stream(5) defines them for every reader: consecutive
  * epoch-ends of the same epoch number, with only metadata or samples and
@@ -85,6 +98,16 @@ struct rv_reader *rv_reader_mem(const void *buf, size_t len,
  * ends, is an error.
  */
 int rv_reader_next(struct rv_reader *r, struct rv_rec *rec);
+/*
+ * Move the payload of rec, the record the last rv_reader_next() returned,
+ * into *dst without copying it when it is large: the reader's buffer and
+ * *dst trade places, so the reader reuses dst's old memory.  On return
+ * dst->data[0..dst->len) is the payload (moved to the buffer's start) and
+ * rec->payload points at it.  A small payload is copied instead.  dst is
+ * owned by the caller; release it with rv_buf_release().
+ */
+void rv_reader_take(struct rv_reader *r, struct rv_rec *rec,
+    struct rv_buf *dst);
 /* How many epoch-end records of the input the last epoch-end returned
  * stands for (0 after any other record). */
 uint64_t rv_reader_merged(const struct rv_reader *r);

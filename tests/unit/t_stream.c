@@ -1316,6 +1316,8 @@ t_before_allocation(void)
 	struct rv_rec r;
 	int known;
 
+	/* under both caps: the sample limit raised past it */
+	setenv("RV_MAX_SAMPLE", "2G", 1);
 	rv_rec_init(&r, RV_SAMPLE);
 	r.dtype = RV_DT_JPEG;
 	r.payload_len = (uint64_t)3 << 29;	/* 1.5 GiB, under the cap */
@@ -1369,6 +1371,7 @@ t_before_allocation(void)
 #else
 	printf("# allocation counts skipped under AddressSanitizer\n");
 #endif
+	unsetenv("RV_MAX_SAMPLE");
 	rv_buf_release(&lie[0]);
 	rv_buf_release(&lie[1]);
 
@@ -1394,6 +1397,146 @@ t_before_allocation(void)
 		rv_buf_release(&raw);
 	}
 	unsetenv("RV_MAX_RECORD");
+	rv_buf_release(&s);
+}
+
+/*
+ * RV_MAX_SAMPLE: a sample, or each sample of a batch, over the limit is
+ * refused from its header, whatever the frame holds after it.
+ */
+static void
+t_max_sample(void)
+{
+	struct rv_buf s = { 0 };
+	struct rv_rec r;
+	int known;
+
+	unsetenv("RV_MAX_SAMPLE");
+	EXPECT(rv_stream_max_sample() == RV_MAX_SAMPLE);
+	EXPECT(RV_MAX_SAMPLE == 715827880);
+	setenv("RV_MAX_SAMPLE", "0", 1);
+	EXPECT(rv_stream_max_sample() == RV_MAX_SAMPLE);
+	setenv("RV_MAX_SAMPLE", "2G", 1);
+	EXPECT(rv_stream_max_sample() == (uint64_t)2 << 30);
+	for (known = 0; known < 2; known++) {
+		setenv("RV_MAX_SAMPLE", "1K", 1);
+		rv_rec_init(&r, RV_SAMPLE);
+		r.dtype = RV_DT_JPEG;
+		r.payload_len = 2000;
+		hostile(&s, known, &r, 10);
+		EXPECT(read_fails(&s, "sample of 2000 bytes is over the limit "
+		    "of 1024 (RV_MAX_SAMPLE to raise)"));
+		/* 16384x21845x3, 1 GiB of u8: the default refuses it */
+		unsetenv("RV_MAX_SAMPLE");
+		r.dtype = RV_DT_U8;
+		r.height = 16384;
+		r.width = 21845;
+		r.channels = 3;
+		r.payload_len = (uint64_t)16384 * 21845 * 3;
+		hostile(&s, known, &r, 0);
+		EXPECT(read_fails(&s, "sample of 1073725440 bytes is over the "
+		    "limit of 715827880 (RV_MAX_SAMPLE to raise)"));
+		/* a batch: each sample counts, not the whole */
+		setenv("RV_MAX_SAMPLE", "767", 1);
+		rv_rec_init(&r, RV_BATCH);
+		r.dtype = RV_DT_U8;
+		r.height = r.width = 16;
+		r.channels = 3;
+		r.count = 2;
+		r.payload_len = 2 * 768 + rv_batch_pixels_off(2);
+		hostile(&s, known, &r, 0);
+		EXPECT(read_fails(&s, "sample of 768 bytes in a batch is over "
+		    "the limit of 767 (RV_MAX_SAMPLE to raise)"));
+	}
+	/* at the limit is allowed */
+	setenv("RV_MAX_SAMPLE", "768", 1);
+	{
+		struct rv_buf raw = { 0 };
+		unsigned char *px = xcalloc(1, 2 * 768 + 32);
+		struct rv_reader *rd;
+		struct rv_rec got;
+
+		raw_rec(&raw, &r, px, (size_t)r.payload_len);
+		s.len = 0;
+		zframe(&s, raw.data, raw.len, 1);
+		rd = as_raw(rv_reader_mem(s.data, s.len, NAME));
+		EXPECT_EQ(rv_reader_next(rd, &got), 1);
+		EXPECT_EQ(got.count, 2);
+		rv_reader_close(rd);
+		free(px);
+		rv_buf_release(&raw);
+	}
+	unsetenv("RV_MAX_SAMPLE");
+	rv_buf_release(&s);
+}
+
+/*
+ * rv_reader_take hands the payload over (the reader keeps the old
+ * buffer), also for the record the reader held back behind an epoch-end.
+ */
+static void
+t_take(void)
+{
+	struct rv_enc *e = rv_enc_new(1);
+	struct rv_buf s = { 0 }, a = { 0 }, b = { 0 };
+	struct rv_reader *rd;
+	struct rv_rec r, got;
+	unsigned char px[300];
+	const unsigned char *was;
+	size_t i;
+
+	for (i = 0; i < sizeof(px); i++)
+		px[i] = (unsigned char)(i * 7);
+	rv_rec_init(&r, RV_SAMPLE);
+	r.dtype = RV_DT_U8;
+	r.height = 10;
+	r.width = 10;
+	r.channels = 3;
+	r.payload_len = 300;
+	EXPECT_EQ(rv_enc_frame(e, &r, px, &s), 0);
+	rv_rec_init(&r, RV_EPOCH_END);
+	r.count = 1;
+	EXPECT_EQ(rv_enc_frame(e, &r, NULL, &s), 0);
+	rv_rec_init(&r, RV_SAMPLE);
+	r.dtype = RV_DT_U8;
+	r.epoch = 1;
+	r.id = 1;
+	r.height = 10;
+	r.width = 10;
+	r.channels = 3;
+	r.payload_len = 300;
+	EXPECT_EQ(rv_enc_frame(e, &r, px + 0, &s), 0);
+	rv_rec_init(&r, RV_EPOCH_END);
+	r.epoch = 1;
+	r.count = 1;
+	EXPECT_EQ(rv_enc_frame(e, &r, NULL, &s), 0);
+
+	rd = rv_reader_mem(s.data, s.len, NAME);
+	EXPECT_EQ(rv_reader_next(rd, &got), 1);
+	was = got.payload;
+	rv_reader_take(rd, &got, &a);
+	EXPECT_EQ(a.len, 300);
+	EXPECT(got.payload == a.data);
+	EXPECT(a.data + RV_HDR_LEN == was);	/* the reader's own buffer */
+	EXPECT(memcmp(a.data, px, 300) == 0);
+	/* the epoch-end, returned while sample 1 waits in the reader */
+	EXPECT_EQ(rv_reader_next(rd, &got), 1);
+	EXPECT_EQ(got.kind, RV_EPOCH_END);
+	rv_reader_take(rd, &got, &b);
+	EXPECT_EQ(b.len, 0);
+	EXPECT_EQ(rv_reader_next(rd, &got), 1);
+	EXPECT_EQ(got.id, 1);
+	rv_reader_take(rd, &got, &b);
+	EXPECT_EQ(b.len, 300);
+	EXPECT(memcmp(b.data, px, 300) == 0);
+	EXPECT(memcmp(a.data, px, 300) == 0);	/* a is ours now */
+	EXPECT_EQ(rv_reader_next(rd, &got), 1);
+	EXPECT_EQ(got.kind, RV_EPOCH_END);
+	EXPECT_EQ(rv_reader_next(rd, &got), 0);
+	rv_reader_close(rd);
+	rv_enc_free(e);
+	rv_buf_release(&a);
+	rv_buf_release(&b);
 	rv_buf_release(&s);
 }
 
@@ -2220,6 +2363,7 @@ main(void)
 	rv_setprogname("t_stream");
 	unsetenv("RV_LEVEL");
 	unsetenv("RV_MAX_RECORD");
+	unsetenv("RV_MAX_SAMPLE");
 	if (!mkdtemp(tmpl)) {
 		perror("mkdtemp");
 		return 1;
@@ -2235,6 +2379,8 @@ main(void)
 	RUN(t_truncation);
 	RUN(t_corruption);
 	RUN(t_hostile_headers);
+	RUN(t_max_sample);
+	RUN(t_take);
 	RUN(t_before_allocation);
 	RUN(t_window);
 	RUN(t_unknown_size);
