@@ -131,6 +131,15 @@ batch_error(const struct sink *k, const char *input)
 		rv_warn("'%s': %s", input, rv_errmsg());
 }
 
+/* Report a fault of the record just read, with its position. */
+static void
+record_error(const struct rv_reader *r)
+{
+	rv_warn("'%s': record %llu at byte %llu: %s", rv_reader_name(r),
+	    (unsigned long long)rv_reader_records(r) - 1,
+	    (unsigned long long)rv_reader_offset(r), rv_errmsg());
+}
+
 /*
  * Metadata goes on with the batch size and whether short batches are
  * dropped, so that a reader knows how many batches an epoch of `samples`
@@ -170,6 +179,7 @@ run_input(char *const *paths, int npaths, struct rv_batcher *b,
 {
 	struct rv_reader *r;
 	struct rv_rec rec;
+	uint64_t seen = 0;	/* samples of the epoch so far */
 	int got = 0, rc = 0;
 
 	if ((r = rv_reader_open_list(paths, npaths)) == NULL) {
@@ -180,14 +190,20 @@ run_input(char *const *paths, int npaths, struct rv_batcher *b,
 		switch (rec.kind) {
 		case RV_SAMPLE:
 		case RV_BATCH:
-			if ((rc = rv_batcher_add(b, &rec)) < 0)
+			seen += rec.count;
+			if ((rc = rv_batch_check_weights(&rec)) < 0)
+				record_error(r);
+			else if ((rc = rv_batcher_add(b, &rec)) < 0)
 				batch_error(k, rv_reader_name(r));
 			break;
 		case RV_EPOCH_END:
-			if ((rc = rv_batcher_end_epoch(b)) < 0)
+			if ((rc = rv_batch_check_epoch_end(&rec, seen)) < 0)
+				record_error(r);
+			else if ((rc = rv_batcher_end_epoch(b)) < 0)
 				batch_error(k, rv_reader_name(r));
 			else if ((rc = rv_writer_put(k->w, &rec, NULL)) < 0)
 				rv_warn("%s", rv_errmsg());
+			seen = 0;
 			break;
 		case RV_META:
 			if ((rc = put_meta(k, &rec, conf)) < 0)

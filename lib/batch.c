@@ -6,6 +6,7 @@
  */
 #include "batch.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,6 +291,41 @@ add_one(struct rv_batcher *b, const struct held *s, uint32_t epoch,
 	return 0;
 }
 
+static int
+check_weight(uint64_t id, float w)
+{
+	if (w >= 0 && !isinf(w))
+		return 0;
+	return rv_seterr("sample %llu has weight %g: a weight must be "
+	    "finite and not negative", (unsigned long long)id, (double)w);
+}
+
+int
+rv_batch_check_weights(const struct rv_rec *r)
+{
+	uint32_t i, n = r->count;
+
+	if (r->kind == RV_SAMPLE)
+		return check_weight(r->id, r->weight);
+	if (r->kind != RV_BATCH)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (check_weight(rv_le64(r->payload + (size_t)8 * i),
+		    get_f32(r->payload + (size_t)12 * n + (size_t)4 * i)) < 0)
+			return -1;
+	return 0;
+}
+
+int
+rv_batch_check_epoch_end(const struct rv_rec *end, uint64_t seen)
+{
+	if (seen <= end->count)
+		return 0;
+	return rv_seterr("epoch-end of epoch %u counts %u sample%s, but %llu "
+	    "came before it", end->epoch, end->count,
+	    end->count == 1 ? "" : "s", (unsigned long long)seen);
+}
+
 int
 rv_batcher_add(struct rv_batcher *b, const struct rv_rec *r)
 {
@@ -299,7 +335,7 @@ rv_batcher_add(struct rv_batcher *b, const struct rv_rec *r)
 	if (b->failed)
 		return -1;
 	if (r->kind == RV_SAMPLE) {
-		if (check(b, r, r->id) < 0)
+		if (check(b, r, r->id) < 0 || rv_batch_check_weights(r) < 0)
 			return fail(b);
 		s.id = r->id;
 		s.label = r->label;
@@ -314,7 +350,8 @@ rv_batcher_add(struct rv_batcher *b, const struct rv_rec *r)
 	}
 	/* re-batching: unpack the members (layout checked by the reader) */
 	n = r->count;
-	if (check(b, r, n ? rv_le64(r->payload) : 0) < 0)
+	if (check(b, r, n ? rv_le64(r->payload) : 0) < 0 ||
+	    rv_batch_check_weights(r) < 0)
 		return fail(b);
 	for (i = 0; i < n; i++) {
 		const unsigned char *p = r->payload;

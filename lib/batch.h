@@ -70,8 +70,9 @@ void rv_batcher_free(struct rv_batcher *b);
  * Add a SAMPLE record, or every member of a BATCH record (re-batching: the
  * members take the batch's epoch and flags).  Emits the batches this
  * completes.  The first sample fixes the shape H x W x C for the batcher's
- * life; a sample of another shape, an encoded (JPEG/PNG) sample, or a batch
- * too large for a record is an error "sample ID is ...".  A sample whose
+ * life; a sample of another shape, an encoded (JPEG/PNG) sample, a weight
+ * rv_batch_check_weight() refuses, or a batch too large for a record is an
+ * error "sample ID ...".  A sample whose
  * epoch differs from the samples held ends their epoch first, as
  * rv_batcher_end_epoch() does.  Returns 0, or -1 with rv_errmsg() set;
  * after -1 every call fails.
@@ -85,6 +86,25 @@ int rv_batcher_add(struct rv_batcher *b, const struct rv_rec *rec);
  * Returns 0 or -1 (from emit).
  */
 int rv_batcher_end_epoch(struct rv_batcher *b);
+
+/*
+ * A sample's loss weight must be finite and not negative (0 is allowed:
+ * the sample then adds nothing to the loss).  Check that of a SAMPLE
+ * record, or every member's of a BATCH record (layout checked by the
+ * reader); other kinds pass.  0, or -1 with "sample ID has weight W: ...".
+ * rv_batcher_add() checks every record it takes.
+ */
+int rv_batch_check_weights(const struct rv_rec *r);
+
+/*
+ * An epoch-end record (as the reader returns it: its epoch's parts
+ * joined) against the `seen` samples of its epoch read before it.  Its
+ * count may exceed them, for stages may drop samples after one that
+ * counted them (rv-batch --drop-last passes the count on), but never
+ * fall short of them: 0, or -1 with "epoch-end of epoch E counts C
+ * samples, but S came before it".
+ */
+int rv_batch_check_epoch_end(const struct rv_rec *end, uint64_t seen);
 
 /* Samples held now (shuffle buffer plus the batch being filled). */
 uint64_t rv_batcher_held(const struct rv_batcher *b);

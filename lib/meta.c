@@ -5,7 +5,9 @@
  */
 #include "meta.h"
 
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,6 +239,99 @@ rv_meta_merge(struct rv_meta *dst, const struct rv_meta *src)
 		(void)set_n(dst, &x, src->key[i], strlen(src->key[i]),
 		    src->val[i], strlen(src->val[i]));
 	free(x.slot);
+}
+
+/* The value, quoted for a message: long values are cut. */
+static int
+bad_value(const char *key, const char *v, const char *why)
+{
+	return rv_seterr("metadata '%s=%.64s%s': %s", key, v,
+	    strlen(v) > 64 ? "..." : "", why);
+}
+
+int
+rv_meta_u64(const struct rv_meta *m, const char *key, uint64_t min,
+    uint64_t max, uint64_t *out)
+{
+	const char *v = rv_meta_get(m, key);
+	char why[96];
+	uint64_t n = 0;
+	const char *c;
+	int over = 0;
+
+	if (v == NULL)
+		return 0;
+	if (*v == '\0' || v[strspn(v, "0123456789")] != '\0')
+		return bad_value(key, v, "not a decimal integer");
+	for (c = v; *c != '\0' && !over; c++) {
+		over = n > (UINT64_MAX - (uint64_t)(*c - '0')) / 10;
+		n = n * 10 + (uint64_t)(*c - '0');
+	}
+	if (over || n < min || n > max) {
+		snprintf(why, sizeof(why), "out of range [%llu, %llu]",
+		    (unsigned long long)min, (unsigned long long)max);
+		return bad_value(key, v, why);
+	}
+	*out = n;
+	return 1;
+}
+
+int
+rv_meta_floats(const struct rv_meta *m, const char *key, double lo,
+    int lo_open, double hi, float *v, int maxn, int *n)
+{
+	const char *s = rv_meta_get(m, key), *p;
+	char why[96];
+	int k = 0;
+
+	if (s == NULL)
+		return 0;
+	p = s;
+	for (;;) {
+		size_t len = strspn(p, "0123456789.eE+-");
+		char *end;
+		double d;
+
+		if (len == 0 || (p[len] != '\0' && p[len] != ','))
+			return bad_value(key, s, "not a list of decimal "
+			    "numbers separated by commas");
+		d = strtod(p, &end);
+		if (end != p + len || !isfinite(d))
+			return bad_value(key, s, "not a list of decimal "
+			    "numbers separated by commas");
+		if (k == maxn) {
+			snprintf(why, sizeof(why), "more than %d values",
+			    maxn);
+			return bad_value(key, s, why);
+		}
+		if (d < lo || (lo_open && d == lo) || d > hi) {
+			snprintf(why, sizeof(why), "%.*s is out of range "
+			    "%c%g, %g]", (int)len, p, lo_open ? '(' : '[',
+			    lo, hi);
+			return bad_value(key, s, why);
+		}
+		v[k++] = (float)d;
+		if (p[len] == '\0')
+			break;
+		p += len + 1;
+	}
+	*n = k;
+	return 1;
+}
+
+int
+rv_meta_check(const struct rv_meta *m)
+{
+	uint64_t u;
+	float v[4];
+	int n;
+
+	if (rv_meta_u64(m, "classes", 0, UINT32_MAX, &u) < 0 ||
+	    rv_meta_u64(m, "samples", 0, UINT64_MAX, &u) < 0 ||
+	    rv_meta_floats(m, "mean", 0, 0, 1, v, 4, &n) < 0 ||
+	    rv_meta_floats(m, "std", 0, 1, 1000, v, 4, &n) < 0)
+		return -1;
+	return 0;
 }
 
 void

@@ -8,6 +8,7 @@
 #define RV_META_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "record.h"
 #include "stream.h"
@@ -32,6 +33,25 @@ void rv_meta_encode(const struct rv_meta *m, struct rv_buf *out);
 int rv_meta_put(struct rv_writer *w, const struct rv_meta *m);
 /* Copy every pair of src into dst. */
 void rv_meta_merge(struct rv_meta *dst, const struct rv_meta *src);
+/*
+ * The one strict reading of metadata values, for every C reader: the key's
+ * value as a decimal integer in [min, max] (digits only: no sign, space or
+ * suffix, so "10abc" is refused), or as 1 to maxn decimal numbers
+ * separated by commas, each finite and in [lo, hi] (lo excluded when
+ * lo_open).  Return 1 with the value(s) in *out or v (the count in *n), 0
+ * if the key is absent, or -1 with "metadata 'key=value': reason".
+ */
+int rv_meta_u64(const struct rv_meta *m, const char *key, uint64_t min,
+    uint64_t max, uint64_t *out);
+int rv_meta_floats(const struct rv_meta *m, const char *key, double lo,
+    int lo_open, double hi, float *v, int maxn, int *n);
+/*
+ * Check the keys whose form rv-stream(5) fixes and that readers act on:
+ * classes and samples (decimal integers), mean (1 to 4 numbers in [0, 1])
+ * and std (1 to 4 numbers in (0, 1000]), the ranges of rv-train-gpu's
+ * --mean and --std.  0, or -1 with the message above.
+ */
+int rv_meta_check(const struct rv_meta *m);
 /* Set producer=prog version and argv=joined arguments (shell-quoted). */
 void rv_meta_producer(struct rv_meta *m, int argc, char *const argv[]);
 

@@ -54,13 +54,11 @@ rv_score_target(const char *name, enum rv_assist_target *t)
 int
 rv_score_classes(const struct rv_meta *m, uint32_t *classes)
 {
-	const char *v = rv_meta_get(m, "classes");
 	uint64_t n;
+	int r = rv_meta_u64(m, "classes", 0, 1 << 20, &n);
 
-	if (v == NULL)
-		return 0;
-	if (rv_parse_u64(v, 0, 1 << 20, &n) < 0)
-		return rv_preferr("metadata 'classes'");
+	if (r <= 0)
+		return r;
 	*classes = (uint32_t)n;
 	return 0;
 }

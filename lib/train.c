@@ -70,6 +70,7 @@ struct trainer {
 	struct window logw, epw;
 	double t0, wall0, wait;
 	float mean[4], std[4];
+	char mean_at[512], std_at[512];	/* the records that set them */
 	/* two sets, so that a backend with ops->wait computes one step
 	 * while the other's results are read */
 	struct outs out[2];
@@ -183,42 +184,57 @@ is_preset(const char *name, const struct rv_net *net)
 	return same;
 }
 
-/* Per-channel numbers from metadata ("0.28" or "0.49,0.48,0.45"). */
-static int
-meta_list(const struct rv_meta *m, const char *key, float *v)
-{
-	const char *s = rv_meta_get(m, key);
-	char *end;
-	int n = 0;
-
-	if (s == NULL)
-		return 0;
-	while (n < 4) {
-		double d = strtod(s, &end);
-
-		if (end == s || !isfinite(d))
-			return 0;
-		v[n++] = (float)d;
-		if (*end != ',')
-			break;
-		s = end + 1;
-	}
-	return *end == '\0' ? n : 0;
-}
-
-/* The stream's "samples" key: the epoch length before one has ended. */
+/* The stream's "samples" key: the epoch length before one has ended
+ * (checked when its record was read: rv_meta_check()). */
 static void
 meta_samples(struct trainer *t)
 {
-	const char *v = rv_meta_get(&t->meta, "samples");
-	char *end;
-	unsigned long long n;
+	uint64_t n;
 
-	if (v == NULL)
-		return;
-	n = strtoull(v, &end, 10);
-	if (end != v && *end == '\0')
+	if (rv_meta_u64(&t->meta, "samples", 0, UINT64_MAX, &n) == 1)
 		t->meta_samples = n;
+}
+
+/* Merge a metadata record, remembering where mean and std came from. */
+static void
+merge_meta(struct trainer *t, const struct rv_tin_item *it)
+{
+	rv_meta_merge(&t->meta, &it->meta);
+	if (rv_meta_get(&it->meta, "mean") != NULL)
+		snprintf(t->mean_at, sizeof(t->mean_at), "%s", it->msg);
+	if (rv_meta_get(&it->meta, "std") != NULL)
+		snprintf(t->std_at, sizeof(t->std_at), "%s", it->msg);
+	meta_samples(t);
+}
+
+/*
+ * The stream's mean or std: the number of values, 0 if absent.  Their
+ * form was checked when the record was read (rv_meta_check()); their
+ * count needs the channels (meta_count()).
+ */
+static int
+meta_list(const struct trainer *t, const char *key, const char *at,
+    float *v)
+{
+	int std = strcmp(key, "std") == 0, n = 0;
+
+	/* the ranges of rv_meta_check() */
+	if (rv_meta_floats(&t->meta, key, 0, std, std ? 1000 : 1, v, 4,
+	    &n) < 0)
+		return rv_preferr("%s", at);
+	return n;
+}
+
+/* One value of the stream's key for every channel, or one per channel. */
+static int
+meta_count(const struct trainer *t, const char *key, const char *at, int n,
+    uint32_t c)
+{
+	if (n > 1 && (uint32_t)n != c)
+		return rv_seterr("%s: metadata '%s=%s': %d values for %u "
+		    "channel%s: give one value, or one per channel", at, key,
+		    rv_meta_get(&t->meta, key), n, c, c == 1 ? "" : "s");
+	return 0;
 }
 
 /* Classes, mean and std: options first, then the stream, then defaults. */
@@ -226,40 +242,39 @@ static int
 stream_params(struct trainer *t, uint32_t c, int *classes)
 {
 	const struct rv_train_conf *conf = t->conf;
-	const char *v;
+	uint64_t n;
 	uint32_t i;
 
 	*classes = conf->classes;
-	if (*classes == 0 && (v = rv_meta_get(&t->meta, "classes")) != NULL) {
-		long n = strtol(v, NULL, 10);
-
-		*classes = n > 0 && n <= INT_MAX ? (int)n : 0;
-	}
+	if (*classes == 0 &&
+	    rv_meta_u64(&t->meta, "classes", 0, UINT32_MAX, &n) == 1)
+		*classes = n <= INT_MAX ? (int)n : 0;
 	if (*classes < 2)
 		return rv_seterr("the stream does not say how many classes "
 		    "there are: give --classes N");
 	float mv[4], sv[4];
 	int nm = conf->nmean, ns = conf->nstd, mbad, sbad;
-	const char *what = "--mean/--std";
 
 	memcpy(mv, conf->mean, sizeof(mv));
 	memcpy(sv, conf->std, sizeof(sv));
 	if (nm == 0 && ns == 0) {
 		/* the stream's own statistics, both or neither */
-		nm = meta_list(&t->meta, "mean", mv);
-		ns = meta_list(&t->meta, "std", sv);
+		if ((nm = meta_list(t, "mean", t->mean_at, mv)) < 0 ||
+		    (ns = meta_list(t, "std", t->std_at, sv)) < 0)
+			return -1;
 		if (nm == 0 || ns == 0)
 			nm = ns = 0;
-		what = "the stream's mean/std metadata";
+		if (meta_count(t, "mean", t->mean_at, nm, c) < 0 ||
+		    meta_count(t, "std", t->std_at, ns, c) < 0)
+			return -1;
 	}
 	/* one value for every channel, or exactly one per channel */
 	mbad = nm > 1 && (uint32_t)nm != c;
 	sbad = ns > 1 && (uint32_t)ns != c;
 	if (mbad || sbad)
 		return rv_seterr("%s: %d values for %u channel%s: give one "
-		    "value, or one per channel", what[0] != '-' ? what :
-		    mbad ? "--mean" : "--std", mbad ? nm : ns, c,
-		    c == 1 ? "" : "s");
+		    "value, or one per channel", mbad ? "--mean" : "--std",
+		    mbad ? nm : ns, c, c == 1 ? "" : "s");
 	/* slots past the channels (unused) repeat the last channel's */
 	for (i = 0; i < 4; i++) {
 		uint32_t k = i < c ? i : c - 1;
@@ -267,8 +282,8 @@ stream_params(struct trainer *t, uint32_t c, int *classes)
 		t->mean[i] = nm == 0 ? 0.5f : mv[nm == 1 ? 0 : k];
 		t->std[i] = ns == 0 ? 0.5f : sv[ns == 1 ? 0 : k];
 		if (!(t->std[i] > 0))
-			return rv_seterr("%s: a standard deviation must be "
-			    "positive", what);
+			return rv_seterr("--std: a standard deviation must "
+			    "be positive");
 	}
 	return 0;
 }
@@ -792,8 +807,7 @@ loop(struct trainer *t, struct rv_tin *in)
 		if (rc == 0 && !skip) {
 			switch (it->kind) {
 			case RV_TIN_META:
-				rv_meta_merge(&t->meta, &it->meta);
-				meta_samples(t);
+				merge_meta(t, it);
 				break;
 			case RV_TIN_BATCH:
 				rc = train_batch(t, it, &held);

@@ -148,9 +148,13 @@ put_meta(struct rv_tin *t, const struct rv_rec *rec)
 	rv_meta_release(&it->meta);
 	rv_meta_init(&it->meta);
 	if (rv_meta_parse(&it->meta, rec->payload,
-	    (size_t)rec->payload_len) < 0)
+	    (size_t)rec->payload_len) < 0 || rv_meta_check(&it->meta) < 0)
 		return -1;	/* slot not published: reused as is */
 	it->kind = RV_TIN_META;
+	snprintf(it->msg, sizeof(it->msg), "'%s': record %llu at byte %llu",
+	    rv_reader_name(t->rd),
+	    (unsigned long long)rv_reader_records(t->rd) - 1,
+	    (unsigned long long)rv_reader_offset(t->rd));
 	publish(t);
 	return 0;
 }
@@ -161,6 +165,7 @@ static int
 read_all(struct rv_tin *t)
 {
 	struct rv_rec rec;
+	uint64_t seen = 0;	/* samples of the epoch so far */
 	int r;
 
 	if ((t->rd = rv_reader_open_list(t->paths, t->npaths)) == NULL)
@@ -172,9 +177,13 @@ read_all(struct rv_tin *t)
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		if (r != 1)
 			break;
+		if (rec.kind == RV_SAMPLE || rec.kind == RV_BATCH)
+			seen += rec.count;
 		switch (rec.kind) {
 		case RV_BATCH:
-			r = rv_batcher_end_epoch(t->bt);
+			r = rv_batch_check_weights(&rec);
+			if (r == 0)
+				r = rv_batcher_end_epoch(t->bt);
 			if (r == 0)
 				r = put_batch(t, &rec);
 			break;
@@ -187,7 +196,10 @@ read_all(struct rv_tin *t)
 				r = rv_batcher_add(t->bt, &rec);
 			break;
 		case RV_EPOCH_END:
-			r = rv_batcher_end_epoch(t->bt);
+			r = rv_batch_check_epoch_end(&rec, seen);
+			seen = 0;
+			if (r == 0)
+				r = rv_batcher_end_epoch(t->bt);
 			if (r == 0)
 				put_simple(t, RV_TIN_EPOCH_END, rec.epoch,
 				    NULL);

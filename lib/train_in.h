@@ -30,9 +30,10 @@ struct rv_tin_item {
 	int32_t *labels;
 	float *weights;
 	uint8_t *pixels;	/* n x h x w x c */
-	/* META */
+	/* META: its pairs, checked by rv_meta_check() */
 	struct rv_meta meta;
-	/* ERROR */
+	/* ERROR: the message; META: where the record lies, "'file': record
+	 * N at byte B", for messages about its values */
 	char msg[512];
 	/* slot storage, owned by the ring */
 	size_t cap_n, cap_px;

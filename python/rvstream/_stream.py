@@ -16,6 +16,7 @@ allocation than its bytes justify.
 
 import collections
 import io
+import math
 import os
 import queue
 import stat
@@ -200,8 +201,8 @@ class Batch:
         float16, bfloat16) on device, scaled to [0, 1] and normalised by
         (x - mean) / std per channel.
 
-        mean and std default to the stream's `mean` and `std` metadata,
-        else 0.5, as rv-train-gpu(1) does.  The u8 pixels move to the
+        mean and std default to the stream's `mean` and `std` metadata
+        when it has both, else 0.5, as rv-train-gpu(1) does.  The u8 pixels move to the
         device first (a quarter of float32's bytes; non_blocking, which
         overlaps when they are pinned) and are converted there: on a GPU
         in one pass that reads the u8 and writes dtype, computing in
@@ -319,22 +320,74 @@ def _per_channel(v, c):
         v = 0.5
     if isinstance(v, (int, float)):
         return [float(v)] * c
+    where = getattr(v, "where", None)
     v = [float(x) for x in v]
     if len(v) == 1:
         return v * c
     if len(v) != c:
-        raise ValueError(f"{len(v)} values for {c} channels")
+        why = (f"{len(v)} values for {c} channel{'' if c == 1 else 's'}: "
+               "give one value, or one per channel")
+        raise ValueError(f"{where}: {why}" if where else why)
     return v
 
 
-def _meta_floats(meta, key):
+class _MetaFloats(list):
+    """The values of a stream's mean or std; where: the record and
+    key=value they came from, for messages."""
+
+    __slots__ = ("where",)
+
+
+# The keys whose form rv-stream(5) fixes and that readers act on, checked
+# as lib/meta.c's rv_meta_check() does: (key, integer, lo, lo_open, hi).
+_META_RULES = (("classes", True, 0, False, (1 << 32) - 1),
+               ("samples", True, 0, False, (1 << 64) - 1),
+               ("mean", False, 0, False, 1),
+               ("std", False, 0, True, 1000))
+_INT_CHARS = frozenset("0123456789")
+_NUM_CHARS = frozenset("0123456789.eE+-")
+
+
+def _meta_bad(m):
+    """The first value of meta m that breaks rv-stream(5), as rv's C
+    readers word it ("metadata 'key=value': reason"), or None."""
+    for key, integer, lo, lo_open, hi in _META_RULES:
+        v = m.get(key)
+        if v is None:
+            continue
+        what = f"metadata '{key}={v[:64]}{'...' if len(v) > 64 else ''}'"
+        if integer:
+            if not v or not set(v) <= _INT_CHARS:
+                return f"{what}: not a decimal integer"
+            if not lo <= int(v) <= hi:
+                return f"{what}: out of range [{lo}, {hi}]"
+            continue
+        toks = v.split(",")
+        for k, t in enumerate(toks):
+            try:
+                if not t or not set(t) <= _NUM_CHARS:
+                    raise ValueError
+                d = float(t)
+                if not math.isfinite(d):
+                    raise ValueError
+            except ValueError:
+                return (f"{what}: not a list of decimal numbers "
+                        "separated by commas")
+            if k == 4:
+                return f"{what}: more than 4 values"
+            if d < lo or (lo_open and d == lo) or d > hi:
+                return (f"{what}: {t} is out of range "
+                        f"{'(' if lo_open else '['}{lo:g}, {hi:g}]")
+    return None
+
+
+def _meta_floats(meta, key, where):
     s = meta.get(key)
     if not s:
         return None
-    try:
-        return [float(x) for x in s.split(",")]
-    except ValueError:
-        return None
+    v = _MetaFloats(float(x) for x in s.split(","))
+    v.where = f"{where}: metadata '{key}={s}'"
+    return v
 
 
 _END = object()
@@ -478,7 +531,8 @@ class Reader:
         self._pinned = as_torch and _staging.use_pinned(pin_memory)
         self.skip_batches = skip_batches
         self.meta = {}
-        self._norm = (None, None)  # the meta's mean and std, parsed
+        self._normv = (None, None)  # the meta's mean and std, parsed
+        self._norm = (None, None)  # those the batches use: both or none
         self.epoch_ends = []
         self.records_read = 0
         self._cap = payload_cap()
@@ -520,6 +574,10 @@ class Reader:
     # -- frames
     def _err(self, off, reason):
         return RvStreamError(self.name, off, self.records_read, reason)
+
+    def _err_rec(self, off, reason):
+        """An error of the record just counted in records_read."""
+        return RvStreamError(self.name, off, self.records_read - 1, reason)
 
     def _need(self, mv, off, what):
         if self._src.readinto(mv) != len(mv):
@@ -1003,9 +1061,20 @@ class Reader:
         kind = h[3]
         if kind == META:
             m = self._meta(payload, off)
+            bad = _meta_bad(m)
+            if bad:
+                raise self._err_rec(off, bad)
             self.meta.update(m)
-            self._norm = (_meta_floats(self.meta, "mean"),
-                          _meta_floats(self.meta, "std"))
+            where = f"{self.name}: record {self.records_read - 1} at " \
+                f"byte {off}"
+            self._normv = (
+                _meta_floats(self.meta, "mean", where) if "mean" in m
+                else self._normv[0],
+                _meta_floats(self.meta, "std", where) if "std" in m
+                else self._normv[1])
+            # both or neither, as rv-train-gpu takes them
+            self._norm = self._normv if None not in self._normv \
+                else (None, None)
             return m, off
         if kind == EPOCH_END:
             self._open_epoch = None
@@ -1022,10 +1091,30 @@ class Reader:
             payload = None  # its first block was not enough to tell
         if payload is None:
             return _Skipped(h), off
+        self._check_weights(h, payload, off)
         if kind == SAMPLE:
             return Sample(h, payload), off
         return Batch(h[6], h[5], h[12], (h[9], h[10], h[11]), payload,
                      *self._norm, self.as_torch, self._pinned), off
+
+    def _check_weights(self, h, payload, off):
+        """Refuse a weight that is not finite or is negative (0 is
+        allowed), as rv-batch and rv-train-gpu do."""
+        if h[3] == SAMPLE:
+            ids, w = [h[7]], [h[14]]
+        else:
+            n = h[12]
+            w = np.frombuffer(payload, "<f4", n, 12 * n)
+            bad = ~(w >= 0) | np.isinf(w)
+            if not bad.any():
+                return
+            i = int(np.argmax(bad))
+            ids, w = [int(np.frombuffer(payload, "<u8", 1, 8 * i)[0])], \
+                [float(w[i])]
+        if not (w[0] >= 0) or math.isinf(w[0]):
+            raise self._err_rec(off, f"sample {ids[0]} has weight "
+                                     f"{w[0]:g}: a weight must be finite "
+                                     "and not negative")
 
     def _set_head(self, first, h=None, off=None):
         kind = count = None
@@ -1055,7 +1144,7 @@ class Reader:
         try:
             text = bytes(payload).decode("utf-8")
         except UnicodeDecodeError:
-            raise self._err(off, "meta record is not UTF-8") from None
+            raise self._err_rec(off, "meta record is not UTF-8") from None
         m = Meta()
         lines = text.split("\n")
         if lines and lines[-1] == "":
@@ -1065,7 +1154,7 @@ class Reader:
             if not eq or not k or len(k) > 128 or "\0" in ln or not all(
                     ch.isascii() and (ch.isalnum() or ch in "._-")
                     for ch in k):
-                raise self._err(off, f"bad meta line '{ln[:40]}'")
+                raise self._err_rec(off, f"bad meta line '{ln[:40]}'")
             m[k] = v
         return m
 

@@ -529,6 +529,85 @@ t_stream_roundtrip(void)
 	fclose(f);
 }
 
+/* Weights must be finite and not negative, 0 included; in batches too,
+ * where the member at fault is named.  Epoch-end counts may exceed the
+ * samples seen, never fall short of them. */
+static void
+t_weights_counts(void)
+{
+	struct catcher *c = xmalloc(sizeof(*c));
+	struct rv_batcher *b = make(4, 0, 0, 0, c);
+	const float bad[] = { NAN, INFINITY, -INFINITY, -1.0f, -1e-30f };
+	unsigned char px[S], buf[16 * 2 + 2 * S];
+	struct rv_rec r, e;
+	size_t i;
+
+	pixels(1, px);
+	rv_rec_init(&r, RV_SAMPLE);
+	r.dtype = RV_DT_U8;
+	r.id = 7;
+	r.height = H;
+	r.width = W;
+	r.channels = C;
+	r.payload_len = S;
+	r.payload = px;
+	r.weight = 0;
+	EXPECT_EQ(rv_batch_check_weights(&r), 0);
+	r.weight = 1e30f;
+	EXPECT_EQ(rv_batch_check_weights(&r), 0);
+	r.weight = -0.0f;
+	EXPECT_EQ(rv_batch_check_weights(&r), 0);
+	EXPECT_EQ(rv_batcher_add(b, &r), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r.weight = bad[i];
+		EXPECT_EQ(rv_batch_check_weights(&r), -1);
+	}
+	r.weight = NAN;
+	EXPECT_STR(rv_batch_check_weights(&r) < 0 ? rv_errmsg() : "",
+	    "sample 7 has weight nan: a weight must be finite and not "
+	    "negative");
+	EXPECT_EQ(rv_batcher_add(b, &r), -1);
+	EXPECT_STR(rv_errmsg(), "sample 7 has weight nan: a weight must be "
+	    "finite and not negative");
+	rv_batcher_free(b);
+
+	/* a batch of ids 3 and 4, the second weighing -2 */
+	rv_rec_init(&r, RV_BATCH);
+	r.dtype = RV_DT_U8;
+	r.height = H;
+	r.width = W;
+	r.channels = C;
+	r.count = 2;
+	r.payload_len = 2 * (16 + S);
+	memset(buf, 0, sizeof(buf));
+	rv_put64(buf, 3);
+	rv_put64(buf + 8, 4);
+	rv_put32(buf + 24, 0x3f800000u);	/* 1.0f */
+	rv_put32(buf + 28, 0xc0000000u);	/* -2.0f */
+	r.payload = buf;
+	EXPECT_EQ(rv_batch_check_weights(&r), -1);
+	EXPECT_STR(rv_errmsg(), "sample 4 has weight -2: a weight must be "
+	    "finite and not negative");
+	b = make(4, 0, 0, 0, c);
+	EXPECT_EQ(rv_batcher_add(b, &r), -1);
+	EXPECT_EQ(c->n, 0);
+	rv_batcher_free(b);
+
+	rv_rec_init(&e, RV_EPOCH_END);
+	e.epoch = 2;
+	e.count = 5;
+	EXPECT_EQ(rv_batch_check_epoch_end(&e, 0), 0);
+	EXPECT_EQ(rv_batch_check_epoch_end(&e, 5), 0);
+	EXPECT_EQ(rv_batch_check_epoch_end(&e, 6), -1);
+	EXPECT_STR(rv_errmsg(), "epoch-end of epoch 2 counts 5 samples, but "
+	    "6 came before it");
+	e.count = 1;
+	EXPECT_EQ(rv_batch_check_epoch_end(&e, 2), -1);
+	EXPECT_STR(rv_errmsg(), "epoch-end of epoch 2 counts 1 sample, but "
+	    "2 came before it");
+	free(c);
+}
+
 int
 main(void)
 {
@@ -543,5 +622,6 @@ main(void)
 	RUN(t_rebatch);
 	RUN(t_shuffle);
 	RUN(t_stream_roundtrip);
+	RUN(t_weights_counts);
 	return UNIT_DONE();
 }

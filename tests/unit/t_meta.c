@@ -210,6 +210,89 @@ t_record(void)
 	rv_meta_release(&got);
 }
 
+/* The one strict reading of values: integers of digits only, lists of
+ * finite decimal numbers in range, and rv_meta_check()'s rules. */
+static void
+t_values(void)
+{
+	struct rv_meta m;
+	uint64_t u = 7;
+	float v[4];
+	int n = 0;
+
+	rv_meta_init(&m);
+	EXPECT_EQ(rv_meta_u64(&m, "classes", 0, 100, &u), 0);
+	EXPECT_EQ(u, 7);
+	EXPECT_EQ(rv_meta_floats(&m, "mean", 0, 0, 1, v, 4, &n), 0);
+	EXPECT_EQ(rv_meta_check(&m), 0);
+	rv_meta_set(&m, "classes", "010");
+	EXPECT_EQ(rv_meta_u64(&m, "classes", 0, 100, &u), 1);
+	EXPECT_EQ(u, 10);
+	rv_meta_set(&m, "classes", "10abc");
+	EXPECT_EQ(rv_meta_u64(&m, "classes", 0, 100, &u), -1);
+	EXPECT_STR(rv_errmsg(), "metadata 'classes=10abc': not a decimal "
+	    "integer");
+	EXPECT_EQ(rv_meta_check(&m), -1);
+	EXPECT_STR(rv_errmsg(), "metadata 'classes=10abc': not a decimal "
+	    "integer");
+	rv_meta_set(&m, "classes", "-1");
+	EXPECT_EQ(rv_meta_u64(&m, "classes", 0, 100, &u), -1);
+	rv_meta_set(&m, "classes", " 1");
+	EXPECT_EQ(rv_meta_u64(&m, "classes", 0, 100, &u), -1);
+	rv_meta_set(&m, "classes", "");
+	EXPECT_EQ(rv_meta_u64(&m, "classes", 0, 100, &u), -1);
+	rv_meta_set(&m, "classes", "101");
+	EXPECT_EQ(rv_meta_u64(&m, "classes", 0, 100, &u), -1);
+	EXPECT_STR(rv_errmsg(), "metadata 'classes=101': out of range "
+	    "[0, 100]");
+	rv_meta_set(&m, "classes", "18446744073709551616");
+	EXPECT_EQ(rv_meta_u64(&m, "classes", 0, UINT64_MAX, &u), -1);
+	rv_meta_set(&m, "classes", "18446744073709551615");
+	EXPECT_EQ(rv_meta_u64(&m, "classes", 0, UINT64_MAX, &u), 1);
+	EXPECT(u == UINT64_MAX);
+	EXPECT_EQ(rv_meta_check(&m), -1);	/* over UINT32_MAX */
+	rv_meta_set(&m, "classes", "10");
+	EXPECT_EQ(rv_meta_check(&m), 0);
+
+	rv_meta_set(&m, "mean", "0.5,1e-1,0");
+	EXPECT_EQ(rv_meta_floats(&m, "mean", 0, 0, 1, v, 4, &n), 1);
+	EXPECT_EQ(n, 3);
+	EXPECT(v[0] == 0.5f && v[1] == 0.1f && v[2] == 0);
+	rv_meta_set(&m, "mean", "0.1,0.2,0.3,0.4,0.5");
+	EXPECT_EQ(rv_meta_floats(&m, "mean", 0, 0, 1, v, 4, &n), -1);
+	EXPECT_STR(rv_errmsg(), "metadata 'mean=0.1,0.2,0.3,0.4,0.5': more "
+	    "than 4 values");
+	{
+		static const char *const bad[] = { "abc", "nan", "inf",
+		    "1e999", "0x1p-1", " 0.5", "0.5 ", "0.5,", ",0.5", "",
+		    "1e", "." };
+		size_t i;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			rv_meta_set(&m, "mean", bad[i]);
+			EXPECT_EQ(rv_meta_floats(&m, "mean", 0, 0, 1, v, 4,
+			    &n), -1);
+			EXPECT_EQ(rv_meta_check(&m), -1);
+		}
+	}
+	rv_meta_set(&m, "mean", "1.5");
+	EXPECT_EQ(rv_meta_check(&m), -1);
+	EXPECT_STR(rv_errmsg(), "metadata 'mean=1.5': 1.5 is out of range "
+	    "[0, 1]");
+	rv_meta_set(&m, "mean", "0");
+	rv_meta_set(&m, "std", "0");
+	EXPECT_EQ(rv_meta_check(&m), -1);
+	EXPECT_STR(rv_errmsg(), "metadata 'std=0': 0 is out of range "
+	    "(0, 1000]");
+	rv_meta_set(&m, "std", "1000,1e-9");
+	EXPECT_EQ(rv_meta_check(&m), 0);
+	rv_meta_set(&m, "samples", "60000");
+	EXPECT_EQ(rv_meta_check(&m), 0);
+	rv_meta_set(&m, "samples", "6e4");
+	EXPECT_EQ(rv_meta_check(&m), -1);
+	rv_meta_release(&m);
+}
+
 int
 main(void)
 {
@@ -221,5 +304,6 @@ main(void)
 	RUN(t_merge);
 	RUN(t_producer);
 	RUN(t_record);
+	RUN(t_values);
 	return UNIT_DONE();
 }
