@@ -755,7 +755,7 @@ static int
 resolve_links(struct reader *r)
 {
 	struct pidx *v;
-	size_t i, nl = 0;
+	size_t i, nl = 0, nv = 0;
 	int st = 0;
 
 	for (i = 0; i < r->nm; i++)
@@ -763,13 +763,18 @@ resolve_links(struct reader *r)
 	if (nl == 0)
 		return 0;
 	v = xcalloc(r->nm, sizeof(*v));
+	/* a member outside the archive (../x) or at its root is no target */
 	for (i = 0; i < r->nm; i++) {
-		v[i].path = norm_path("", 0, r->m[i].path);
-		if (!v[i].path)
-			v[i].path = xstrdup("");
-		v[i].i = i;
+		char *p = norm_path("", 0, r->m[i].path);
+
+		if (p == NULL || *p == '\0') {
+			free(p);
+			continue;
+		}
+		v[nv].path = p;
+		v[nv++].i = i;
 	}
-	qsort(v, r->nm, sizeof(*v), cmp_pidx);
+	qsort(v, nv, sizeof(*v), cmp_pidx);
 	for (i = 0; i < r->nm && st == 0; i++) {
 		struct member *m = &r->m[i], *t = m;
 		const char *why = NULL;
@@ -787,13 +792,15 @@ resolve_links(struct reader *r)
 			else if (own && t->link[0] != '/')
 				to = norm_path(own, slash ? (size_t)(slash -
 				    own) : 0, t->link);
-			t = to ? find_path(r, v, r->nm, to, t->ltype ==
+			t = to && *to ? find_path(r, v, nv, to, t->ltype ==
 			    LK_HARD ? t->seq : SIZE_MAX) : NULL;
 			free(own);
 			free(to);
 		}
-		if (!t || t->ltype != LK_NONE)
+		if (!t)
 			why = "no member of the archive";
+		else if (t->ltype != LK_NONE)
+			why = "a loop or a chain of more than 16 links";
 		else if (t->bad)
 			why = "an unreadable member";
 		else if (t->role != R_IMAGE)
@@ -813,7 +820,7 @@ resolve_links(struct reader *r)
 		free(q);
 		free(qt);
 	}
-	for (i = 0; i < r->nm; i++)
+	for (i = 0; i < nv; i++)
 		free(v[i].path);
 	free(v);
 	return st;

@@ -580,3 +580,31 @@ PY
 	[ "$(wc -l < "$T/err")" -eq 1 ]
 	[ ! -e "$T/x.rvs" ]
 }
+
+@test "rv-decode: a symbolic link to the archive's root or in a loop is no sample, and says which" {
+	convert -size 8x8 xc:red "$T/a.png"
+	convert -size 9x9 xc:blue "$T/up.png"
+	python3 - "$T" <<'PY'
+import sys
+import tarfile
+d = sys.argv[1]
+t = tarfile.open(d + "/l.tar", "w", format=tarfile.GNU_FORMAT)
+t.add(d + "/a.png", arcname="d/cat/a.png")
+t.add(d + "/up.png", arcname="../up.png")   # outside the archive: no target
+for name, to in [("d/dog/dot.png", "../.."), ("d/dog/l1.png", "l2.png"),
+                 ("d/dog/l2.png", "l1.png"), ("d/dog/ok.png", "../cat/a.png")]:
+    ti = tarfile.TarInfo(name)
+    ti.type = tarfile.SYMTYPE
+    ti.linkname = to
+    t.addfile(ti)
+t.close()
+PY
+	run -0 --separate-stderr rv-decode "$T/l.tar" -o "$T/l.rvs"
+	[ "${stderr_lines[0]}" = "rv-decode: '$T/l.tar': 'd/dog/dot.png': symbolic link to '../..', no member of the archive (skipped)" ]
+	[ "${stderr_lines[1]}" = "rv-decode: '$T/l.tar': 'd/dog/l1.png': symbolic link to 'l2.png', a loop or a chain of more than 16 links (skipped)" ]
+	[ "${stderr_lines[2]}" = "rv-decode: '$T/l.tar': 'd/dog/l2.png': symbolic link to 'l1.png', a loop or a chain of more than 16 links (skipped)" ]
+	[ "${#stderr_lines[@]}" = 3 ]
+	# ok.png is a.png's pixels (8x8), not up.png's (9x9)
+	run -0 rv-inspect "$T/l.rvs"
+	[[ "$output" == *"shapes       8x8x3 2, 9x9x3 1"* || "$output" == *"shapes       9x9x3 1, 8x8x3 2"* ]]
+}
