@@ -185,7 +185,7 @@ is_preset(const char *name, const struct rv_net *net)
 }
 
 /* The stream's "samples" key: the epoch length before one has ended
- * (checked when its record was read: rv_meta_check()). */
+ * (checked when its record was read). */
 static void
 meta_samples(struct trainer *t)
 {
@@ -208,9 +208,9 @@ merge_meta(struct trainer *t, const struct rv_tin_item *it)
 }
 
 /*
- * The stream's mean or std: the number of values, 0 if absent.  Their
- * form was checked when the record was read (rv_meta_check()); their
- * count needs the channels (meta_count()).
+ * The stream's mean or std: the number of values, 0 if absent, checked
+ * here, where they are used (not under --mean/--std); their count needs
+ * the channels (meta_count()).
  */
 static int
 meta_list(const struct trainer *t, const char *key, const char *at,
@@ -218,7 +218,7 @@ meta_list(const struct trainer *t, const char *key, const char *at,
 {
 	int std = strcmp(key, "std") == 0, n = 0;
 
-	/* the ranges of rv_meta_check() */
+	/* the ranges rv-stream(5) gives, as rv_meta_check() checks */
 	if (rv_meta_floats(&t->meta, key, 0, std, std ? 1000 : 1, v, 4,
 	    &n) < 0)
 		return rv_preferr("%s", at);
@@ -257,7 +257,8 @@ stream_params(struct trainer *t, uint32_t c, int *classes)
 
 	memcpy(mv, conf->mean, sizeof(mv));
 	memcpy(sv, conf->std, sizeof(sv));
-	if (nm == 0 && ns == 0) {
+	if (nm == 0 && ns == 0 && rv_meta_get(&t->meta, "mean") != NULL &&
+	    rv_meta_get(&t->meta, "std") != NULL) {
 		/* the stream's own statistics, both or neither */
 		if ((nm = meta_list(t, "mean", t->mean_at, mv)) < 0 ||
 		    (ns = meta_list(t, "std", t->std_at, sv)) < 0)

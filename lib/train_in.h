@@ -30,7 +30,7 @@ struct rv_tin_item {
 	int32_t *labels;
 	float *weights;
 	uint8_t *pixels;	/* n x h x w x c */
-	/* META: its pairs, checked by rv_meta_check() */
+	/* META: its pairs, classes and samples checked */
 	struct rv_meta meta;
 	/* ERROR: the message; META: where the record lies, "'file': record
 	 * N at byte B", for messages about its values */

@@ -98,6 +98,11 @@ train() {
 		want="record 0 at byte 0: metadata '$key=$val': $why"
 		run -1 --separate-stderr train "$T/m.rvs"
 		[ "$stderr" = "rv-train-gpu: '$T/m.rvs': $want" ]
+		# the trainer judges them only where it uses them: --mean and
+		# --std replace them (pixel-scale ImageNet values, say)
+		if [ "$kv" = mean=1.5 ] || [ "$kv" = std=0 ]; then
+			run -0 train --mean 0.3 --std 0.3 "$T/m.rvs"
+		fi
 		run -1 pyread "$T/m.rvs" float
 		[ "$output" = "RvStreamError: $T/m.rvs: $want" ]
 	done <<-'EOF'
@@ -165,6 +170,14 @@ train() {
 	4294967296|out of range [0, 4294967295]
 	99999999999999999999999|out of range [0, 4294967295]
 	EOF
+	# 5000 digits: past Python's int() limit, one message all the same
+	val=$(printf '9%.0s' {1..5000})
+	edit "$D/s.rvs" "$T/k.rvs" "meta:0:classes=$val"
+	want="record 0 at byte 0: metadata 'classes=${val:0:64}...': out of range [0, 4294967295]"
+	run -1 --separate-stderr train "$T/k.rvs"
+	[ "$stderr" = "rv-train-gpu: '$T/k.rvs': $want" ]
+	run -1 pyread "$T/k.rvs"
+	[ "$output" = "RvStreamError: $T/k.rvs: $want" ]
 	edit "$D/s.rvs" "$T/k.rvs" meta:0:classes=010
 	run -0 --separate-stderr train "$T/k.rvs"
 	edit "$D/s.rvs" "$T/k.rvs" meta:0:samples=12x

@@ -359,7 +359,8 @@ def _meta_bad(m):
         if integer:
             if not v or not set(v) <= _INT_CHARS:
                 return f"{what}: not a decimal integer"
-            if not lo <= int(v) <= hi:
+            d = v.lstrip("0") or "0"  # as long as C's, without int()'s
+            if len(d) > 20 or not lo <= int(d) <= hi:  # digit limit
                 return f"{what}: out of range [{lo}, {hi}]"
             continue
         toks = v.split(",")
