@@ -9,16 +9,20 @@
 
 load helpers
 
+# Debian's python3, the one with PIL and numpy (make deps), whatever
+# python3 comes first on PATH.
+PY=/usr/bin/python3
+
 setup_file() {
 	local d="$BATS_FILE_TMPDIR"
-	python3 -c 'import PIL, numpy' || {
-		echo "no PIL or numpy for python3: run make deps" >&2
+	"$PY" -c 'import PIL, numpy' || {
+		echo "no PIL or numpy for $PY: run make deps" >&2
 		return 1
 	}
 	mkdir -p "$d/jpeg/a" "$d/cut/a" "$d/grey/a" "$d/bomb"
 	convert wizard: -resize 50% -quality 90 "$d/base.jpg"
 	# The five Pillow cases, each made from base.jpg by byte surgery.
-	python3 - "$d/base.jpg" "$d" <<'EOF'
+	"$PY" - "$d/base.jpg" "$d" <<'EOF'
 import os
 import struct
 import sys
@@ -80,7 +84,7 @@ setup() {
 # Pillow's decoding of FILE... converted to MODE; prints "NAME DIFF" with
 # the largest absolute difference, then "max DIFF".
 cmp_pil() {
-	python3 -W ignore - "$REPO/tests" "$@" <<'EOF'
+	"$PY" -W ignore - "$REPO/tests" "$@" <<'EOF'
 import subprocess
 import sys
 
@@ -113,7 +117,7 @@ EOF
 @test "hostile-images: JPEG header damage that Pillow reads through is decoded, pixels equal to Pillow's" {
 	# Pillow decodes each (a check that the surgery made what it meant)
 	for f in "$D"/jpeg/a/*.jpg; do
-		python3 -W ignore -c 'import sys; from PIL import Image
+		"$PY" -W ignore -c 'import sys; from PIL import Image
 Image.open(sys.argv[1]).load()' "$f"
 	done
 	run -0 --separate-stderr rv-decode -v "$D/jpeg" -o "$T/j.rvs"
@@ -137,7 +141,7 @@ Image.open(sys.argv[1]).load()' "$f"
 
 @test "hostile-images: a JPEG cut in its scan is still skipped, junk in its header or not, as Pillow refuses it" {
 	for f in "$D"/cut/a/*.jpg; do
-		run -1 python3 -W ignore -c 'import sys; from PIL import Image
+		run -1 "$PY" -W ignore -c 'import sys; from PIL import Image
 Image.open(sys.argv[1]).load()' "$f"
 		[[ "$output" == *"image file is truncated"* ]]
 	done
@@ -193,7 +197,7 @@ bomb_rss() {
 	if ldd "$(command -v rv-decode)" | grep -q 'libasan'; then
 		asan=1
 	fi
-	python3 - "$D/bomb" "$s" <<'EOF'
+	"$PY" - "$D/bomb" "$s" <<'EOF'
 import io
 import os
 import struct
@@ -284,7 +288,7 @@ EOF
 
 @test "hostile-images: an animated WebP's first frame is Pillow's, offset and all" {
 	mkdir -p "$T/w/a"
-	python3 - "$T/w/a" <<'EOF'
+	"$PY" - "$T/w/a" <<'EOF'
 import io
 import struct
 import sys
