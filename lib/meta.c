@@ -320,16 +320,32 @@ rv_meta_floats(const struct rv_meta *m, const char *key, double lo,
 }
 
 int
-rv_meta_check(const struct rv_meta *m)
+rv_meta_counts(const struct rv_meta *m)
 {
 	uint64_t u;
+
+	if (rv_meta_u64(m, "classes", 0, UINT32_MAX, &u) < 0 ||
+	    rv_meta_u64(m, "samples", 0, UINT64_MAX, &u) < 0)
+		return -1;
+	return 0;
+}
+
+int
+rv_meta_stats(const struct rv_meta *m, const char *key, float v[4], int *n)
+{
+	int std = strcmp(key, "std") == 0;
+
+	return rv_meta_floats(m, key, 0, std, std ? 1000 : 1, v, 4, n);
+}
+
+int
+rv_meta_check(const struct rv_meta *m)
+{
 	float v[4];
 	int n;
 
-	if (rv_meta_u64(m, "classes", 0, UINT32_MAX, &u) < 0 ||
-	    rv_meta_u64(m, "samples", 0, UINT64_MAX, &u) < 0 ||
-	    rv_meta_floats(m, "mean", 0, 0, 1, v, 4, &n) < 0 ||
-	    rv_meta_floats(m, "std", 0, 1, 1000, v, 4, &n) < 0)
+	if (rv_meta_counts(m) < 0 || rv_meta_stats(m, "mean", v, &n) < 0 ||
+	    rv_meta_stats(m, "std", v, &n) < 0)
 		return -1;
 	return 0;
 }

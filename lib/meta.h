@@ -52,6 +52,11 @@ int rv_meta_floats(const struct rv_meta *m, const char *key, double lo,
  * --mean and --std.  0, or -1 with the message above.
  */
 int rv_meta_check(const struct rv_meta *m);
+/* Its parts: classes and samples; and mean or std (key), as
+ * rv_meta_floats() with their ranges, at most 4 values into v. */
+int rv_meta_counts(const struct rv_meta *m);
+int rv_meta_stats(const struct rv_meta *m, const char *key, float v[4],
+    int *n);
 /* Set producer=prog version and argv=joined arguments (shell-quoted). */
 void rv_meta_producer(struct rv_meta *m, int argc, char *const argv[]);
 

@@ -106,26 +106,29 @@ rv_stream_level_fd(int level, int fd)
 	return RV_LEVEL_FILE;
 }
 
-uint64_t
-rv_stream_max_payload(void)
+/* A size limit from the environment variable name (bytes, K/M/G/T), at
+ * most MAX_PAYLOAD_CAP; dflt when unset, empty, invalid or 0. */
+static uint64_t
+env_limit(const char *name, uint64_t dflt)
 {
-	const char *s = getenv("RV_MAX_RECORD");
+	const char *s = getenv(name);
 	uint64_t v;
 
 	if (s && *s && rv_parse_size(s, &v) == 0 && v > 0)
 		return v < MAX_PAYLOAD_CAP ? v : MAX_PAYLOAD_CAP;
-	return RV_MAX_PAYLOAD;
+	return dflt;
+}
+
+uint64_t
+rv_stream_max_payload(void)
+{
+	return env_limit("RV_MAX_RECORD", RV_MAX_PAYLOAD);
 }
 
 uint64_t
 rv_stream_max_sample(void)
 {
-	const char *s = getenv("RV_MAX_SAMPLE");
-	uint64_t v;
-
-	if (s && *s && rv_parse_size(s, &v) == 0 && v > 0)
-		return v < MAX_PAYLOAD_CAP ? v : MAX_PAYLOAD_CAP;
-	return RV_MAX_SAMPLE;
+	return env_limit("RV_MAX_SAMPLE", RV_MAX_SAMPLE);
 }
 
 /* ---------------------------------------------------------------- reader */

@@ -100,10 +100,11 @@ struct rv_reader *rv_reader_mem(const void *buf, size_t len,
 int rv_reader_next(struct rv_reader *r, struct rv_rec *rec);
 /*
  * Move the payload of rec, the record the last rv_reader_next() returned,
- * into *dst without copying it when it is large: the reader's buffer and
- * *dst trade places, so the reader reuses dst's old memory.  On return
+ * into *dst without copying it: the reader's buffer and *dst trade
+ * places, so the reader reuses dst's old memory.  On return
  * dst->data[0..dst->len) is the payload (moved to the buffer's start) and
- * rec->payload points at it.  A small payload is copied instead.  dst is
+ * rec->payload points at it.  A payload that is not in the reader's buffer
+ * (today only an empty one) is copied instead.  dst is
  * owned by the caller; release it with rv_buf_release().
  */
 void rv_reader_take(struct rv_reader *r, struct rv_rec *rec,

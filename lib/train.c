@@ -216,11 +216,9 @@ static int
 meta_list(const struct trainer *t, const char *key, const char *at,
     float *v)
 {
-	int std = strcmp(key, "std") == 0, n = 0;
+	int n = 0;
 
-	/* the ranges rv-stream(5) gives, as rv_meta_check() checks */
-	if (rv_meta_floats(&t->meta, key, 0, std, std ? 1000 : 1, v, 4,
-	    &n) < 0)
+	if (rv_meta_stats(&t->meta, key, v, &n) < 0)
 		return rv_preferr("%s", at);
 	return n;
 }
@@ -263,8 +261,6 @@ stream_params(struct trainer *t, uint32_t c, int *classes)
 		if ((nm = meta_list(t, "mean", t->mean_at, mv)) < 0 ||
 		    (ns = meta_list(t, "std", t->std_at, sv)) < 0)
 			return -1;
-		if (nm == 0 || ns == 0)
-			nm = ns = 0;
 		if (meta_count(t, "mean", t->mean_at, nm, c) < 0 ||
 		    meta_count(t, "std", t->std_at, ns, c) < 0)
 			return -1;

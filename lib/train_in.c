@@ -142,7 +142,6 @@ static int
 put_meta(struct rv_tin *t, const struct rv_rec *rec)
 {
 	struct rv_tin_item *it;
-	uint64_t n;
 
 	if ((it = acquire(t)) == NULL)
 		return rv_seterr("stopped");
@@ -151,9 +150,7 @@ put_meta(struct rv_tin *t, const struct rv_rec *rec)
 	/* classes and samples are always acted on: checked here; mean and
 	 * std only where they are used, without --mean/--std (train.c). */
 	if (rv_meta_parse(&it->meta, rec->payload,
-	    (size_t)rec->payload_len) < 0 ||
-	    rv_meta_u64(&it->meta, "classes", 0, UINT32_MAX, &n) < 0 ||
-	    rv_meta_u64(&it->meta, "samples", 0, UINT64_MAX, &n) < 0)
+	    (size_t)rec->payload_len) < 0 || rv_meta_counts(&it->meta) < 0)
 		return -1;	/* slot not published: reused as is */
 	it->kind = RV_TIN_META;
 	snprintf(it->msg, sizeof(it->msg), "'%s': record %llu at byte %llu",
