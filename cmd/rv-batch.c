@@ -52,6 +52,7 @@ struct batch_opts {
 struct sink {
 	struct rv_writer *w;
 	int failed;
+	int warned;	/* about batches that cut rv-score's windows */
 };
 
 static void
@@ -141,6 +142,39 @@ record_error(const struct rv_reader *r)
 }
 
 /*
+ * A refurbished stream shrunk under rv-score --budget holds, in every
+ * window of k kept samples, its share of the misses (rv-score(1),
+ * strata): batches of a multiple of k, without a shuffle buffer, keep it;
+ * others mix windows and the share varies from batch to batch.  Said
+ * once; the batches are made as asked.
+ */
+static void
+check_windows(struct sink *k, const struct rv_meta *m,
+    const struct rv_batch_conf *conf)
+{
+	uint64_t keep, reuse;
+
+	if (k->warned ||
+	    rv_meta_u64(m, "score.window_keep", 1, UINT64_MAX, &keep) != 1 ||
+	    rv_meta_u64(m, "refurbish.reuse", 2, UINT64_MAX, &reuse) != 1)
+		return;
+	if (conf->size % keep == 0 && conf->shuffle == 0)
+		return;
+	k->warned = 1;
+	if (conf->shuffle != 0)
+		rv_warn("warning: --shuffle-buffer mixes rv-score's windows "
+		    "of %llu kept samples: batches no longer hold even "
+		    "shares of rv-refurbish's misses",
+		    (unsigned long long)keep);
+	else
+		rv_warn("warning: batches of %u cut across rv-score's windows "
+		    "of %llu kept samples (score.window_keep): they no longer "
+		    "hold even shares of rv-refurbish's misses; -b %llu keeps "
+		    "them even", conf->size, (unsigned long long)keep,
+		    (unsigned long long)keep);
+}
+
+/*
  * Metadata goes on with the batch size and whether short batches are
  * dropped, so that a reader knows how many batches an epoch of `samples`
  * makes (rvstream's len()).
@@ -159,6 +193,7 @@ put_meta(struct sink *k, const struct rv_rec *rec,
 		rv_meta_release(&m);
 		return rv_writer_put(k->w, rec, rec->payload);
 	}
+	check_windows(k, &m, conf);
 	snprintf(buf, sizeof(buf), "%u", conf->size);
 	if (rv_meta_set(&m, "batch.size", buf) < 0 ||
 	    rv_meta_set(&m, "batch.drop-last", conf->drop_last ? "1" : "0") <
@@ -244,7 +279,7 @@ main(int argc, char *argv[])
 {
 	struct batch_opts o;
 	struct rv_out out;
-	struct sink sink = { NULL, 0 };
+	struct sink sink = { NULL, 0, 0 };
 	struct rv_batcher *b = NULL;
 	struct rv_progress prog;
 	int status = 1;

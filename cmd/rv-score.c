@@ -103,6 +103,9 @@ struct held {
 
 struct score {
 	const struct score_opts *o;
+	/* o->conf, with --budget's window from the input's refurbish.batch
+	 * when --window is not given; fixed at the first sample */
+	struct rv_shrink_conf conf;
 	struct rv_writer *w;
 	struct rv_shrink *s;	/* made at the first sample */
 	struct rv_fb_reader *fb;
@@ -280,6 +283,27 @@ poll_feedback(struct score *sc)
 }
 
 /*
+ * --budget without --window: windows of rv-refurbish's groups, so that
+ * each window holds an even share of its misses (rv-score(1), strata).
+ */
+static int
+window_from(struct score *sc, const struct rv_meta *m)
+{
+	uint64_t b;
+	int rc;
+
+	rc = rv_meta_u64(m, "refurbish.batch", 1, UINT64_MAX, &b);
+	if (rc <= 0)
+		return rc;
+	if (b > RV_SHRINK_MAX_WINDOW)
+		return rv_seterr("refurbish.batch %llu: over the largest "
+		    "--budget window, %d: give --window",
+		    (unsigned long long)b, RV_SHRINK_MAX_WINDOW);
+	sc->conf.window = (uint32_t)b;
+	return 0;
+}
+
+/*
  * Our metadata: rec's pairs (NULL: none) with what rv-score does added.
  * Returns 0, -1 for bad metadata or 1 for a failure of the output.
  */
@@ -295,8 +319,11 @@ put_meta(struct score *sc, const struct rv_rec *rec)
 		goto out;
 	if (rv_score_classes(&m, &sc->classes) < 0)
 		goto out;
+	if (sc->conf.budget > 0 && !sc->o->window_set && sc->s == NULL &&
+	    window_from(sc, &m) < 0)
+		goto out;
 	rv_meta_producer(&m, sc->o->argc, sc->o->argv);
-	if (rv_score_meta_conf(&m, &sc->o->conf) < 0)
+	if (rv_score_meta_conf(&m, &sc->conf) < 0)
 		goto out;
 	rc = rv_meta_put(sc->w, &m) < 0 ? 1 : 0;
 	sc->meta_out = 1;
@@ -313,7 +340,7 @@ put_kept(struct score *sc, const struct rv_rec *rec, const struct rv_keep *k)
 
 	out.flags |= RV_F_SCORED;
 	out.score = k->score;
-	if (sc->o->conf.reweight) {
+	if (sc->conf.reweight) {
 		out.flags |= RV_F_REWEIGHTED;
 		out.weight *= k->weight;
 	}
@@ -346,8 +373,10 @@ hold(struct score *sc, const struct rv_rec *rec)
 	if (sc->nwin > 0 && rec->epoch != sc->win[0].rec.epoch &&
 	    flush_window(sc) != 0)
 		return 1;
+	/* misses and cache hits are kept in proportion (strata) */
 	if (rv_shrink_offer(sc->s, rec->id, rec->epoch, rec->label,
-	    rec->payload, rec->height, rec->width, rec->channels) < 0)
+	    (rec->flags & RV_F_CACHED) != 0, rec->payload, rec->height,
+	    rec->width, rec->channels) < 0)
 		return -1;
 	h = &sc->win[sc->nwin++];
 	/* grown to the largest sample seen, then reused */
@@ -359,7 +388,7 @@ hold(struct score *sc, const struct rv_rec *rec)
 		memcpy(h->buf, rec->payload, (size_t)rec->payload_len);
 	h->rec = *rec;
 	h->rec.payload = h->buf;
-	if (sc->nwin == sc->o->conf.window)
+	if (sc->nwin == sc->conf.window)
 		return flush_window(sc);
 	return 0;
 }
@@ -367,7 +396,7 @@ hold(struct score *sc, const struct rv_rec *rec)
 static int
 sample(struct score *sc, const struct rv_rec *rec)
 {
-	const struct rv_shrink_conf *cf = &sc->o->conf;
+	const struct rv_shrink_conf *cf = &sc->conf;
 	struct rv_keep k;
 	uint32_t ch = 1;
 
@@ -381,6 +410,10 @@ sample(struct score *sc, const struct rv_rec *rec)
 			ch = rec->channels;
 		if ((sc->s = rv_shrink_new(cf, ch, sc->classes)) == NULL)
 			return -1;
+		if (cf->budget > 0) {
+			sc->win = xcalloc(cf->window, sizeof(*sc->win));
+			sc->keeps = xcalloc(cf->window, sizeof(*sc->keeps));
+		}
 	}
 	poll_feedback(sc);
 	if (cf->budget > 0)
@@ -415,7 +448,7 @@ epoch_end(struct score *sc, const struct rv_rec *rec)
 		return 1;
 	if (sc->o->c.verbose) {
 		rv_score_epoch_line(line, sizeof(line), rec->epoch, &st,
-		    sc->o->conf.policy);
+		    sc->conf.policy);
 		rv_warn("%s", line);
 	}
 	if (sc->s != NULL)
@@ -516,11 +549,8 @@ main(int argc, char *argv[])
 	}
 	sc = xcalloc(1, sizeof(*sc));
 	sc->o = &o;
+	sc->conf = o.conf;
 	sc->fb = fb;
-	if (o.conf.budget > 0) {
-		sc->win = xcalloc(o.conf.window, sizeof(*sc->win));
-		sc->keeps = xcalloc(o.conf.window, sizeof(*sc->keeps));
-	}
 	rv_progress_init(&prog, o.c.quiet, "samples");
 	sc->w = rv_writer_new(out.fd, rv_out_name(&out),
 	    rv_stream_level(o.c.level));
@@ -548,7 +578,7 @@ out:
 	}
 	rv_shrink_free(sc->s);
 	rv_fb_reader_close(sc->fb);
-	for (i = 0; sc->win != NULL && i < o.conf.window; i++)
+	for (i = 0; sc->win != NULL && i < sc->conf.window; i++)
 		free(sc->win[i].buf);
 	free(sc->win);
 	free(sc->keeps);

@@ -98,6 +98,10 @@ rv_score_meta_conf(struct rv_meta *m, const struct rv_shrink_conf *c)
 	if (c->budget > 0) {
 		rc |= set_f64(m, "score.budget", c->budget);
 		rc |= set_u64(m, "score.window", c->window);
+		/* what a window of W keeps: rv-batch -b a multiple of it
+		 * keeps its batches even (rv-score(1), strata) */
+		rc |= set_u64(m, "score.window_keep",
+		    rv_shrink_budget_k(c->budget, c->window));
 	}
 	rc |= set_u64(m, "score.reweight", (uint64_t)c->reweight);
 	rc |= set_u64(m, "score.seed", c->seed);

@@ -69,7 +69,12 @@ struct rv_shrink {
 	int win_warm;
 	uint64_t *win_id;
 	int32_t *win_label;
+	unsigned char *win_stratum;	/* 0 or 1 (rv_shrink_offer) */
 	double *win_p, *win_pi;
+	/* a stratum's part of the window, gathered to be decided */
+	uint32_t *st_idx;
+	double *st_p, *st_pi;
+	unsigned char *st_keep;
 	float *win_score;
 	float *win_phi;		/* assistant: nfeat per sample */
 	unsigned char *win_keep;
@@ -357,6 +362,12 @@ rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
 		s->win_pi = xcalloc(c->window, sizeof(*s->win_pi));
 		s->win_score = xcalloc(c->window, sizeof(*s->win_score));
 		s->win_keep = xcalloc(c->window, sizeof(*s->win_keep));
+		s->win_stratum = xcalloc(c->window,
+		    sizeof(*s->win_stratum));
+		s->st_idx = xcalloc(c->window, sizeof(*s->st_idx));
+		s->st_p = xcalloc(c->window, sizeof(*s->st_p));
+		s->st_pi = xcalloc(c->window, sizeof(*s->st_pi));
+		s->st_keep = xcalloc(c->window, sizeof(*s->st_keep));
 		if (a != NULL)
 			s->win_phi = xcalloc((size_t)c->window * s->nfeat,
 			    sizeof(*s->win_phi));
@@ -384,6 +395,11 @@ rv_shrink_free(struct rv_shrink *s)
 	free(s->win_pi);
 	free(s->win_score);
 	free(s->win_keep);
+	free(s->win_stratum);
+	free(s->st_idx);
+	free(s->st_p);
+	free(s->st_pi);
+	free(s->st_keep);
 	free(s->win_phi);
 	free(s);
 }
@@ -555,7 +571,8 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 
 int
 rv_shrink_offer(struct rv_shrink *s, uint64_t id, uint32_t epoch,
-    int32_t label, const uint8_t *px, uint32_t h, uint32_t w, uint32_t c)
+    int32_t label, unsigned stratum, const uint8_t *px, uint32_t h,
+    uint32_t w, uint32_t c)
 {
 	size_t n = s->win_n;
 
@@ -567,6 +584,9 @@ rv_shrink_offer(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 	if (n > 0 && epoch != s->win_epoch)
 		return rv_seterr("shrink: sample of epoch %u offered to a "
 		    "window of epoch %u", epoch, s->win_epoch);
+	if (stratum >= RV_SHRINK_STRATA)
+		return rv_seterr("shrink: stratum %u: want 0 to %d", stratum,
+		    RV_SHRINK_STRATA - 1);
 	if (check_shape(s, h, w, c) < 0)
 		return -1;
 	note_epoch(s, epoch);
@@ -580,6 +600,7 @@ rv_shrink_offer(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 	s->win_p[n] = keep_prob(s, id, label, px, h, w, c, &s->win_score[n]);
 	s->win_id[n] = id;
 	s->win_label[n] = label;
+	s->win_stratum[n] = (unsigned char)stratum;
 	if (s->win_phi != NULL)
 		memcpy(s->win_phi + n * s->nfeat, s->phi,
 		    s->nfeat * sizeof(float));
@@ -593,11 +614,57 @@ rv_shrink_pending(const struct rv_shrink *s)
 	return s->win_n;
 }
 
+/*
+ * Decide stratum t of the window: keep exactly k of its samples, by
+ * systematic sampling with probability proportional to their p, with
+ * draw u; pi and keep go to the window's slots.
+ */
+static void
+decide_stratum(struct rv_shrink *s, unsigned char t, size_t k, double u)
+{
+	size_t i, m = 0;
+
+	for (i = 0; i < s->win_n; i++)
+		if (s->win_stratum[i] == t) {
+			s->st_idx[m] = (uint32_t)i;
+			s->st_p[m++] = s->win_p[i];
+		}
+	if (m == 0)
+		return;
+	rv_shrink_budget_pi(s->st_p, m, k, s->st_pi);
+	rv_shrink_budget_draw(s->st_pi, m, k, u, s->st_keep);
+	for (i = 0; i < m; i++) {
+		s->win_pi[s->st_idx[i]] = s->st_pi[i];
+		s->win_keep[s->st_idx[i]] = s->st_keep[i];
+	}
+}
+
+void
+rv_shrink_budget_strata(const size_t *n, size_t k, size_t *ks)
+{
+	size_t total = n[0] + n[1];
+
+	if (total == 0) {
+		ks[0] = ks[1] = 0;
+		return;
+	}
+	if (k > total)
+		k = total;
+	/*
+	 * k n_0 / total rounded half up, in integers; stratum 1 the rest.
+	 * Both fit: k n_0 / total <= n_0 rounds to at most n_0, and
+	 * k - ks_0 <= k n_1 / total + 1/2, under n_1 + 1/2 when k < total.
+	 */
+	ks[0] = (2 * k * n[0] + total) / (2 * total);
+	ks[1] = k - ks[0];
+}
+
 size_t
 rv_shrink_decide_window(struct rv_shrink *s, struct rv_keep *out)
 {
 	const struct rv_shrink_conf *cf = &s->conf;
-	size_t i, k, n = s->win_n;
+	size_t i, k, n = s->win_n, nst[RV_SHRINK_STRATA], kst[RV_SHRINK_STRATA];
+	unsigned t;
 	struct rv_rng r;
 	double u;
 
@@ -614,11 +681,19 @@ rv_shrink_decide_window(struct rv_shrink *s, struct rv_keep *out)
 			for (i = 0; i < n; i++)
 				s->win_p[i] = 1;
 		k = rv_shrink_budget_k(cf->budget, n);
-		rv_shrink_budget_pi(s->win_p, n, k, s->win_pi);
 		rv_rng_init(&r, cf->seed, RV_STAGE_SCORE, OP_WINDOW,
 		    s->win_epoch, s->win_id[0]);
-		u = rv_rng_uniform(&r);
-		rv_shrink_budget_draw(s->win_pi, n, k, u, s->win_keep);
+		for (t = 0; t < RV_SHRINK_STRATA; t++)
+			nst[t] = 0;
+		for (i = 0; i < n; i++)
+			nst[s->win_stratum[i]]++;
+		rv_shrink_budget_strata(nst, k, kst);
+		/* one draw per stratum, in stratum order: a window of one
+		 * stratum 0 decides as it did before strata */
+		for (t = 0; t < RV_SHRINK_STRATA; t++) {
+			u = rv_rng_uniform(&r);
+			decide_stratum(s, (unsigned char)t, kst[t], u);
+		}
 	}
 	for (i = 0; i < n; i++) {
 		out[i].keep = s->win_keep[i];

@@ -38,7 +38,17 @@
  * uniformly while the assistant has learned fewer than min_feedback
  * lines.  So the count kept of an epoch depends only on its length, F
  * and W, never on feedback or timing.  The window adds about
- * W * (4 * nfeat + 33) bytes.
+ * W * (4 * nfeat + 55) bytes.
+ *
+ * Strata: every sample is offered in stratum 0 or 1 (rv-score: 1 for a
+ * partial served from rv-refurbish's cache, RV_F_CACHED, 0 otherwise),
+ * and each stratum keeps its proportional share of k
+ * (rv_shrink_budget_strata), chosen as above inside the stratum with a
+ * draw of its own (stratum 0 takes the generator's first u, stratum 1
+ * its second).  So windows that hold the same share of cache hits keep
+ * the same number of them, +-1: shrinking keeps rv-refurbish's even
+ * misses per batch.  A window of stratum 0 alone decides as without
+ * strata.
  */
 #ifndef RV_SHRINK_H
 #define RV_SHRINK_H
@@ -53,6 +63,7 @@
 
 #define RV_SHRINK_WINDOW	256	/* budget mode: default window */
 #define RV_SHRINK_MAX_WINDOW	65536	/* and the largest allowed */
+#define RV_SHRINK_STRATA	2	/* budget mode: strata of a window */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -129,10 +140,12 @@ int rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
  * rv_shrink_decide_window() when it holds `window` samples, before a
  * sample of another epoch, and at the epoch's end; offering to a full
  * window, or a sample of another epoch, is an error.  Returns 0, or -1
- * with rv_errmsg() (those, budget mode off, or a bad shape as above).
+ * with rv_errmsg() (those, a stratum not below RV_SHRINK_STRATA, budget
+ * mode off, or a bad shape as above).
  */
 int rv_shrink_offer(struct rv_shrink *s, uint64_t id, uint32_t epoch,
-    int32_t label, const uint8_t *px, uint32_t h, uint32_t w, uint32_t c);
+    int32_t label, unsigned stratum, const uint8_t *px, uint32_t h,
+    uint32_t w, uint32_t c);
 /* Samples offered and not yet decided. */
 size_t rv_shrink_pending(const struct rv_shrink *s);
 /*
@@ -167,6 +180,12 @@ size_t rv_shrink_budget_k(double f, size_t w);
 void rv_shrink_budget_pi(const double *p, size_t w, size_t k, double *pi);
 size_t rv_shrink_budget_draw(const double *pi, size_t w, size_t k, double u,
     unsigned char *keep);
+/*
+ * The shares of k (at most n_0 + n_1; more counts as that) that strata
+ * of n[0] and n[1] samples keep: ks[0] = k n_0 / (n_0 + n_1) rounded half
+ * up, ks[1] = k - ks[0]; each at most its n.  All 0 for empty strata.
+ */
+void rv_shrink_budget_strata(const size_t *n, size_t k, size_t *ks);
 /* One feedback line from the trainer. */
 void rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l);
 /* An epoch ended: the per-epoch counters start again after this call. */

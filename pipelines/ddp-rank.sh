@@ -74,8 +74,18 @@ shard=(--shard auto)
 # count per rank, and ddp-train.py stops at the first step where one
 # rank has run out of batches, naming the ranks' step counts
 # (SCORE_OPTS='--policy uniform' shows it).
-score=(--budget "${BUDGET:-0.5}")
-[ -z "${SCORE_OPTS:-}" ] || read -ra score <<< "$SCORE_OPTS"
+# rv-refurbish deals its misses evenly over groups of --batch; under a
+# budget those groups are rv-score's windows, so they are the batch over
+# F: each window then keeps one batch, misses and cache hits in
+# proportion, and every batch holds the same misses +-1 (rv-score(1),
+# "Strata").
+budget="${BUDGET:-0.5}"
+score=(--budget "$budget")
+group=$(awk -v b="$batch" -v f="$budget" 'BEGIN { printf "%d", b / f + 0.5 }')
+if [ -n "${SCORE_OPTS:-}" ]; then
+	read -ra score <<< "$SCORE_OPTS"
+	group=$batch
+fi
 
 extra=()
 [ -z "${IDS_OUT:-}" ] || extra+=(--ids-out "$IDS_OUT")
@@ -103,7 +113,7 @@ rank_pipeline() {
 	    "$data/train-labels-idx1-ubyte.gz" |
 	    rv-refurbish -q -j 1 --partial 'randaugment n=1 m=5' \
 		--final 'random_crop size=28 padding=2; flip' \
-		--reuse "$reuse" --epochs "$epochs" --batch "$batch" \
+		--reuse "$reuse" --epochs "$epochs" --batch "$group" \
 		--seed "$seed" |
 	    rv-score -q --feedback "$fifo" --seed "$seed" "${score[@]}" |
 	    rv-batch -q -b "$batch" |

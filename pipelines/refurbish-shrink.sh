@@ -5,15 +5,19 @@
 # rv-refurbish computes RandAugment (the partial) once per 3 epochs and a
 # fresh crop and flip (the final) at every use; rv-score's assistant,
 # learning online from the trainer's per-sample gradient norms (fed back
-# through a FIFO), drops samples it predicts uninformative; the trainer
+# through a FIFO), keeps half of every group of 256 that rv-refurbish
+# dealt (rv-score --budget 0.5), the half it predicts most informative,
+# misses and cache hits in proportion, so that every batch of 128 holds
+# the same number of fresh partials, give or take one; the trainer
 # evaluates on the test set after every epoch, optionally stopping at a
 # target accuracy, and the learning curves are drawn.  A short summary
 # closes the run: test accuracy, wall time, the share of it the trainer
 # waited for input, the samples rv-score dropped and the partials
 # rv-refurbish reused.
 #   mkfifo fb
-#   rv-refurbish --partial P --final F --reuse 3 train.rvs |
-#       rv-score --feedback fb | rv-batch | rv-train-gpu --feedback fb
+#   rv-refurbish --partial P --final F --reuse 3 --batch 256 train.rvs |
+#       rv-score --feedback fb --budget 0.5 | rv-batch -b 128 |
+#       rv-train-gpu --feedback fb
 # Run it from `make demo`, or after `make`:
 #   [OUT=dir] [EPOCHS=5] [TARGET=acc] [EVAL_EVERY=N] [LIMIT=N] \
 #       [EVAL_LIMIT=N] \
@@ -61,11 +65,11 @@ fifo="$out/feedback.fifo"
 rm -f "$fifo"
 mkfifo "$fifo"
 trap 'rm -f "$fifo"' EXIT
-echo "== training cnn-small for $epochs epochs on a refurbished, shrunk stream: partial '$partial' once per 3 epochs, final '$final' every epoch, rv-score's assistant keeping samples with probability 0.3 + 0.7 p" >&2
+echo "== training cnn-small for $epochs epochs on a refurbished, shrunk stream: partial '$partial' once per 3 epochs, final '$final' every epoch, rv-score's assistant keeping the half of every 256 it predicts most informative (the first epoch whole)" >&2
 {
 	upstream rv-refurbish -v -j 1 --partial "$partial" --final "$final" \
-	    --reuse 3 --epochs "$epochs" --batch 128 "$out/fmnist-train.rvs" |
-	    upstream rv-score -v --feedback "$fifo" |
+	    --reuse 3 --epochs "$epochs" --batch 256 "$out/fmnist-train.rvs" |
+	    upstream rv-score -v --feedback "$fifo" --budget 0.5 |
 	    upstream rv-batch -q -b 128 |
 	    rv-train-gpu -v -m cnn-small --schedule cosine --epochs "$epochs" \
 		--eval "$out/fmnist-test.rvs" "${target[@]}" "${evalopt[@]}" \

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A PyTorch trainer fed by an rv pipeline: rv-refurbish computes
 # RandAugment (the partial) once per 3 epochs and a fresh crop and flip
-# (the final) at every use, rv-score's assistant drops samples it predicts
-# uninformative, rv-batch collates, and pipelines/torch-train.py trains
+# (the final) at every use, rv-score's assistant keeps the half of every
+# group of 256 it predicts most informative (--budget 0.5, misses and
+# cache hits in proportion: every batch of 128 holds the same number of
+# fresh partials, +-1), rv-batch collates, and pipelines/torch-train.py trains
 # cnn-small in PyTorch, writing each sample's loss and gradient norm back
 # to rv-score through a FIFO.  Fashion-MNIST, Debian's
 # dataset-fashion-mnist.
@@ -30,8 +32,8 @@ trap 'rm -f "$fifo"' EXIT
 echo "== training cnn-small in PyTorch ($py) for $epochs epochs on a refurbished, shrunk rv stream" >&2
 rv-refurbish -q -j 1 --partial 'randaugment n=1 m=5' \
     --final 'random_crop size=28 padding=2; flip' --reuse 3 \
-    --epochs "$epochs" --batch 128 "$out/fmnist-train.rvs" |
-    rv-score -v --feedback "$fifo" |
+    --epochs "$epochs" --batch 256 "$out/fmnist-train.rvs" |
+    rv-score -v --feedback "$fifo" --budget 0.5 |
     rv-batch -q -b 128 |
     "$py" "$here/pipelines/torch-train.py" --feedback "$fifo" \
 	--eval "$out/fmnist-test.rvs" --epochs "$epochs" \

@@ -84,7 +84,8 @@ no_leftovers() {
 	[ "$(json 's["samples_per_epoch"][0]')" = "[1000, 1000]" ]
 	if [ "$budget" = 1 ]; then
 		# rv-score --budget 0.5: exactly half of each window, on each
-		# rank (windows of 256: 128 + 128 + 128 + 116)
+		# rank (windows of rv-refurbish's groups, 64 / 0.5 = 128:
+		# 7 x 64 + 52)
 		[ "$(json 's["samples_per_epoch"][1:]')" = "[[500, 500], [500, 500]]" ]
 		[ "$(json 's["steps_per_epoch"][1:]')" = "[[8, 8], [8, 8]]" ]
 	fi

@@ -813,8 +813,8 @@ offer(struct rv_shrink *s, uint64_t id, uint32_t epoch)
 	uint8_t px[SZ * SZ];
 
 	image(id, px);
-	return rv_shrink_offer(s, id, epoch, (int32_t)(id % 10), px, SZ, SZ,
-	    1);
+	return rv_shrink_offer(s, id, epoch, (int32_t)(id % 10), 0, px, SZ,
+	    SZ, 1);
 }
 
 static void
@@ -1127,6 +1127,131 @@ budget_epochs(uint64_t seed, unsigned char *kept_out)
 }
 
 static void
+t_budget_strata(void)
+{
+	static const struct {
+		size_t n0, n1, k, k0, k1;
+	} tab[] = {
+		{ 3, 1, 2, 2, 0 }, { 1, 3, 2, 1, 1 }, { 0, 5, 3, 0, 3 },
+		{ 5, 0, 3, 3, 0 }, { 0, 0, 3, 0, 0 }, { 2, 2, 9, 2, 2 },
+		{ 86, 170, 128, 43, 85 }, { 85, 171, 128, 43, 85 },
+		{ 87, 169, 128, 44, 84 }, { 84, 172, 128, 42, 86 },
+		{ 1, 255, 128, 1, 127 }, { 255, 1, 128, 128, 0 },
+		{ 7, 5, 12, 7, 5 }, { 65536, 65536, 65536, 32768, 32768 },
+	};
+	size_t i, n[2], ks[2];
+
+	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		n[0] = tab[i].n0;
+		n[1] = tab[i].n1;
+		rv_shrink_budget_strata(n, tab[i].k, ks);
+		EXPECT_EQ(ks[0], tab[i].k0);
+		EXPECT_EQ(ks[1], tab[i].k1);
+	}
+	/* every split of every window up to 40: the shares add up to k
+	 * (or the window), fit their strata, and follow n_0 by +-1 */
+	for (n[0] = 0; n[0] <= 40; n[0]++)
+		for (n[1] = 0; n[0] + n[1] <= 40; n[1]++) {
+			size_t k, w = n[0] + n[1];
+
+			for (k = 0; k <= w + 1; k++) {
+				double want = w ? (double)(k < w ? k : w) *
+				    (double)n[0] / (double)w : 0;
+
+				rv_shrink_budget_strata(n, k, ks);
+				EXPECT(ks[0] <= n[0] && ks[1] <= n[1]);
+				EXPECT_EQ(ks[0] + ks[1], k < w ? k : w);
+				EXPECT(fabs((double)ks[0] - want) <= 0.5);
+			}
+		}
+}
+
+/*
+ * Strata: windows of 24 samples, 8 or 10 of them cache hits (stratum 1),
+ * at budget 0.5 keep exactly 12, of which 4 or 5 hits (their share), whatever the history policy's p; inside a
+ * stratum a sample is kept with frequency pi_i, and pi_i follows p.  A
+ * stratum of 2 is refused.
+ */
+static unsigned
+hit_of(size_t id, size_t run)
+{
+	return id % 3 == 2 || ((run & 1) && (id == 1 || id == 4));
+}
+
+static void
+t_budget_stratified(void)
+{
+	enum { W = 24, N = 4000 };
+	struct rv_shrink_conf c;
+	struct rv_shrink *s;
+	struct rv_keep k[W];
+	uint8_t px[SZ * SZ];
+	size_t i, t, kept, hits, nh, cnt[W] = { 0 };
+	double pi[W];
+	int bad = 0, bad_pi = 0;
+
+	rv_shrink_conf_init(&c);
+	c.policy = RV_POLICY_HISTORY;
+	c.floor = 0.05;
+	c.reweight = 1;
+	c.max_ids = 64;
+	c.budget = 0.5;
+	c.window = W;
+	for (t = 0; t < N; t++) {
+		c.seed = t;
+		s = rv_shrink_new(&c, 1, 10);
+		/* ids 0..23 with gradient norms 1..24: p rises with the id */
+		for (i = 0; i < W; i++)
+			feedback(s, i, 0, 1, (double)(i + 1));
+		image(0, px);
+		for (i = 0; i < W; i++)
+			EXPECT_EQ(rv_shrink_offer(s, i, 0, 0, 0, px, SZ, SZ,
+			    1), 0);
+		rv_shrink_decide_window(s, k);
+		/* hits: every third id, and ids 1 and 4 in odd runs */
+		nh = t & 1 ? 10 : 8;
+		for (i = 0; i < W; i++)
+			EXPECT_EQ(rv_shrink_offer(s, i, 1,
+			    (int32_t)(i % 10), hit_of(i, t), px, SZ, SZ, 1),
+			    0);
+		EXPECT_EQ(rv_shrink_decide_window(s, k), W);
+		kept = hits = 0;
+		for (i = 0; i < W; i++) {
+			int hit = hit_of(i, t);
+
+			kept += k[i].keep;
+			hits += k[i].keep && hit;
+			if (t == 0)
+				pi[i] = k[i].p_keep;
+			if (!(t & 1)) {
+				bad_pi += k[i].p_keep != pi[i];
+				cnt[i] += k[i].keep;
+			}
+		}
+		bad += kept != 12 || hits != (nh == 8 ? 4u : 5u);
+		rv_shrink_free(s);
+	}
+	EXPECT_EQ(bad, 0);
+	EXPECT_EQ(bad_pi, 0);
+	/* even runs: the hits share 4 over 8 of them, the misses 8 over 16,
+	 * in proportion to p (rising with the id) */
+	for (i = 0; i < W; i++) {
+		double f = (double)cnt[i] / (N / 2);
+
+		EXPECT(fabs(f - pi[i]) < 0.04);
+		if (i >= 3)
+			EXPECT(pi[i] >= pi[i - 3]);
+	}
+	EXPECT(fabs(pi[2] + pi[5] + pi[8] + pi[11] + pi[14] + pi[17] +
+	    pi[20] + pi[23] - 4) < 1e-9);
+	EXPECT(pi[23] > pi[2]);
+	s = rv_shrink_new(&c, 1, 10);
+	EXPECT_EQ(rv_shrink_offer(s, 0, 0, 0, 2, px, SZ, SZ, 1), -1);
+	EXPECT_STR(rv_errmsg(), "shrink: stratum 2: want 0 to 1");
+	rv_shrink_free(s);
+}
+
+static void
 t_budget_windows(void)
 {
 	unsigned char a[75], b[75];
@@ -1306,6 +1431,8 @@ main(void)
 	RUN(t_budget_exact);
 	RUN(t_budget_freq);
 	RUN(t_budget_seeds);
+	RUN(t_budget_strata);
+	RUN(t_budget_stratified);
 	RUN(t_budget_windows);
 	RUN(t_budget_assistant);
 	RUN(t_budget_errors);
