@@ -6,7 +6,8 @@
 # back to rv-score through a FIFO) that differ only in rv-score's policy:
 # uniform --keep 1 (every sample: the baseline), assistant (floor 0.3,
 # features image,history), assistant-image (the same on the pooled image
-# alone: AutoAssist as published), history (floor 0.3, beta 1:
+# alone), autoassist (--assistant autoassist, floor 0.3: the authors'
+# assistant as published, rv-score(1)), history (floor 0.3, beta 1:
 # Selective-Backprop) and uniform-0.45 (a random 45%, the assistant's
 # kept share after warm-up: the control that tells choosing the right
 # samples from merely fewer).  Each run stops at the first evaluation at
@@ -25,16 +26,21 @@
 # RV_BUILD (build dir, default build), SHRINK_EPOCHS (E, the most epochs
 # and the cosine schedule's length, default 10), SHRINK_TARGET (test
 # accuracy, a fraction, default 0.915), SHRINK_THREADS (the trainer's -j,
-# default nproc), SHRINK_SEED (default 0), SHRINK_LIMIT (train on the first
-# N training images only, for a quick check; default all 60000),
-# SHRINK_POLICIES (default "uniform assistant assistant-image history
-# uniform-0.45"; uniform-F keeps a fraction F), SHRINK_EVAL_EVERY (also
+# default nproc), SHRINK_SEEDS (the seeds, each a full set of runs;
+# default "$SHRINK_SEED", and SHRINK_SEED defaults to 0), SHRINK_LIMIT
+# (train on the first N training images only, for a quick check; default
+# all 60000), SHRINK_POLICIES (default "uniform assistant assistant-image
+# autoassist history uniform-0.45"; uniform-F keeps a fraction F),
+# SHRINK_EVAL_EVERY (also
 # evaluate every N steps; default 100, so that a run's grads at the
 # target are not rounded up to an epoch end; 0: epoch ends only),
 # SHRINK_REPORT (1: run nothing, print the table of the last run's logs
-# again).  Output in bench/out/shrink/: per policy P, P.log (the trainer's
-# --log), P.summary, P.score (rv-score -v), P.wall (pipeline seconds);
-# grads.png and wall.png (scripts/rv-plot --x grads, --x wall).
+# again).  Output in bench/out/shrink/seedS/ for each seed S: per policy
+# P, P.log (the trainer's --log), P.summary, P.score (rv-score -v), P.wall
+# (pipeline seconds); grads.png and wall.png (scripts/rv-plot --x grads,
+# --x wall).  With more than one seed, a last table gives per policy the
+# mean, standard deviation, minimum and maximum over the seeds of the
+# grads to the target, the final accuracy and the assistant's AUC.
 set -euo pipefail
 export LC_ALL=C
 
@@ -49,9 +55,9 @@ esac
 epochs=${SHRINK_EPOCHS:-10}
 target=${SHRINK_TARGET:-0.915}
 threads=${SHRINK_THREADS:-$(nproc)}
-seed=${SHRINK_SEED:-0}
+read -r -a seeds <<<"${SHRINK_SEEDS:-${SHRINK_SEED:-0}}"
 limit=${SHRINK_LIMIT:-}
-read -r -a policies <<<"${SHRINK_POLICIES:-uniform assistant assistant-image history uniform-0.45}"
+read -r -a policies <<<"${SHRINK_POLICIES:-uniform assistant assistant-image autoassist history uniform-0.45}"
 eval_every=${SHRINK_EVAL_EVERY:-100}
 report=${SHRINK_REPORT:-0}
 lr=0.05
@@ -67,9 +73,16 @@ die() {
 }
 
 # --- set-up -----------------------------------------------------------------
-for v in epochs threads seed eval_every; do
+for v in epochs threads eval_every; do
 	[[ ${!v} =~ ^[0-9]+$ ]] ||
 	    die "SHRINK_${v^^}: '${!v}': not an integer"
+done
+[ "${#seeds[@]}" -ge 1 ] || die "SHRINK_SEEDS: no seed"
+declare -A seen_seed=()
+for s in "${seeds[@]}"; do
+	[[ $s =~ ^[0-9]+$ ]] || die "SHRINK_SEEDS: '$s': not an integer"
+	[ -z "${seen_seed[$s]:-}" ] || die "SHRINK_SEEDS: '$s' twice"
+	seen_seed[$s]=1
 done
 if [ "$epochs" -lt 1 ] || [ "$threads" -lt 1 ]; then
 	die "SHRINK_EPOCHS and SHRINK_THREADS must be at least 1"
@@ -84,10 +97,10 @@ fi
 declare -A seen_policy=()
 for p in "${policies[@]}"; do
 	case $p in
-	uniform | assistant | assistant-image | history) ;;
+	uniform | assistant | assistant-image | autoassist | history) ;;
 	uniform-0.[0-9]*) [[ $p =~ ^uniform-0\.[0-9]+$ ]] ||
 	    die "SHRINK_POLICIES: '$p': uniform-F wants a fraction F" ;;
-	*) die "SHRINK_POLICIES: '$p': uniform, uniform-F, assistant, assistant-image or history" ;;
+	*) die "SHRINK_POLICIES: '$p': uniform, uniform-F, assistant, assistant-image, autoassist or history" ;;
 	esac
 	[ -z "${seen_policy[$p]:-}" ] || die "SHRINK_POLICIES: '$p' twice"
 	seen_policy[$p]=1
@@ -114,6 +127,8 @@ policy_args() {
 	assistant) printf '%s\n' --policy assistant --floor "$floor" ;;
 	assistant-image) printf '%s\n' --policy assistant --floor "$floor" \
 	    --features image ;;
+	autoassist) printf '%s\n' --policy assistant --assistant autoassist \
+	    --floor "$floor" ;;
 	history) printf '%s\n' --policy history --floor "$floor" \
 	    --beta "$beta" ;;
 	esac
@@ -123,51 +138,54 @@ n_train=60000
 [ -z "$limit" ] || [ "$limit" -ge "$n_train" ] || n_train=$limit
 echo "# shrinking experiment: cnn-small on Fashion-MNIST ($n_train" \
     "training images), to $target test accuracy, at most $epochs" \
-    "epochs, threads $threads, lr $lr (cosine), batch $batch, seed $seed"
+    "epochs, threads $threads, lr $lr (cosine), batch $batch, seeds" \
+    "${seeds[*]}"
 if [ "$report" = 1 ]; then
-	echo "# SHRINK_REPORT=1: no run; the table of the logs in '$out'"
+	echo "# SHRINK_REPORT=1: no run; the tables of the logs in '$out'"
 else
 	echo "# machine: $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' \
 	    /proc/cpuinfo | head -1); load before the runs:" \
-	    "$(cut -d' ' -f1-3 /proc/loadavg)"
+	    "$(cut -d' ' -f1-3 /proc/loadavg); $(date -u '+%Y-%m-%d %H:%M UTC')"
 fi
 
 # --- the runs -----------------------------------------------------------------
-# One pipeline per policy, the same command but for rv-score's policy
-# options; a fresh FIFO each.  rv-decode reads the IDX files and drives
-# the epochs; -v makes rv-score write a line per epoch end on its stderr,
-# kept in P.score.
-decode=(rv-decode -q -j 1 --epochs "$epochs" --shuffle --seed "$seed")
-[ -z "$limit" ] || decode+=(--limit "$limit")
-decode+=("$fmnist/train-images-idx3-ubyte.gz"
-    "$fmnist/train-labels-idx1-ubyte.gz")
+# One pipeline per policy and seed, the same command but for rv-score's
+# policy options; a fresh FIFO each.  rv-decode reads the IDX files and
+# drives the epochs; -v makes rv-score write a line per epoch end on its
+# stderr, kept in P.score.
 batcher=(rv-batch -q -b "$batch")
 evalopt=()
 [ "$eval_every" = 0 ] || evalopt=(--eval-every "$eval_every")
 shown_eval=
 [ "$eval_every" = 0 ] || shown_eval=" --eval-every $eval_every"
-echo "# run:   ${decode[*]/#$fmnist\//} |"
-echo "#        rv-score -q -v POLICY --feedback fb --seed $seed |" \
+limitopt=()
+[ -z "$limit" ] || limitopt=(--limit "$limit")
+echo "# run:   rv-decode -q -j 1 --epochs $epochs --shuffle --seed S" \
+    "${limitopt[*]} train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz |"
+echo "#        rv-score -q -v POLICY --feedback fb --seed S |" \
     "${batcher[*]} |"
 echo "#        rv-train-gpu -q -m cnn-small -j $threads --device cpu" \
     "--lr $lr --momentum 0.9 --wd 5e-4 --schedule cosine --epochs" \
     "$epochs --mean 0.5 --std 0.5 --eval test.rvs$shown_eval" \
-    "--target-acc $target --feedback fb --log P.log --seed $seed"
+    "--target-acc $target --feedback fb --log P.log --seed S"
 for p in "${policies[@]}"; do
 	mapfile -t pargs < <(policy_args "$p")
 	echo "# POLICY $p: ${pargs[*]}"
 done
 
-if [ "$report" != 1 ]; then
-	# The test set, decoded once, for --eval.
-	"$bin/rv-decode" -q -j 1 "$fmnist/t10k-images-idx3-ubyte.gz" \
-	    "$fmnist/t10k-labels-idx1-ubyte.gz" -o "$tmp/test.rvs" ||
-	    die "rv-decode of the Fashion-MNIST test set failed"
+# run_seed SEED: every policy's run of that seed, into $out/seedSEED.
+run_seed() {
+	local seed=$1 sout=$out/seed$1 p fb t0 bad i s
+	local -a decode score train st pargs
+	local stages=(rv-decode rv-score rv-batch rv-train-gpu)
+	mkdir -p "$sout"
+	decode=(rv-decode -q -j 1 --epochs "$epochs" --shuffle --seed "$seed"
+	    "${limitopt[@]}" "$fmnist/train-images-idx3-ubyte.gz"
+	    "$fmnist/train-labels-idx1-ubyte.gz")
 	for p in "${policies[@]}"; do
-		rm -f "$out/$p.log" "$out/$p.summary" "$out/$p.score" \
-		    "$out/$p.wall"
+		rm -f "$sout/$p.log" "$sout/$p.summary" "$sout/$p.score" \
+		    "$sout/$p.wall"
 	done
-	stages=(rv-decode rv-score rv-batch rv-train-gpu)
 	for p in "${policies[@]}"; do
 		mapfile -t pargs < <(policy_args "$p")
 		fb=$tmp/fb.$p
@@ -179,20 +197,20 @@ if [ "$report" != 1 ]; then
 		    --schedule cosine --epochs "$epochs" --mean 0.5 --std 0.5
 		    --eval "$tmp/test.rvs" "${evalopt[@]}"
 		    --target-acc "$target" --feedback "$fb"
-		    --log "$out/$p.log" --seed "$seed")
+		    --log "$sout/$p.log" --seed "$seed")
 		t0=$(date +%s.%N)
 		# The trainer stops at the target without reading the rest
 		# of its input, and the stages upstream then die of SIGPIPE
 		# (141): that status is fine for them, not for the trainer.
 		set +e
 		"$bin/${decode[0]}" "${decode[@]:1}" |
-		    "$bin/${score[0]}" "${score[@]:1}" 2>"$out/$p.score" |
+		    "$bin/${score[0]}" "${score[@]:1}" 2>"$sout/$p.score" |
 		    "$bin/${batcher[0]}" "${batcher[@]:1}" |
 		    "$bin/${train[0]}" "${train[@]:1}" \
-		    >"$out/$p.summary" 2>"$tmp/$p.err"
+		    >"$sout/$p.summary" 2>"$tmp/$p.err"
 		st=("${PIPESTATUS[@]}")
 		set -e
-		calc "b - a" -v a="$t0" -v b="$(date +%s.%N)" >"$out/$p.wall"
+		calc "b - a" -v a="$t0" -v b="$(date +%s.%N)" >"$sout/$p.wall"
 		rm -f "$fb"
 		bad=
 		for i in 0 1 2 3; do
@@ -202,60 +220,37 @@ if [ "$report" != 1 ]; then
 			bad="$bad ${stages[$i]} exited $s;"
 		done
 		if [ -n "$bad" ]; then
-			grep -v '^rv-score: epoch ' "$out/$p.score" |
+			grep -v '^rv-score: epoch ' "$sout/$p.score" |
 			    sed 's/^/    /' >&2 || true
 			sed 's/^/    /' "$tmp/$p.err" >&2
-			die "the $p pipeline failed:${bad%;}"
+			die "the $p pipeline (seed $seed) failed:${bad%;}"
 		fi
 		if [ -s "$tmp/$p.err" ]; then
 			sed "s/^/# $p: rv-train-gpu stderr: /" "$tmp/$p.err"
 		fi
 	done
-	echo "# load after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+if [ "$report" != 1 ]; then
+	# The test set, decoded once, for --eval.
+	"$bin/rv-decode" -q -j 1 "$fmnist/t10k-images-idx3-ubyte.gz" \
+	    "$fmnist/t10k-labels-idx1-ubyte.gz" -o "$tmp/test.rvs" ||
+	    die "rv-decode of the Fashion-MNIST test set failed"
+	for s in "${seeds[@]}"; do
+		run_seed "$s"
+	done
+	echo "# load after the runs: $(cut -d' ' -f1-3 /proc/loadavg);" \
+	    "$(date -u '+%Y-%m-%d %H:%M UTC')"
 fi
 
-# --- the table ----------------------------------------------------------------
+# --- the tables ---------------------------------------------------------------
 # From each log: the summary line (reached, epochs, the last evaluation)
 # and the first eval line at or above the target (grads and wall there).
 # The trainer's own summary says the same in its "target" line: checked.
-declare -A REACHED EPOCHS FINAL GRADS WALL SAMPLES FBDROP
-for p in "${policies[@]}"; do
-	log=$out/$p.log
-	[ -s "$log" ] || die "'$log': missing or empty (run without" \
-	    "SHRINK_REPORT=1 first)"
-	IFS=$'\t' read -r r e a s d < <(jfield summary reached epochs \
-	    eval_acc samples feedback_dropped <"$log") ||
-	    die "'$log': no summary line"
-	REACHED[$p]=$r
-	EPOCHS[$p]=$e
-	FINAL[$p]=$a
-	SAMPLES[$p]=$s
-	FBDROP[$p]=$d
-	GRADS[$p]=-
-	WALL[$p]=-
-	g=
-	w=
-	IFS=$'\t' read -r g w < <(jfield eval eval_acc grads wall <"$log" |
-	    awk -F'\t' -v t="$target" '$1 != "null" && $1 + 0 >= t + 0 {
-		print $2 "\t" $3; exit }') || true
-	if [ -n "$g" ]; then
-		GRADS[$p]=$g
-		WALL[$p]=$w
-	fi
-	if [ "$r" = true ] && [ "${GRADS[$p]}" = - ]; then
-		echo "# warning: $p: the summary says reached, but no eval" \
-		    "line reaches $target"
-	elif [ "$r" != true ] && [ "${GRADS[$p]}" != - ]; then
-		echo "# warning: $p: an eval line reaches $target, but the" \
-		    "summary says not reached"
-	fi
-	sg=$(sed -n 's/^target .* reached at .*, \([0-9]*\) grads$/\1/p' \
-	    "$out/$p.summary" 2>/dev/null || true)
-	if [ "$r" = true ] && [ "$sg" != "${GRADS[$p]}" ]; then
-		echo "# warning: $p: the summary's target line says" \
-		    "'${sg:-nothing}' grads, the log ${GRADS[$p]}"
-	fi
-done
+# Per seed and policy, for the table over seeds: grads to the target ("-"
+# when not reached), final accuracy (%) and the assistant's last AUC and
+# positive share.
+declare -A AGG_GRADS AGG_FINAL AGG_AUC AGG_POS AGG_REACHED
 
 # ratio P KEY-ARRAY: P's value over uniform's, "-" when either is missing.
 ratio() {
@@ -286,125 +281,268 @@ pct() {
 	fi
 }
 
-echo "# grads_tgt, wall_tgt: grads (samples backpropagated) and the"
-echo "#   trainer's wall seconds (evaluations included) at the first"
-echo "#   evaluation at or above $target; epochs: epoch ends trained;"
-echo "#   final_acc: test accuracy (%) of the last evaluation; x and"
-echo "#   diff_pts: against uniform (every sample)"
-printf '%-10s %7s %10s %9s %6s %9s %8s %7s %8s\n' policy reached \
-    grads_tgt wall_tgt epochs final_acc grads_x wall_x diff_pts
-for p in "${policies[@]}"; do
-	if [ "${WALL[$p]}" = - ]; then
-		wt=-
-	else
-		wt=$(printf '%.1f' "${WALL[$p]}")
-	fi
-	if [ "${REACHED[$p]}" = true ]; then yes=yes; else yes=no; fi
-	printf '%-10s %7s %10s %9s %6s %9s %8s %7s %8s\n' "$p" "$yes" \
-	    "${GRADS[$p]}" "$wt" "${EPOCHS[$p]}" "$(pct "${FINAL[$p]}")" \
-	    "$(ratio "$p" GRADS)" "$(ratio "$p" WALL)" "$(pts "$p")"
-done
-
-# rv-score's -v epoch lines: the last one and the totals over all of
-# them.  rv-score reads ahead of the trainer (the pipes and rv-batch hold
-# thousands of samples), so its last lines may be of epochs the trainer
-# never reached; and it dies of SIGPIPE at the target, before its own
-# summary line.
-echo "# rv-score (its -v epoch lines): the epochs it finished, the share"
-echo "#   kept over them and in the last, the feedback lines used, those"
-echo "#   unmatched, and the assistant's accuracy and AUC in the last line"
-printf '%-10s %6s %8s %9s %9s %9s %8s %8s\n' policy epochs kept_pct \
-    last_kept feedback unmatched asst_acc asst_auc
-for p in "${policies[@]}"; do
-	f=$out/$p.score
-	[ -f "$f" ] || die "'$f' is missing"
-	awk -v p="$p" '
-	# num RE: the number (or nan) in the first match of RE.
-	function num(re,    s) {
-		if (!match($0, re))
-			return "-"
-		s = substr($0, RSTART, RLENGTH)
-		match(s, /(-?[0-9.]+|nan)/)
-		return substr(s, RSTART, RLENGTH)
-	}
-	/^rv-score: epoch [0-9]+: / {
-		n++
-		seen += num("[0-9]+ seen")
-		kept += num("[0-9]+ kept")
-		last = num("\\([0-9.]+%")
-		fb = num("feedback [0-9]+")
-		um = num("\\([0-9]+ unmatched")
-		acc = num("acc (-?[0-9.]+|nan)")
-		auc = num("auc (-?[0-9.]+|nan)")
-	}
-	END {
-		if (acc == "" || acc == "nan")
-			acc = "-"
-		if (auc == "" || auc == "nan")
-			auc = "-"
-		if (n == 0) {
-			printf "%-10s %6d %8s %9s %9s %9s %8s %8s\n", p, 0,
-			    "-", "-", "-", "-", "-", "-"
-			exit
-		}
-		printf "%-10s %6d %8.1f %9s %9s %9s %8s %8s\n", p, n,
-		    seen ? 100 * kept / seen : 0, last, fb, um, acc, auc
-	}' "$f"
-done
-for p in "${policies[@]}"; do
-	if [ "${FBDROP[$p]:-0}" != 0 ]; then
-		echo "# $p: the trainer dropped ${FBDROP[$p]} feedback lines" \
-		    "(rv-score did not read them in time, or had exited)"
-	fi
-	echo "# $p: ${SAMPLES[$p]} samples trained;" \
-	    "pipeline $(cat "$out/$p.wall" 2>/dev/null || echo -)s wall"
-done
-
-# --- targets ----------------------------------------------------------------
 verdict() { if "$@"; then echo PASS; else echo MISS; fi; }
-if [ -z "${seen_policy[assistant]:-}" ] ||
-    [ -z "${seen_policy[uniform]:-}" ]; then
-	echo "target: assistant grads to $target <= 0.7x uniform's: n/a" \
-	    "(SHRINK_POLICIES lacks assistant or uniform)"
-	echo "target: assistant final accuracy within 0.3 points of" \
-	    "uniform's: n/a (SHRINK_POLICIES lacks assistant or uniform)"
-else
-	ga=${GRADS[assistant]} gu=${GRADS[uniform]}
-	if [ "$gu" = - ]; then
-		echo "target: assistant grads to $target <= 0.7x uniform's:" \
-		    "n/a (uniform did not reach $target)"
-	elif [ "$ga" = - ]; then
-		echo "target: assistant grads to $target <= 0.7x uniform's:" \
-		    "assistant did not reach it (uniform at $gu): MISS"
-	else
-		x=$(calc "a / b" -v a="$ga" -v b="$gu")
-		echo "target: assistant grads to $target <= 0.7x uniform's:" \
-		    "$ga vs $gu, $(printf '%.3f' "$x")x:" \
-		    "$(verdict ge 0.7 "$x")"
-	fi
-	d=$(pts assistant)
-	if [ "$d" = - ]; then
-		echo "target: assistant final accuracy within 0.3 points of" \
-		    "uniform's: n/a (no evaluation)"
-	else
-		echo "target: assistant final accuracy within 0.3 points of" \
-		    "uniform's: $(pct "${FINAL[assistant]}")% vs" \
-		    "$(pct "${FINAL[uniform]}")%, $d points:" \
-		    "$(verdict ge 0.3 "$(calc "d < 0 ? -d : d" -v d="$d")")"
-	fi
-fi
 
-# --- the curves ---------------------------------------------------------------
-title="cnn-small, Fashion-MNIST, rv-score policies, to $target"
-plotargs=()
-for p in "${policies[@]}"; do
-	plotargs+=("$p=$out/$p.log")
-done
-for x in grads wall; do
-	if "$root/scripts/rv-plot" --x "$x" --title "$title" \
-	    -o "$out/$x.png" "${plotargs[@]}" 2>"$tmp/plot"; then
-		echo "# curves: $out/$x.png (scripts/rv-plot --x $x)"
+# table_seed SEED: the tables, targets and curves of that seed's runs.
+table_seed() {
+	local seed=$1 sout=$out/seed$1 p log r e a s d g w sg wt yes f x ga gu
+	local -A REACHED EPOCHS FINAL GRADS WALL SAMPLES FBDROP
+	echo "## seed $seed"
+	for p in "${policies[@]}"; do
+		log=$sout/$p.log
+		[ -s "$log" ] || die "'$log': missing or empty (run without" \
+		    "SHRINK_REPORT=1 first)"
+		IFS=$'\t' read -r r e a s d < <(jfield summary reached epochs \
+		    eval_acc samples feedback_dropped <"$log") ||
+		    die "'$log': no summary line"
+		REACHED[$p]=$r
+		EPOCHS[$p]=$e
+		FINAL[$p]=$a
+		SAMPLES[$p]=$s
+		FBDROP[$p]=$d
+		GRADS[$p]=-
+		WALL[$p]=-
+		g=
+		w=
+		IFS=$'\t' read -r g w < <(jfield eval eval_acc grads wall \
+		    <"$log" | awk -F'\t' -v t="$target" '$1 != "null" &&
+		    $1 + 0 >= t + 0 { print $2 "\t" $3; exit }') || true
+		if [ -n "$g" ]; then
+			GRADS[$p]=$g
+			WALL[$p]=$w
+		fi
+		if [ "$r" = true ] && [ "${GRADS[$p]}" = - ]; then
+			echo "# warning: $p: the summary says reached, but no" \
+			    "eval line reaches $target"
+		elif [ "$r" != true ] && [ "${GRADS[$p]}" != - ]; then
+			echo "# warning: $p: an eval line reaches $target, but" \
+			    "the summary says not reached"
+		fi
+		sg=$(sed -n 's/^target .* reached at .*, \([0-9]*\) grads$/\1/p' \
+		    "$sout/$p.summary" 2>/dev/null || true)
+		if [ "$r" = true ] && [ "$sg" != "${GRADS[$p]}" ]; then
+			echo "# warning: $p: the summary's target line says" \
+			    "'${sg:-nothing}' grads, the log ${GRADS[$p]}"
+		fi
+		AGG_GRADS[$p $seed]=${GRADS[$p]}
+		AGG_REACHED[$p $seed]=$r
+		AGG_FINAL[$p $seed]=$(pct "$a")
+	done
+
+	echo "# grads_tgt, wall_tgt: grads (samples backpropagated) and the"
+	echo "#   trainer's wall seconds (evaluations included) at the first"
+	echo "#   evaluation at or above $target; epochs: epoch ends trained;"
+	echo "#   final_acc: test accuracy (%) of the last evaluation; x and"
+	echo "#   diff_pts: against uniform (every sample)"
+	printf '%-15s %7s %10s %9s %6s %9s %8s %7s %8s\n' policy reached \
+	    grads_tgt wall_tgt epochs final_acc grads_x wall_x diff_pts
+	for p in "${policies[@]}"; do
+		if [ "${WALL[$p]}" = - ]; then
+			wt=-
+		else
+			wt=$(printf '%.1f' "${WALL[$p]}")
+		fi
+		if [ "${REACHED[$p]}" = true ]; then yes=yes; else yes=no; fi
+		printf '%-15s %7s %10s %9s %6s %9s %8s %7s %8s\n' "$p" "$yes" \
+		    "${GRADS[$p]}" "$wt" "${EPOCHS[$p]}" \
+		    "$(pct "${FINAL[$p]}")" "$(ratio "$p" GRADS)" \
+		    "$(ratio "$p" WALL)" "$(pts "$p")"
+	done
+
+	# rv-score's -v epoch lines: the last one and the totals over all of
+	# them.  rv-score reads ahead of the trainer (the pipes and rv-batch
+	# hold thousands of samples), so its last lines may be of epochs the
+	# trainer never reached; and it dies of SIGPIPE at the target, before
+	# its own summary line.
+	echo "# rv-score (its -v epoch lines): the epochs it finished, the"
+	echo "#   share kept over them and in the last, the feedback lines"
+	echo "#   used, those unmatched, and the assistant's accuracy, AUC and"
+	echo "#   share of positive labels (pos) in the last line"
+	printf '%-15s %6s %8s %9s %9s %9s %8s %8s %8s\n' policy epochs \
+	    kept_pct last_kept feedback unmatched asst_acc asst_auc asst_pos
+	for p in "${policies[@]}"; do
+		f=$sout/$p.score
+		[ -f "$f" ] || die "'$f' is missing"
+		awk -v p="$p" '
+		# num RE: the number (or nan) in the first match of RE.
+		function num(re,    s) {
+			if (!match($0, re))
+				return "-"
+			s = substr($0, RSTART, RLENGTH)
+			match(s, /(-?[0-9.]+|nan)/)
+			return substr(s, RSTART, RLENGTH)
+		}
+		/^rv-score: epoch [0-9]+: / {
+			n++
+			seen += num("[0-9]+ seen")
+			kept += num("[0-9]+ kept")
+			last = num("\\([0-9.]+%")
+			fb = num("feedback [0-9]+")
+			um = num("\\([0-9]+ unmatched")
+			acc = num("acc (-?[0-9.]+|nan)")
+			auc = num("auc (-?[0-9.]+|nan)")
+			pos = num("pos (-?[0-9.]+|nan)")
+		}
+		END {
+			if (acc == "" || acc == "nan")
+				acc = "-"
+			if (auc == "" || auc == "nan")
+				auc = "-"
+			if (pos == "" || pos == "nan")
+				pos = "-"
+			if (n == 0) {
+				printf "%-15s %6d %8s %9s %9s %9s %8s %8s %8s\n",
+				    p, 0, "-", "-", "-", "-", "-", "-", "-"
+				exit
+			}
+			printf "%-15s %6d %8.1f %9s %9s %9s %8s %8s %8s\n", p,
+			    n, seen ? 100 * kept / seen : 0, last, fb, um, acc,
+			    auc, pos
+		}' "$f" | tee "$tmp/row"
+		AGG_AUC[$p $seed]=$(awk '{ print $8 }' "$tmp/row")
+		AGG_POS[$p $seed]=$(awk '{ print $9 }' "$tmp/row")
+	done
+	for p in "${policies[@]}"; do
+		if [ "${FBDROP[$p]:-0}" != 0 ]; then
+			echo "# $p: the trainer dropped ${FBDROP[$p]} feedback" \
+			    "lines (rv-score did not read them in time, or had" \
+			    "exited)"
+		fi
+		echo "# $p: ${SAMPLES[$p]} samples trained; pipeline" \
+		    "$(cat "$sout/$p.wall" 2>/dev/null || echo -)s wall"
+	done
+
+	# --- targets ---
+	if [ -z "${seen_policy[assistant]:-}" ] ||
+	    [ -z "${seen_policy[uniform]:-}" ]; then
+		echo "target: assistant grads to $target <= 0.7x uniform's:" \
+		    "n/a (SHRINK_POLICIES lacks assistant or uniform)"
+		echo "target: assistant final accuracy within 0.3 points of" \
+		    "uniform's: n/a (SHRINK_POLICIES lacks assistant or" \
+		    "uniform)"
 	else
-		echo "# curves: $x.png not drawn: $(cat "$tmp/plot")"
+		ga=${GRADS[assistant]} gu=${GRADS[uniform]}
+		if [ "$gu" = - ]; then
+			echo "target: assistant grads to $target <= 0.7x" \
+			    "uniform's: n/a (uniform did not reach $target)"
+		elif [ "$ga" = - ]; then
+			echo "target: assistant grads to $target <= 0.7x" \
+			    "uniform's: assistant did not reach it (uniform" \
+			    "at $gu): MISS"
+		else
+			x=$(calc "a / b" -v a="$ga" -v b="$gu")
+			echo "target: assistant grads to $target <= 0.7x" \
+			    "uniform's: $ga vs $gu, $(printf '%.3f' "$x")x:" \
+			    "$(verdict ge 0.7 "$x")"
+		fi
+		d=$(pts assistant)
+		if [ "$d" = - ]; then
+			echo "target: assistant final accuracy within 0.3" \
+			    "points of uniform's: n/a (no evaluation)"
+		else
+			echo "target: assistant final accuracy within 0.3" \
+			    "points of uniform's: $(pct "${FINAL[assistant]}")%" \
+			    "vs $(pct "${FINAL[uniform]}")%, $d points:" \
+			    "$(verdict ge 0.3 "$(calc "d < 0 ? -d : d" \
+			    -v d="$d")")"
+		fi
 	fi
+
+	# --- the curves ---
+	local title="cnn-small, Fashion-MNIST, rv-score policies, to $target,"
+	title="$title seed $seed"
+	local -a plotargs=()
+	for p in "${policies[@]}"; do
+		plotargs+=("$p=$sout/$p.log")
+	done
+	for x in grads wall; do
+		if "$root/scripts/rv-plot" --x "$x" --title "$title" \
+		    -o "$sout/$x.png" "${plotargs[@]}" 2>"$tmp/plot"; then
+			echo "# curves: $sout/$x.png (scripts/rv-plot --x $x)"
+		else
+			echo "# curves: $x.png not drawn: $(cat "$tmp/plot")"
+		fi
+	done
+}
+
+for s in "${seeds[@]}"; do
+	table_seed "$s"
 done
+
+# --- over the seeds -------------------------------------------------------------
+# stats V...: "mean sd min max n" of the numbers among V ("-" skipped;
+# sd is the sample standard deviation, 0 for one value).
+stats() {
+	printf '%s\n' "$@" | awk '$1 != "-" && $1 != "" {
+	    v[n++] = $1 + 0; s += $1 }
+	    END {
+		if (n == 0) { print "- - - - 0"; exit }
+		m = s / n; lo = hi = v[0]
+		for (i = 0; i < n; i++) {
+			q += (v[i] - m) ^ 2
+			if (v[i] < lo) lo = v[i]
+			if (v[i] > hi) hi = v[i]
+		}
+		sd = n > 1 ? sqrt(q / (n - 1)) : 0
+		printf "%.6g %.6g %.6g %.6g %d\n", m, sd, lo, hi, n }'
+}
+
+if [ "${#seeds[@]}" -gt 1 ]; then
+	echo "## over the seeds ${seeds[*]}: mean, sd (sample), min-max"
+	echo "#   grads_tgt: grads to $target (seeds that reached it, of n);"
+	echo "#   grads_x: each seed's grads over uniform's of the same seed;"
+	echo "#   final_acc: %; auc: the assistant's, in rv-score's last line"
+	printf '%-15s %5s %22s %16s %22s %20s\n' policy reach \
+	    "grads_tgt mean±sd" "min-max" "grads_x mean (min-max)" \
+	    "final_acc mean±sd"
+	for p in "${policies[@]}"; do
+		gv=() fv=() av=() xv=()
+		nr=0
+		for s in "${seeds[@]}"; do
+			gv+=("${AGG_GRADS[$p $s]}")
+			fv+=("${AGG_FINAL[$p $s]}")
+			av+=("${AGG_AUC[$p $s]}")
+			[ "${AGG_REACHED[$p $s]}" != true ] || nr=$((nr + 1))
+			if [ "${AGG_GRADS[$p $s]}" != - ] &&
+			    [ "${AGG_GRADS[uniform $s]:--}" != - ]; then
+				xv+=("$(calc "a / b" -v a="${AGG_GRADS[$p $s]}" \
+				    -v b="${AGG_GRADS[uniform $s]}")")
+			fi
+		done
+		read -r gm gs gl gh _ < <(stats "${gv[@]}")
+		read -r xm _ xl xh _ < <(stats "${xv[@]+"${xv[@]}"}")
+		read -r fm fs fl fh _ < <(stats "${fv[@]}")
+		printf '%-15s %5s %22s %16s %22s %20s\n' "$p" \
+		    "$nr/${#seeds[@]}" \
+		    "$(awk -v m="$gm" -v s="$gs" 'BEGIN { if (m == "-") print "-"
+			else printf "%.0f ± %.0f", m, s }')" \
+		    "$(awk -v l="$gl" -v h="$gh" 'BEGIN { if (l == "-") print "-"
+			else printf "%.0f-%.0f", l, h }')" \
+		    "$(awk -v m="$xm" -v l="$xl" -v h="$xh" 'BEGIN {
+			if (m == "-") print "-"
+			else printf "%.3fx (%.3f-%.3f)", m, l, h }')" \
+		    "$(awk -v m="$fm" -v s="$fs" -v l="$fl" -v h="$fh" 'BEGIN {
+			if (m == "-") print "-"
+			else printf "%.2f ± %.2f (%.2f-%.2f)", m, s, l, h }')"
+	done
+	printf '%-15s %22s %16s %22s %16s\n' policy "asst_auc mean±sd" \
+	    "min-max" "asst_pos mean±sd" "min-max"
+	for p in "${policies[@]}"; do
+		av=() pv=()
+		for s in "${seeds[@]}"; do
+			av+=("${AGG_AUC[$p $s]}")
+			pv+=("${AGG_POS[$p $s]}")
+		done
+		read -r am as al ah _ < <(stats "${av[@]}")
+		read -r pm ps pl ph _ < <(stats "${pv[@]}")
+		printf '%-15s %22s %16s %22s %16s\n' "$p" \
+		    "$(awk -v m="$am" -v s="$as" 'BEGIN { if (m == "-") print "-"
+			else printf "%.3f ± %.3f", m, s }')" \
+		    "$(awk -v l="$al" -v h="$ah" 'BEGIN { if (l == "-") print "-"
+			else printf "%.3f-%.3f", l, h }')" \
+		    "$(awk -v m="$pm" -v s="$ps" 'BEGIN { if (m == "-") print "-"
+			else printf "%.3f ± %.3f", m, s }')" \
+		    "$(awk -v l="$pl" -v h="$ph" 'BEGIN { if (l == "-") print "-"
+			else printf "%.3f-%.3f", l, h }')"
+	done
+fi

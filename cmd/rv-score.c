@@ -24,6 +24,7 @@
 
 static const char usage[] =
     "usage: rv-score [-qv] [-j N] [-o FILE] [--feedback PATH] [--policy P]\n"
+    "                [--assistant rv|autoassist]\n"
     "                [--floor B] [--beta X] [--keep F] [--reweight]\n"
     "                [--budget F] [--window W]\n"
     "                [--target gradnorm|loss] [--features F] [--lr LR]\n"
@@ -34,6 +35,8 @@ static const char usage[] =
     "      --feedback PATH    the trainer's feedback, a FIFO or file\n"
     "                         (without it nothing is learned)\n"
     "      --policy P         assistant (default), history or uniform\n"
+    "      --assistant A      rv (default): pooled image and history,\n"
+    "                         or autoassist: the authors' as published\n"
     "      --floor B          keep probability floor, 0..1 (default 0.3)\n"
     "      --beta X           history: exponent on the percentile (default 1)\n"
     "      --keep F           uniform: fraction kept, (0, 1] (default 0.5)\n"
@@ -44,12 +47,15 @@ static const char usage[] =
     "      --window W         --budget's window, 1..65536 samples\n"
     "                         (default: the input's refurbish.batch,\n"
     "                         else 256)\n"
-    "      --target T         assistant: learn gradnorm (default) or loss\n"
-    "      --features F       assistant: image,history (default) or image\n"
-    "      --lr LR            assistant SGD step (default 0.05)\n"
-    "      --l2 L             assistant L2 (default 1e-4)\n"
+    "      --target T         rv assistant: learn gradnorm (default) or\n"
+    "                         loss (autoassist: loss only)\n"
+    "      --features F       rv assistant: image,history (default) or\n"
+    "                         image\n"
+    "      --lr LR            assistant SGD step (default 0.05;\n"
+    "                         autoassist 0.01)\n"
+    "      --l2 L             assistant L2 (default 1e-4; autoassist 1e-3)\n"
     "      --min-feedback N   assistant warm-up: lines learned before any\n"
-    "                         drop (default 1000)\n"
+    "                         drop (default 1000; autoassist 0)\n"
     "      --max-inflight N   kept samples awaiting feedback (default 65536)\n"
     "      --max-ids N        history and history features: ids remembered\n"
     "                         (default 1048576)\n"
@@ -63,7 +69,8 @@ static const char usage[] =
     "  -V, --version          print the version\n";
 
 enum {
-	OPT_BETA = RV_OPT_FIRST_PRIVATE,
+	OPT_ASSISTANT = RV_OPT_FIRST_PRIVATE,
+	OPT_BETA,
 	OPT_BUDGET,
 	OPT_FEATURES,
 	OPT_FEEDBACK,
@@ -93,6 +100,9 @@ struct score_opts {
 	int argc;
 	char **argv;
 	int keep_set, window_set;	/* for the conflicts */
+	int aa;				/* --assistant autoassist */
+	int assistant_set, features_set, target_set;
+	int lr_set, l2_set, min_feedback_set;
 };
 
 /* A sample waiting for its budget window's decision, payload owned. */
@@ -113,6 +123,8 @@ struct score {
 	uint64_t bad_lines, epochs;
 	uint64_t samples;	/* read, for the progress line */
 	uint32_t classes;	/* from the metadata, for the assistant */
+	float mean[4], std[4];	/* from the metadata, for autoassist */
+	int nmean, nstd;
 	int meta_out;		/* our metadata record is out */
 	struct held *win;	/* --budget: the window, W slots */
 	struct rv_keep *keeps;	/* and its decisions */
@@ -135,11 +147,37 @@ positive(const char *name, const char *arg, double max)
 	return v;
 }
 
+/*
+ * --assistant autoassist: the published settings, except for --lr, --l2
+ * and --min-feedback given; what it has no place for is refused.
+ */
+static void
+autoassist_conf(struct score_opts *o)
+{
+	struct rv_shrink_conf *cf = &o->conf;
+	struct rv_shrink_conf given = *cf;
+
+	if (o->features_set)
+		rv_usage_die(usage, "--features: not with --assistant "
+		    "autoassist, whose features are the whole image");
+	if (o->target_set && cf->assist.target != RV_TARGET_LOSS)
+		rv_usage_die(usage, "--target gradnorm: not with --assistant "
+		    "autoassist, which learns the loss");
+	rv_shrink_conf_autoassist(cf);
+	if (o->lr_set)
+		cf->assist.lr = given.assist.lr;
+	if (o->l2_set)
+		cf->assist.l2 = given.assist.l2;
+	if (o->min_feedback_set)
+		cf->min_feedback = given.min_feedback;
+}
+
 static void
 parse_args(int argc, char *argv[], struct score_opts *o)
 {
 	static const struct option longopts[] = {
 		RV_COMMON_LONGOPTS,
+		{ "assistant", required_argument, NULL, OPT_ASSISTANT },
 		{ "beta", required_argument, NULL, OPT_BETA },
 		{ "budget", required_argument, NULL, OPT_BUDGET },
 		{ "features", required_argument, NULL, OPT_FEATURES },
@@ -176,6 +214,16 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 		case 'o':
 			o->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
 			break;
+		case OPT_ASSISTANT:
+			if (strcmp(optarg, "rv") == 0)
+				o->aa = 0;
+			else if (strcmp(optarg, "autoassist") == 0)
+				o->aa = 1;
+			else
+				rv_usage_die(usage, "--assistant: '%s': want "
+				    "rv or autoassist", optarg);
+			o->assistant_set = 1;
+			break;
 		case OPT_BETA:
 			cf->beta = F64("--beta", 1e-6, 1e6);
 			break;
@@ -190,6 +238,7 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 			else
 				rv_usage_die(usage, "--features: '%s': want "
 				    "image,history or image", optarg);
+			o->features_set = 1;
 			break;
 		case OPT_FEEDBACK:
 			o->feedback = optarg;
@@ -203,9 +252,11 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 			break;
 		case OPT_L2:
 			cf->assist.l2 = F64("--l2", 0, 1);
+			o->l2_set = 1;
 			break;
 		case OPT_LR:
 			cf->assist.lr = positive("--lr", optarg, 100);
+			o->lr_set = 1;
 			break;
 		case OPT_MAX_IDS:
 			cf->max_ids = (size_t)U64("--max-ids", 1, 1 << 30);
@@ -216,6 +267,7 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 			break;
 		case OPT_MIN_FEEDBACK:
 			cf->min_feedback = U64("--min-feedback", 0, UINT64_MAX);
+			o->min_feedback_set = 1;
 			break;
 		case OPT_POLICY:
 			if (rv_score_policy(optarg, &cf->policy) < 0)
@@ -229,6 +281,7 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 			if (rv_score_target(optarg, &cf->assist.target) < 0)
 				rv_usage_die(usage, "--target: '%s': want "
 				    "gradnorm or loss", optarg);
+			o->target_set = 1;
 			break;
 		case OPT_WINDOW:
 			cf->window = (uint32_t)U64("--window", 1,
@@ -245,6 +298,11 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 	if (o->keep_set && cf->budget > 0)
 		rv_usage_die(usage, "--keep: not with --budget, which sets the "
 		    "fraction kept");
+	if (o->assistant_set && cf->policy != RV_POLICY_ASSISTANT)
+		rv_usage_die(usage, "--assistant: only with --policy "
+		    "assistant");
+	if (o->aa)
+		autoassist_conf(o);
 	cf->seed = o->c.seed;
 	if (optind < argc) {
 		o->inputs = argv + optind;
@@ -318,7 +376,8 @@ put_meta(struct score *sc, const struct rv_rec *rec)
 	if (rec != NULL && rv_meta_parse(&m, rec->payload,
 	    (size_t)rec->payload_len) < 0)
 		goto out;
-	if (rv_score_classes(&m, &sc->classes) < 0)
+	if (rv_score_classes(&m, &sc->classes) < 0 ||
+	    rv_score_norm(&m, sc->mean, &sc->nmean, sc->std, &sc->nstd) < 0)
 		goto out;
 	if (sc->conf.budget > 0 && !sc->o->window_set && sc->s == NULL &&
 	    window_from(sc, &m) < 0)
@@ -394,28 +453,48 @@ hold(struct score *sc, const struct rv_rec *rec)
 	return 0;
 }
 
+/*
+ * The shrinker, at the first sample: the autoassist assistant takes its
+ * shape, and the stream's mean and std (or the published constants).
+ */
+static int
+make_shrink(struct score *sc, const struct rv_rec *rec)
+{
+	struct rv_shrink_conf cf = sc->conf;
+	uint32_t ch = 1;
+
+	/* the assistant's features are per channel */
+	if (cf.policy == RV_POLICY_ASSISTANT)
+		ch = rec->channels;
+	if (cf.policy == RV_POLICY_ASSISTANT &&
+	    cf.assist.kind == RV_ASSIST_AUTOASSIST) {
+		cf.height = rec->height;
+		cf.width = rec->width;
+		if (rv_score_aa_norm(sc->mean, sc->nmean, sc->std, sc->nstd,
+		    ch, &cf.assist) < 0)
+			return -1;
+	}
+	if ((sc->s = rv_shrink_new(&cf, ch, sc->classes)) == NULL)
+		return -1;
+	if (cf.budget > 0) {
+		sc->win = xcalloc(cf.window, sizeof(*sc->win));
+		sc->keeps = xcalloc(cf.window, sizeof(*sc->keeps));
+	}
+	return 0;
+}
+
 static int
 sample(struct score *sc, const struct rv_rec *rec)
 {
 	const struct rv_shrink_conf *cf = &sc->conf;
 	struct rv_keep k;
-	uint32_t ch = 1;
 
 	if (rec->dtype != RV_DT_U8 && cf->policy == RV_POLICY_ASSISTANT)
 		return rv_seterr("sample %llu is an encoded %s; decode it "
 		    "first (rv-decode without --encoded)",
 		    (unsigned long long)rec->id, rv_dtype_name(rec->dtype));
-	if (sc->s == NULL) {
-		/* the assistant's features are per channel */
-		if (cf->policy == RV_POLICY_ASSISTANT)
-			ch = rec->channels;
-		if ((sc->s = rv_shrink_new(cf, ch, sc->classes)) == NULL)
-			return -1;
-		if (cf->budget > 0) {
-			sc->win = xcalloc(cf->window, sizeof(*sc->win));
-			sc->keeps = xcalloc(cf->window, sizeof(*sc->keeps));
-		}
-	}
+	if (sc->s == NULL && make_shrink(sc, rec) < 0)
+		return -1;
 	poll_feedback(sc);
 	if (cf->budget > 0)
 		return hold(sc, rec);

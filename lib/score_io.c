@@ -63,6 +63,41 @@ rv_score_classes(const struct rv_meta *m, uint32_t *classes)
 	return 0;
 }
 
+int
+rv_score_norm(const struct rv_meta *m, float mean[4], int *nmean,
+    float std[4], int *nstd)
+{
+	*nmean = *nstd = 0;
+	if (rv_meta_stats(m, "mean", mean, nmean) < 0 ||
+	    rv_meta_stats(m, "std", std, nstd) < 0)
+		return -1;
+	return 0;
+}
+
+int
+rv_score_aa_norm(const float *mean, int nmean, const float *std, int nstd,
+    uint32_t channels, struct rv_assist_conf *ac)
+{
+	uint32_t i;
+
+	if (nmean == 0 && nstd == 0)
+		return rv_aa_norm_default(channels, ac->mean, ac->std);
+	if (nmean == 0 || nstd == 0)
+		return rv_seterr("autoassist: the stream's metadata has %s "
+		    "but no %s", nmean ? "a mean" : "a std",
+		    nmean ? "std" : "mean");
+	if ((nmean > 1 && (uint32_t)nmean != channels) ||
+	    (nstd > 1 && (uint32_t)nstd != channels))
+		return rv_seterr("autoassist: the stream's metadata has %d "
+		    "means and %d stds for %u channels: give one value, or "
+		    "one per channel", nmean, nstd, channels);
+	for (i = 0; i < channels; i++) {
+		ac->mean[i] = mean[nmean > 1 ? i : 0];
+		ac->std[i] = std[nstd > 1 ? i : 0];
+	}
+	return 0;
+}
+
 static int
 set_u64(struct rv_meta *m, const char *key, uint64_t v)
 {
@@ -106,10 +141,15 @@ rv_score_meta_conf(struct rv_meta *m, const struct rv_shrink_conf *c)
 	rc |= set_u64(m, "score.reweight", (uint64_t)c->reweight);
 	rc |= set_u64(m, "score.seed", c->seed);
 	if (c->policy == RV_POLICY_ASSISTANT) {
+		int aa = c->assist.kind == RV_ASSIST_AUTOASSIST;
+
+		rc |= rv_meta_set(m, "score.assistant", aa ? "autoassist" :
+		    "rv");
 		rc |= rv_meta_set(m, "score.target",
 		    c->assist.target == RV_TARGET_LOSS ? "loss" : "gradnorm");
-		rc |= rv_meta_set(m, "score.features",
-		    c->hist_feat ? "image,history" : "image");
+		if (!aa)
+			rc |= rv_meta_set(m, "score.features",
+			    c->hist_feat ? "image,history" : "image");
 		rc |= set_f64(m, "score.lr", c->assist.lr);
 		rc |= set_f64(m, "score.l2", c->assist.l2);
 		rc |= set_u64(m, "score.min_feedback", c->min_feedback);
@@ -144,6 +184,7 @@ rv_score_meta_epoch(struct rv_meta *m, uint32_t epoch,
 	rc |= set_u64(m, "score.assist.seen", st->assist.seen);
 	rc |= set_f64(m, "score.assist.acc", st->assist.acc);
 	rc |= set_f64(m, "score.assist.auc", st->assist.auc);
+	rc |= set_f64(m, "score.assist.pos_rate", st->assist.pos_rate);
 	rc |= set_u64(m, "score.warm", (uint64_t)(st->warm != 0));
 	return rc < 0 ? -1 : 0;
 }
@@ -169,7 +210,8 @@ rv_score_epoch_line(char *buf, size_t len, uint32_t epoch,
 	    (unsigned long long)st->unmatched);
 	if (p == RV_POLICY_ASSISTANT && n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, "; assistant acc %.3f "
-		    "auc %.3f", st->assist.acc, st->assist.auc);
+		    "auc %.3f pos %.3f", st->assist.acc, st->assist.auc,
+		    st->assist.pos_rate);
 }
 
 void

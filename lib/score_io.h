@@ -22,6 +22,20 @@ int rv_score_target(const char *name, enum rv_assist_target *t);
  * a value that is not a count. */
 int rv_score_classes(const struct rv_meta *m, uint32_t *classes);
 
+/* The stream's mean and std keys when present (*nmean, *nstd: their
+ * counts, 0 when absent); -1 with rv_errmsg() for a bad value. */
+int rv_score_norm(const struct rv_meta *m, float mean[4], int *nmean,
+    float std[4], int *nstd);
+/*
+ * The autoassist assistant's normalisation for `channels` channels into
+ * ac->mean and ac->std: the stream's, when it gave both (one value for
+ * every channel, or one per channel), else the published constants
+ * (rv_aa_norm_default).  -1 with rv_errmsg() for counts that do not fit,
+ * only one of the two, or no constants for the channels.
+ */
+int rv_score_aa_norm(const float *mean, int nmean, const float *std,
+    int nstd, uint32_t channels, struct rv_assist_conf *ac);
+
 /* Set the score.* keys that describe the configuration c. */
 int rv_score_meta_conf(struct rv_meta *m, const struct rv_shrink_conf *c);
 

@@ -44,11 +44,16 @@ struct rv_shrink {
 	size_t nfeat;		/* image features, then RV_HIST_FEAT if on */
 	size_t nimg;		/* image features: rv_feat_len(channels) */
 	struct rv_assist *a;
+	int aa;			/* the assistant is the published one */
 	float *phi;		/* features of the sample being decided */
+	const unsigned char *cur;	/* what is kept of it: phi, or under
+				 * autoassist its pixels */
+	size_t st_len;		/* bytes of that a sample */
 
-	/* assistant: features and labels of kept samples awaiting feedback */
+	/* assistant: features (autoassist: pixels) and labels of kept
+	 * samples awaiting feedback */
 	struct idmap fly;
-	float *fly_phi;
+	unsigned char *fly_st;
 	int32_t *fly_label;
 
 	/* history, and the assistant's history features: the last value
@@ -76,7 +81,7 @@ struct rv_shrink {
 	double *st_p, *st_pi;
 	unsigned char *st_keep;
 	float *win_score;
-	float *win_phi;		/* assistant: nfeat per sample */
+	unsigned char *win_st;	/* assistant: st_len bytes per sample */
 	unsigned char *win_keep;
 };
 
@@ -235,6 +240,18 @@ rv_shrink_conf_init(struct rv_shrink_conf *c)
 	rv_assist_conf_init(&c->assist);
 	c->budget = 0;
 	c->window = RV_SHRINK_WINDOW;
+	c->height = c->width = 0;
+}
+
+void
+rv_shrink_conf_autoassist(struct rv_shrink_conf *c)
+{
+	c->assist.kind = RV_ASSIST_AUTOASSIST;
+	c->assist.lr = RV_AA_LR;
+	c->assist.l2 = RV_AA_L2;
+	c->assist.target = RV_TARGET_LOSS;
+	c->hist_feat = 0;
+	c->min_feedback = 0;
 }
 
 static int
@@ -270,6 +287,20 @@ check_conf(const struct rv_shrink_conf *c, uint32_t channels)
 	if (channels < 1 || channels > 4)
 		return rv_seterr("shrink: %u channels: must be 1 to 4",
 		    channels);
+	if (c->policy == RV_POLICY_ASSISTANT &&
+	    c->assist.kind == RV_ASSIST_AUTOASSIST) {
+		if (c->hist_feat)
+			return rv_seterr("shrink: the autoassist assistant "
+			    "has no history features");
+		if (c->assist.target != RV_TARGET_LOSS)
+			return rv_seterr("shrink: the autoassist assistant "
+			    "learns the loss");
+		if (c->height < 1 || c->width < 1 ||
+		    (uint64_t)c->height * c->width * channels > UINT32_MAX)
+			return rv_seterr("shrink: autoassist: %ux%ux%u "
+			    "images: want 1 to %u values", c->width,
+			    c->height, channels, UINT32_MAX);
+	}
 	return 0;
 }
 
@@ -327,9 +358,14 @@ rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
 		return NULL;
 	if (c->policy == RV_POLICY_ASSISTANT) {
 		ac = c->assist;
-		ac.nfeat = (uint32_t)(rv_feat_len(channels) +
-		    (c->hist_feat ? RV_HIST_FEAT : 0));
+		if (ac.kind == RV_ASSIST_AUTOASSIST)
+			ac.nfeat = c->height * c->width * channels;
+		else
+			ac.nfeat = (uint32_t)(rv_feat_len(channels) +
+			    (c->hist_feat ? RV_HIST_FEAT : 0));
 		ac.classes = classes;
+		ac.channels = channels;
+		ac.seed = c->seed;
 		if ((a = rv_assist_new(&ac)) == NULL) {
 			rv_preferr("shrink");
 			return NULL;
@@ -343,11 +379,13 @@ rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
 	s->a = a;
 	if (a != NULL) {
 		s->conf.assist = ac;
+		s->aa = ac.kind == RV_ASSIST_AUTOASSIST;
 		s->nfeat = ac.nfeat;
-		s->phi = xcalloc(s->nfeat, sizeof(*s->phi));
+		s->st_len = s->aa ? s->nfeat : s->nfeat * sizeof(float);
+		if (!s->aa)
+			s->phi = xcalloc(s->nfeat, sizeof(*s->phi));
 		idmap_init(&s->fly, c->max_inflight);
-		s->fly_phi = xcalloc(c->max_inflight * s->nfeat,
-		    sizeof(*s->fly_phi));
+		s->fly_st = xcalloc(c->max_inflight, s->st_len);
 		s->fly_label = xcalloc(c->max_inflight,
 		    sizeof(*s->fly_label));
 	}
@@ -369,8 +407,7 @@ rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
 		s->st_pi = xcalloc(c->window, sizeof(*s->st_pi));
 		s->st_keep = xcalloc(c->window, sizeof(*s->st_keep));
 		if (a != NULL)
-			s->win_phi = xcalloc((size_t)c->window * s->nfeat,
-			    sizeof(*s->win_phi));
+			s->win_st = xcalloc(c->window, s->st_len);
 	}
 	return s;
 }
@@ -384,7 +421,7 @@ rv_shrink_free(struct rv_shrink *s)
 	free(s->phi);
 	if (s->a != NULL)
 		idmap_release(&s->fly);
-	free(s->fly_phi);
+	free(s->fly_st);
 	free(s->fly_label);
 	if (uses_hist(&s->conf))
 		idmap_release(&s->hist);
@@ -400,7 +437,7 @@ rv_shrink_free(struct rv_shrink *s)
 	free(s->st_p);
 	free(s->st_pi);
 	free(s->st_keep);
-	free(s->win_phi);
+	free(s->win_st);
 	free(s);
 }
 
@@ -461,6 +498,10 @@ check_shape(const struct rv_shrink *s, uint32_t h, uint32_t w, uint32_t c)
 	if (c != s->channels)
 		return rv_seterr("shrink: image has %u channels, not %u", c,
 		    s->channels);
+	if (s->aa && (h != s->conf.height || w != s->conf.width))
+		return rv_seterr("shrink: image is %ux%u, not %ux%u: the "
+		    "autoassist assistant's features are the whole image", w,
+		    h, s->conf.width, s->conf.height);
 	return 0;
 }
 
@@ -489,7 +530,14 @@ keep_prob(struct rv_shrink *s, uint64_t id, int32_t label,
 	*score = NAN;
 	switch (cf->policy) {
 	case RV_POLICY_ASSISTANT:
+		if (s->aa) {
+			p = rv_assist_predict_px(s->a, px, label);
+			s->cur = px;
+			*score = (float)p;
+			return cf->floor + (1 - cf->floor) * p;
+		}
 		rv_feat(px, h, w, c, s->phi);
+		s->cur = (const unsigned char *)s->phi;
 		if (cf->hist_feat)
 			hist_features(s, id, s->phi + s->nimg);
 		p = rv_assist_predict(s->a, s->phi, label);
@@ -516,7 +564,8 @@ weight_of(const struct rv_shrink *s, double pk)
 
 /* A sample was kept: the assistant waits for its feedback. */
 static void
-fly_put(struct rv_shrink *s, uint64_t id, int32_t label, const float *phi)
+fly_put(struct rv_shrink *s, uint64_t id, int32_t label,
+    const unsigned char *st)
 {
 	uint32_t slot = idmap_find(&s->fly, id);
 
@@ -524,8 +573,7 @@ fly_put(struct rv_shrink *s, uint64_t id, int32_t label, const float *phi)
 		slot = idmap_insert(&s->fly, id);
 	else
 		idmap_touch(&s->fly, slot);
-	memcpy(s->fly_phi + (size_t)slot * s->nfeat, phi,
-	    s->nfeat * sizeof(float));
+	memcpy(s->fly_st + (size_t)slot * s->st_len, st, s->st_len);
 	s->fly_label[slot] = label;
 }
 
@@ -541,7 +589,8 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 	if (check_shape(s, h, w, c) < 0)
 		return -1;
 	note_epoch(s, epoch);
-	if (!s->warm && epoch != s->first_epoch &&
+	/* the published assistant has no first-epoch warm-up */
+	if (!s->warm && (epoch != s->first_epoch || s->aa) &&
 	    (s->a == NULL || s->feedback >= cf->min_feedback))
 		s->warm = 1;
 
@@ -565,7 +614,7 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 	s->total_kept++;
 	/* a dropped sample gets no feedback: only kept ones wait for it */
 	if (s->a != NULL)
-		fly_put(s, id, label, s->phi);
+		fly_put(s, id, label, s->cur);
 	return 0;
 }
 
@@ -593,7 +642,7 @@ rv_shrink_offer(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 	if (n == 0) {
 		s->win_epoch = epoch;
 		/* warm-up by the epoch alone, never by the feedback */
-		s->win_warm = epoch != s->first_epoch;
+		s->win_warm = epoch != s->first_epoch || s->aa;
 		if (s->win_warm)
 			s->warm = 1;
 	}
@@ -601,9 +650,8 @@ rv_shrink_offer(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 	s->win_id[n] = id;
 	s->win_label[n] = label;
 	s->win_stratum[n] = (unsigned char)stratum;
-	if (s->win_phi != NULL)
-		memcpy(s->win_phi + n * s->nfeat, s->phi,
-		    s->nfeat * sizeof(float));
+	if (s->win_st != NULL)
+		memcpy(s->win_st + n * s->st_len, s->cur, s->st_len);
 	s->win_n = n + 1;
 	return 0;
 }
@@ -708,7 +756,7 @@ rv_shrink_decide_window(struct rv_shrink *s, struct rv_keep *out)
 		s->total_kept++;
 		if (s->a != NULL)
 			fly_put(s, s->win_id[i], s->win_label[i],
-			    s->win_phi + i * s->nfeat);
+			    s->win_st + i * s->st_len);
 	}
 	s->win_n = 0;
 	return n;
@@ -853,8 +901,14 @@ rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l)
 			s->unmatched++;
 			return;
 		}
-		rv_assist_learn(s->a, s->fly_phi + (size_t)slot * s->nfeat,
-		    s->fly_label[slot], v);
+		if (s->aa)
+			rv_assist_add_px(s->a, s->fly_st +
+			    (size_t)slot * s->st_len, s->fly_label[slot], v,
+			    l->step);
+		else
+			rv_assist_learn(s->a, (const float *)(const void *)
+			    (s->fly_st + (size_t)slot * s->st_len),
+			    s->fly_label[slot], v);
 		idmap_remove(&s->fly, slot);
 		break;
 	case RV_POLICY_HISTORY:

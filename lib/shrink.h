@@ -11,7 +11,9 @@
  *   uniform    keep with probability `keep` (the control)
  *
  * Everything is kept during the first epoch seen (warm-up) and, for the
- * assistant, until it has learned from `min_feedback` lines.  A kept
+ * assistant, until it has learned from `min_feedback` lines; the published
+ * AutoAssist assistant (assist.kind RV_ASSIST_AUTOASSIST) has no
+ * first-epoch warm-up, only min_feedback's.  A kept
  * sample's weight becomes 1/P(keep) with `reweight` (so the trainer's
  * (1/n) sum w loss stays an unbiased estimate of the full data's).  The
  * keep draw is rv_rng(seed, RV_STAGE_SCORE, op 0, epoch, id): the same
@@ -34,11 +36,12 @@
  * rv_shrink_budget_pi), chosen by one systematic draw
  * (rv_shrink_budget_draw) with u from rv_rng(seed, RV_STAGE_SCORE, op 1,
  * epoch, the id of the window's first sample).  Warm-up goes by epoch
- * only: the first epoch seen keeps all, later ones keep k of each window,
- * uniformly while the assistant has learned fewer than min_feedback
- * lines.  So the count kept of an epoch depends only on its length, F
- * and W, never on feedback or timing.  The window adds about
- * W * (4 * nfeat + 55) bytes.
+ * only: the first epoch seen keeps all (under autoassist: k of each
+ * window too), later ones keep k of each window, uniformly while the
+ * assistant has learned fewer than min_feedback lines.  So the count kept
+ * of an epoch depends only on its length, F and W, never on feedback or
+ * timing.  The window adds about W * (4 * nfeat + 55) bytes (autoassist:
+ * W * (h w c + 55)).
  *
  * Strata: every sample is offered in stratum 0 or 1 (rv-score: 1 for a
  * partial served from rv-refurbish's cache, RV_F_CACHED, 0 otherwise),
@@ -89,7 +92,10 @@ struct rv_shrink_conf {
 	size_t max_ids;		/* default 1 << 20 */
 	int hist_feat;		/* assistant: add the id's history features
 				 * (default 1; see RV_HIST_FEAT) */
-	struct rv_assist_conf assist;	/* lr, l2, mean_decay, target */
+	struct rv_assist_conf assist;	/* lr, l2, mean_decay, target,
+					 * kind and, under autoassist,
+					 * mean and std */
+	uint32_t height, width;	/* autoassist: every image's shape */
 	double budget;		/* F, the share of each window kept, in
 				 * (0, 1]; 0: off, a draw per sample
 				 * (default) */
@@ -100,6 +106,16 @@ struct rv_shrink_conf {
 /* The defaults above; policy assistant, seed 0, reweight off, budget
  * off. */
 void rv_shrink_conf_init(struct rv_shrink_conf *c);
+/*
+ * The published AutoAssist assistant's settings (assist.h): kind
+ * autoassist, lr RV_AA_LR, l2 RV_AA_L2, target loss, no history features
+ * and no warm-up (min_feedback 0: it decides from the first sample, in the
+ * first epoch too, budget windows included).  Its features are the whole
+ * image: the caller sets height and width, the shape every sample must
+ * have, and assist.mean and std (rv_aa_norm_default() or the stream's).
+ * Its in-flight state is the image's h w c bytes a sample.
+ */
+void rv_shrink_conf_autoassist(struct rv_shrink_conf *c);
 
 struct rv_shrink_stats {
 	uint64_t seen, kept, dropped;	/* this epoch */

@@ -84,8 +84,9 @@ setup() {
 	[[ "${lines[0]}" == "usage: rv-score [-qv] "* ]]
 	[ -z "$stderr" ]
 	local opt
-	for opt in output feedback policy floor beta keep reweight budget \
-	    window target features lr l2 min-feedback max-inflight max-ids \
+	for opt in output feedback policy assistant floor beta keep reweight \
+	    budget window target features lr l2 min-feedback max-inflight \
+	    max-ids \
 	    seed level jobs quiet verbose help version; do
 		[[ "$output" == *"--$opt"* ]] || { echo "no --$opt"; return 1; }
 	done
@@ -115,6 +116,12 @@ setup() {
 --budget 0.5 --window 65537|--window: '65537': out of range [1, 65536]
 --window 64|--window: only with --budget
 --budget 0.5 --keep 0.3|--keep: not with --budget, which sets the fraction kept
+--assistant best|--assistant: 'best': want rv or autoassist
+--policy history --assistant autoassist|--assistant: only with --policy assistant
+--policy uniform --assistant rv|--assistant: only with --policy assistant
+--assistant autoassist --features image|--features: not with --assistant autoassist, whose features are the whole image
+--features image,history --assistant autoassist|--features: not with --assistant autoassist, whose features are the whole image
+--assistant autoassist --target gradnorm|--target gradnorm: not with --assistant autoassist, which learns the loss
 --bogus|unknown option '--bogus'
 EOF
 }
@@ -203,7 +210,7 @@ EOF
 	grep -qx '#score.min_feedback=1000' "$W/r"
 	run -0 grep -c -x '#score.warm=0' "$W/r"
 	[ "$output" = 3 ]
-	[ "${stderr_lines[2]}" = "rv-score: epoch 2: 2000 seen, 2000 kept (100.0%), 0 dropped; feedback 0 lines (0 unmatched); assistant acc nan auc nan" ]
+	[ "${stderr_lines[2]}" = "rv-score: epoch 2: 2000 seen, 2000 kept (100.0%), 0 dropped; feedback 0 lines (0 unmatched); assistant acc nan auc nan pos nan" ]
 }
 
 @test "rv-score: history keeps high-gradnorm ids and the rest at about the floor" {
@@ -235,7 +242,7 @@ EOF
 	cat "$W/score.err"
 	mapfile -t err < "$W/score.err"
 	[ "${#err[@]}" -eq 5 ]
-	local re='^rv-score: epoch 3: 3000 seen, ([0-9]+) kept \([0-9.]+%\), ([0-9]+) dropped; feedback ([0-9]+) lines \(([0-9]+) unmatched\); assistant acc (0\.[0-9]+|1\.000) auc (0\.[0-9]+|1\.000)$'
+	local re='^rv-score: epoch 3: 3000 seen, ([0-9]+) kept \([0-9.]+%\), ([0-9]+) dropped; feedback ([0-9]+) lines \(([0-9]+) unmatched\); assistant acc (0\.[0-9]+|1\.000) auc (0\.[0-9]+|1\.000) pos (0\.[0-9]+|1\.000)$'
 	[[ "${err[3]}" =~ $re ]]
 	[ "${BASH_REMATCH[1]}" -lt 3000 ] && [ "${BASH_REMATCH[2]}" -gt 0 ]
 	[ "${BASH_REMATCH[3]}" -gt 500 ]
@@ -475,4 +482,90 @@ EOF
 		cmp <(records "$T/s3.rvs" | grep '^sample' | cut -d' ' -f2,3) \
 		    <(records "$W/a.rvs" | grep '^sample' | cut -d' ' -f2,3)
 	done
+}
+
+@test "rv-score --assistant autoassist: no warm-up, its settings, the same bytes for a seed and a feedback file" {
+	# a feedback file read whole at the first sample: nothing in flight
+	# matches it, so the decisions come from the initial weights alone
+	run -0 --separate-stderr rv-score -v --assistant autoassist \
+	    --feedback "$T/hist.fb" -o "$W/a.rvs" "$T/s3.rvs"
+	[[ "${stderr_lines[0]}" == "rv-score: epoch 0: 2000 seen, "*" kept ("*"%), "*" dropped; feedback 0 lines (2000 unmatched); assistant acc nan auc nan pos nan" ]]
+	records "$W/a.rvs" > "$W/r"
+	# the first epoch is not passed whole: P(keep) 0.3 + 0.7 p, p near
+	# 0.5 from weights of N(0, 0.001^2), so about 65% (4 se: 43)
+	run -0 awk '$1 == "sample" { n[$2]++; s = $6 + 0
+		if (s < 0.45 || s > 0.55 || s == 0.5) bad++ }
+	    END { print n[0], n[1], n[2], bad + 0 }' "$W/r"
+	local n0 n1 n2 bad
+	read -r n0 n1 n2 bad <<<"$output"
+	[ "$bad" -eq 0 ]
+	for n in "$n0" "$n1" "$n2"; do
+		[ "$n" -ge 1257 ] && [ "$n" -le 1343 ] ||
+		    { echo "kept $n of 2000"; return 1; }
+	done
+	grep -qx '#score.assistant=autoassist' "$W/r"
+	grep -qx '#score.target=loss' "$W/r"
+	grep -qx '#score.lr=0.01' "$W/r"
+	grep -qx '#score.l2=0.001' "$W/r"
+	grep -qx '#score.min_feedback=0' "$W/r"
+	run -1 grep -q '^#score.features=' "$W/r"
+	grep -A9 -x '#score.epoch=0' "$W/r" | grep -qx '#score.warm=1'
+	# the same seed and feedback: the same bytes; another seed: other
+	# initial weights, other scores
+	rv-score --assistant autoassist --feedback "$T/hist.fb" \
+	    -o "$W/b.rvs" "$T/s3.rvs"
+	cmp <(records "$W/a.rvs" | grep -v '^#argv=') \
+	    <(records "$W/b.rvs" | grep -v '^#argv=')
+	rv-score --assistant autoassist --feedback "$T/hist.fb" --seed 1 \
+	    -o "$W/c.rvs" "$T/s3.rvs"
+	run -1 cmp -s <(records "$W/a.rvs" | grep '^sample') \
+	    <(records "$W/c.rvs" | grep '^sample')
+	# given options replace the published ones; the default stays rv's
+	rv-score --assistant autoassist --lr 0.5 --l2 0 --min-feedback 10 \
+	    --target loss "$T/s3.rvs" > "$W/d.rvs"
+	records "$W/d.rvs" > "$W/r"
+	grep -qx '#score.lr=0.5' "$W/r"
+	grep -qx '#score.l2=0' "$W/r"
+	grep -qx '#score.min_feedback=10' "$W/r"
+	rv-score "$T/s3.rvs" > "$W/e.rvs"
+	records "$W/e.rvs" > "$W/r"
+	grep -qx '#score.assistant=rv' "$W/r"
+	grep -qx '#score.features=image,history' "$W/r"
+	grep -qx '#score.lr=0.05' "$W/r"
+	rv-score --assistant rv "$T/s3.rvs" > "$W/f.rvs"
+	cmp <(records "$W/e.rvs" | grep -v '^#argv=') \
+	    <(records "$W/f.rvs" | grep -v '^#argv=')
+}
+
+@test "rv-score --assistant autoassist: every sample of the first one's shape" {
+	local img="$FMNIST/train-images-idx3-ubyte.gz"
+	local lab="$FMNIST/train-labels-idx1-ubyte.gz"
+	rv-decode -q --limit 10 "$img" "$lab" > "$W/a.rvs"
+	rv-decode -q --limit 10 "$img" "$lab" |
+	    rv-augment -q 'resize size=14' > "$W/b.rvs"
+	run -1 --separate-stderr rv-score --assistant autoassist \
+	    -o "$W/o.rvs" "$W/a.rvs" "$W/b.rvs"
+	[[ "$stderr" =~ ^rv-score:\ \'$W/b.rvs\':\ record\ [0-9]+\ at\ byte\ [0-9]+:\ shrink:\ image\ is\ 14x14,\ not\ 28x28:\ the\ autoassist\ assistant\'s\ features\ are\ the\ whole\ image$ ]]
+	[ ! -e "$W/o.rvs" ]
+	# the rv assistant pools any shape
+	rv-score -q "$W/a.rvs" "$W/b.rvs" > /dev/null
+}
+
+@test "rv-score --assistant autoassist: the loop with the real trainer learns by the batch" {
+	mkfifo "$W/fb"
+	run -0 --separate-stderr timeout 120 bash -c "set -o pipefail
+	    rv-score --feedback '$W/fb' -v --assistant autoassist \
+		'$T/s4.rvs' 2> '$W/score.err' |
+	    rv-batch -q -b 32 |
+	    rv-train-gpu -q -j 1 -b 32 --lr 0.01 -m '$MODEL' \
+		--feedback '$W/fb'"
+	cat "$W/score.err"
+	mapfile -t err < "$W/score.err"
+	[ "${#err[@]}" -eq 5 ]
+	# dropping from the first epoch on
+	[[ "${err[0]}" =~ ^rv-score:\ epoch\ 0:\ 3000\ seen,\ ([0-9]+)\ kept ]]
+	[ "${BASH_REMATCH[1]}" -lt 2800 ]
+	local re='^rv-score: epoch 3: 3000 seen, ([0-9]+) kept \([0-9.]+%\), ([0-9]+) dropped; feedback ([0-9]+) lines \(([0-9]+) unmatched\); assistant acc (0\.[0-9]+|1\.000) auc (0\.[0-9]+|1\.000) pos (0\.[0-9]+)$'
+	[[ "${err[3]}" =~ $re ]]
+	[ "${BASH_REMATCH[3]}" -gt 500 ]
 }

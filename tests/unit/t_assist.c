@@ -2,7 +2,11 @@
  * The assistant: features against a naive area average, a sigmoid that
  * stays finite at the extremes, a planted rule learned and noise not,
  * class biases, the window's accuracy and AUC against an O(n^2) count
- * (ties included), configuration errors and bitwise determinism.
+ * (ties included), configuration errors and bitwise determinism.  The
+ * published AutoAssist assistant: its initial weights' scale, its
+ * normalisation, its label rule and running mean, one mini-batch step
+ * against the same step worked out here, its batching by trainer step and
+ * its determinism.
  */
 #include <float.h>
 #include <math.h>
@@ -488,6 +492,254 @@ t_determinism(void)
 	rv_assist_free(c);
 }
 
+/* An autoassist assistant over h w c images (std 0 here: the defaults). */
+static struct rv_assist *
+make_aa(uint32_t npx, uint32_t c, uint32_t classes, uint64_t seed)
+{
+	struct rv_assist_conf cf;
+
+	rv_assist_conf_init(&cf);
+	cf.kind = RV_ASSIST_AUTOASSIST;
+	cf.lr = RV_AA_LR;
+	cf.l2 = RV_AA_L2;
+	cf.target = RV_TARGET_LOSS;
+	cf.nfeat = npx * c;
+	cf.channels = c;
+	cf.classes = classes;
+	cf.seed = seed;
+	EXPECT(rv_aa_norm_default(c, cf.mean, cf.std) == 0);
+	return rv_assist_new(&cf);
+}
+
+static void
+t_aa_norm(void)
+{
+	float m[4], sd[4];
+
+	EXPECT(rv_aa_norm_default(1, m, sd) == 0);
+	EXPECT(m[0] == 0.1307f && sd[0] == 0.3081f);
+	EXPECT(rv_aa_norm_default(3, m, sd) == 0);
+	EXPECT(m[0] == 0.4914f && m[1] == 0.4822f && m[2] == 0.4465f);
+	EXPECT(sd[0] == 0.2023f && sd[1] == 0.1994f && sd[2] == 0.2010f);
+	EXPECT(rv_aa_norm_default(2, m, sd) == -1);
+	EXPECT_STR(rv_errmsg(), "autoassist: no published mean and std for 2 "
+	    "channels: give them in the stream's metadata");
+	EXPECT(rv_aa_norm_default(4, m, sd) == -1);
+}
+
+/* w and u ~ N(0, 0.001^2): mean and sd of 20000 + 10 draws. */
+static void
+t_aa_init(void)
+{
+	struct rv_assist *a = make_aa(20000, 1, 10, 3);
+	struct rv_assist *b = make_aa(20000, 1, 10, 3);
+	struct rv_assist *c = make_aa(20000, 1, 10, 4);
+	const double *w = rv_assist_w(a);
+	double sum = 0, sq = 0, m, sd, big = 0;
+	size_t k, n = 20000;
+
+	for (k = 0; k < n; k++) {
+		sum += w[k];
+		sq += w[k] * w[k];
+		big = fmax(big, fabs(w[k]));
+	}
+	m = sum / (double)n;
+	sd = sqrt(sq / (double)n - m * m);
+	/* the sd's standard error is 0.5%, the mean's 7e-6 */
+	EXPECT(fabs(sd - 0.001) < 0.03 * 0.001);
+	EXPECT(fabs(m) < 3e-5);
+	EXPECT(big < 0.006 && big > 0.003);
+	for (k = 0; k < 10; k++)
+		EXPECT(rv_assist_u(a)[k] != 0 &&
+		    fabs(rv_assist_u(a)[k]) < 0.006);
+	EXPECT(memcmp(w, rv_assist_w(b), n * sizeof(*w)) == 0);
+	EXPECT(memcmp(rv_assist_u(a), rv_assist_u(b), 10 * sizeof(*w)) == 0);
+	EXPECT(memcmp(w, rv_assist_w(c), n * sizeof(*w)) != 0);
+	rv_assist_free(a);
+	rv_assist_free(b);
+	rv_assist_free(c);
+}
+
+/*
+ * One batch of three 1x2 grey images, worked out from the definition:
+ * features (v / 255 - 0.1307) / 0.3081, the mean of the batch's losses
+ * (the first batch: 3.5 / 3), labels loss > mean, then
+ * u_y -= (0.01 / 3)(g + 1e-3 u_y) in order and
+ * w -= (0.01 / 3)(sum g x + 1e-3 w).  A second batch moves the mean by
+ * the ratio of EMAs (alpha 0.75).
+ */
+static void
+t_aa_step(void)
+{
+	static const uint8_t px[3][2] = { { 255, 0 }, { 0, 255 }, { 51, 102 } };
+	static const int32_t lab[3] = { 0, 1, 0 };
+	static const double loss[3] = { 2.0, 0.5, 1.0 };
+	struct rv_assist *a = make_aa(2, 1, 2, 9), *b;
+	struct rv_assist_stats st;
+	double w[2], u[2], x[3][2], p[3], g[3], mean, lr = 0.01 / 3;
+	double sum0 = 0, sum1 = 0;
+	int i, k, y[3] = { 1, 0, 0 };
+
+	memcpy(w, rv_assist_w(a), sizeof(w));
+	memcpy(u, rv_assist_u(a), sizeof(u));
+	for (i = 0; i < 3; i++) {
+		for (k = 0; k < 2; k++)
+			x[i][k] = (px[i][k] / 255.0 - (double)0.1307f) /
+			    (double)0.3081f;
+		p[i] = 1 / (1 + exp(-(w[0] * x[i][0] + w[1] * x[i][1] +
+		    u[lab[i]])));
+		EXPECT(fabs(rv_assist_predict_px(a, px[i], lab[i]) - p[i]) <
+		    1e-15);
+		rv_assist_add_px(a, px[i], lab[i], loss[i], 41);
+	}
+	/* nothing is learned until the step's last line is known */
+	EXPECT_EQ(rv_assist_pending(a), 3);
+	EXPECT(memcmp(w, rv_assist_w(a), sizeof(w)) == 0);
+	EXPECT(isnan(rv_assist_mean(a)));
+	rv_assist_add_px(a, px[0], 1, 3.0, 42);
+	EXPECT_EQ(rv_assist_pending(a), 1);
+	mean = 3.5 / 3;
+	EXPECT(fabs(rv_assist_mean(a) - mean) < 1e-15);
+	for (i = 0; i < 3; i++) {
+		g[i] = p[i] - y[i];
+		sum0 += g[i] * x[i][0];
+		sum1 += g[i] * x[i][1];
+		u[lab[i]] -= lr * (g[i] + 1e-3 * u[lab[i]]);
+	}
+	w[0] -= lr * (sum0 + 1e-3 * w[0]);
+	w[1] -= lr * (sum1 + 1e-3 * w[1]);
+	EXPECT(fabs(rv_assist_w(a)[0] - w[0]) < 1e-15);
+	EXPECT(fabs(rv_assist_w(a)[1] - w[1]) < 1e-15);
+	EXPECT(fabs(rv_assist_u(a)[0] - u[0]) < 1e-15);
+	EXPECT(fabs(rv_assist_u(a)[1] - u[1]) < 1e-15);
+	/* the step moved w far beyond its initial scale */
+	b = make_aa(2, 1, 2, 9);
+	EXPECT(fabs(rv_assist_w(a)[0] - rv_assist_w(b)[0]) > 1e-3);
+	rv_assist_free(b);
+	rv_assist_stats(a, &st);
+	EXPECT_EQ(st.seen, 3);
+	EXPECT(fabs(st.pos_rate - 1.0 / 3) < 1e-12);
+	/* the second batch, one line of loss 3: (0.75 0.875 + 0.25 3) /
+	 * (0.75 0.75 + 0.25) */
+	rv_assist_flush(a);
+	EXPECT_EQ(rv_assist_pending(a), 0);
+	EXPECT(fabs(rv_assist_mean(a) - 1.40625 / 0.8125) < 1e-12);
+	rv_assist_stats(a, &st);
+	EXPECT_EQ(st.seen, 4);
+	/* 3 > 1.73: positive */
+	EXPECT(fabs(st.pos_rate - 2.0 / 4) < 1e-12);
+	rv_assist_flush(a);
+	EXPECT_EQ(st.seen, 4);
+	rv_assist_free(a);
+}
+
+/* Label 1 only for a loss strictly above the mean, which includes the
+ * batch being labelled; a non-finite loss is skipped. */
+static void
+t_aa_label(void)
+{
+	struct rv_assist *a = make_aa(4, 1, 0, 1);
+	struct rv_assist_stats st;
+	uint8_t px[4] = { 1, 2, 3, 4 };
+
+	/* equal losses: all at the mean, none above */
+	rv_assist_add_px(a, px, 0, 1.5, 0);
+	rv_assist_add_px(a, px, 0, 1.5, 0);
+	rv_assist_add_px(a, px, 0, NAN, 0);
+	rv_assist_add_px(a, px, 0, INFINITY, 0);
+	EXPECT_EQ(rv_assist_pending(a), 2);
+	rv_assist_flush(a);
+	rv_assist_stats(a, &st);
+	EXPECT_EQ(st.seen, 2);
+	EXPECT(st.pos_rate == 0);
+	EXPECT(st.mean == 1.5);
+	/* the next batch, one line: EMAs of sums and sizes from 0.25 3 and
+	 * 0.25 2, a mean of 4.9, and 10 above it */
+	rv_assist_add_px(a, px, 0, 10, 1);
+	rv_assist_flush(a);
+	rv_assist_stats(a, &st);
+	EXPECT(fabs(st.mean - (0.75 * 0.25 * 3 + 0.25 * 10) /
+	    (0.75 * 0.25 * 2 + 0.25)) < 1e-12);
+	EXPECT(fabs(st.mean - 4.9) < 1e-12);
+	EXPECT(fabs(st.pos_rate - 1.0 / 3) < 1e-12);
+	rv_assist_free(a);
+}
+
+/* A run of one step longer than RV_AA_BATCH_MAX is learned in parts. */
+static void
+t_aa_batch_max(void)
+{
+	struct rv_assist *a = make_aa(1, 1, 0, 1);
+	struct rv_assist_stats st;
+	uint8_t px = 7;
+	size_t i;
+
+	for (i = 0; i < RV_AA_BATCH_MAX + 5; i++)
+		rv_assist_add_px(a, &px, 0, (double)(i % 3), 5);
+	EXPECT_EQ(rv_assist_pending(a), 5);
+	rv_assist_stats(a, &st);
+	EXPECT_EQ(st.seen, RV_AA_BATCH_MAX);
+	rv_assist_free(a);
+}
+
+/* The same seed and lines, the same weights bit for bit, in 3 channels. */
+static void
+t_aa_determinism(void)
+{
+	struct rv_assist *a[3];
+	uint8_t px[5 * 4 * 3];
+	struct rv_rng r;
+	int j, i;
+
+	a[0] = make_aa(20, 3, 10, 77);
+	a[1] = make_aa(20, 3, 10, 77);
+	a[2] = make_aa(20, 3, 10, 78);
+	for (j = 0; j < 3; j++) {
+		rv_rng_init(&r, 5, 0, 0, 0, 0);
+		for (i = 0; i < 3000; i++) {
+			fill_random(px, sizeof(px), (uint64_t)i);
+			rv_assist_add_px(a[j], px, i % 10, rv_rng_uniform(&r) *
+			    (1 + px[0] / 64), (uint64_t)i / 32);
+		}
+		rv_assist_flush(a[j]);
+	}
+	EXPECT(memcmp(rv_assist_w(a[0]), rv_assist_w(a[1]),
+	    60 * sizeof(double)) == 0);
+	EXPECT(memcmp(rv_assist_u(a[0]), rv_assist_u(a[1]),
+	    10 * sizeof(double)) == 0);
+	EXPECT(memcmp(rv_assist_w(a[0]), rv_assist_w(a[2]),
+	    60 * sizeof(double)) != 0);
+	for (j = 0; j < 3; j++)
+		rv_assist_free(a[j]);
+}
+
+static void
+t_aa_conf(void)
+{
+	struct rv_assist_conf c;
+
+	rv_assist_conf_init(&c);
+	EXPECT(c.kind == RV_ASSIST_RV);
+	c.kind = RV_ASSIST_AUTOASSIST;
+	c.nfeat = 6;
+	c.channels = 0;
+	EXPECT(rv_assist_new(&c) == NULL);
+	EXPECT_STR(rv_errmsg(), "assist: 0 channels: must be 1 to 4");
+	c.channels = 4;
+	EXPECT(rv_assist_new(&c) == NULL);
+	EXPECT_STR(rv_errmsg(),
+	    "assist: 6 features: not whole pixels of 4 channels");
+	c.channels = 3;
+	c.std[1] = 0;
+	EXPECT(rv_assist_new(&c) == NULL);
+	EXPECT_STR(rv_errmsg(), "assist: channel 1: mean 0, std 0: want "
+	    "finite values, std above 0");
+	c.std[1] = 1;
+	c.kind = (enum rv_assist_kind)5;
+	EXPECT(rv_assist_new(&c) == NULL);
+	EXPECT_STR(rv_errmsg(), "assist: kind 5: unknown");
+}
+
 int
 main(void)
 {
@@ -500,5 +752,12 @@ main(void)
 	RUN(t_class_bias);
 	RUN(t_window_stats);
 	RUN(t_determinism);
+	RUN(t_aa_norm);
+	RUN(t_aa_init);
+	RUN(t_aa_step);
+	RUN(t_aa_label);
+	RUN(t_aa_batch_max);
+	RUN(t_aa_determinism);
+	RUN(t_aa_conf);
 	return UNIT_DONE();
 }

@@ -5,6 +5,9 @@
  * (eviction order checked against a model), history percentiles and
  * LRU, determinism, configuration errors, and budget mode: exactly k of
  * every window, each sample with its pi_i, the same for the same seed.
+ * The published AutoAssist assistant: no warm-up, its shape and
+ * settings checked, learning by the trainer's step, a planted easy class
+ * found.
  */
 #include <math.h>
 #include <stdint.h>
@@ -1413,6 +1416,130 @@ t_cost(void)
 	rv_shrink_free(s);
 }
 
+static struct rv_shrink *
+make_aa(uint32_t h, uint32_t w, uint64_t seed)
+{
+	struct rv_shrink_conf c;
+
+	rv_shrink_conf_init(&c);
+	rv_shrink_conf_autoassist(&c);
+	c.height = h;
+	c.width = w;
+	c.seed = seed;
+	EXPECT(rv_aa_norm_default(1, c.assist.mean, c.assist.std) == 0);
+	return rv_shrink_new(&c, 1, 10);
+}
+
+static void
+t_autoassist(void)
+{
+	struct rv_shrink_conf c;
+	struct rv_shrink *s = make_aa(SZ, SZ, 1);
+	struct rv_shrink_stats st;
+	struct rv_keep k;
+	struct rv_fb_line l;
+	uint8_t px[SZ * SZ + 1];
+	size_t kept = 0, n = 4000, easy = 0, easy_kept = 0, i;
+	uint64_t id, step = 0;
+	uint32_t e;
+
+	rv_shrink_conf_init(&c);
+	rv_shrink_conf_autoassist(&c);
+	EXPECT(c.assist.kind == RV_ASSIST_AUTOASSIST && c.assist.lr == 0.01 &&
+	    c.assist.l2 == 1e-3 && c.min_feedback == 0 && c.hist_feat == 0 &&
+	    c.assist.target == RV_TARGET_LOSS);
+	/* no warm-up: p_keep 0.3 + 0.7 p from the first sample on */
+	for (id = 0; id < n; id++) {
+		EXPECT(decide(s, id, 0, &k) == 0);
+		EXPECT(k.p_keep < 1 && fabs(k.p_keep - 0.65) < 0.03);
+		EXPECT(fabs(k.score - 0.5) < 0.04);
+		kept += (size_t)k.keep;
+	}
+	EXPECT(near((double)kept / (double)n, 0.65, n, 4));
+	rv_shrink_stats(s, &st);
+	EXPECT(st.warm == 1);
+	/* another shape is an error, before anything else */
+	EXPECT(rv_shrink_decide(s, 1, 0, 0, px, SZ, SZ + 1, 1, &k) == -1);
+	EXPECT_STR(rv_errmsg(), "shrink: image is 9x8, not 8x8: the "
+	    "autoassist assistant's features are the whole image");
+	rv_shrink_free(s);
+
+	/* a closed loop in which class 0 (flat grey) has a low loss: the
+	 * easy samples come to be kept at about the floor, the others
+	 * more; learned one trainer step of 32 lines at a time, at a
+	 * learning rate that learns it in a few epochs (the published 0.01
+	 * / 32 a line would take hundreds) */
+	rv_shrink_conf_init(&c);
+	rv_shrink_conf_autoassist(&c);
+	c.height = c.width = SZ;
+	c.seed = 2;
+	c.assist.lr = 1;
+	EXPECT(rv_aa_norm_default(1, c.assist.mean, c.assist.std) == 0);
+	s = rv_shrink_new(&c, 1, 10);
+	for (e = 0; e < 30; e++)
+		for (id = 0; id < 1000; id++) {
+			EXPECT(decide(s, id, e, &k) == 0);
+			if (e == 29 && id % 10 == 0) {
+				easy++;
+				easy_kept += (size_t)k.keep;
+			}
+			if (!k.keep)
+				continue;
+			l.id = id;
+			l.epoch = e;
+			l.step = step++ / 32;
+			l.loss = id % 10 == 0 ? 0.01f : 5;
+			l.gradnorm = 1;
+			rv_shrink_feedback(s, &l);
+		}
+	rv_shrink_stats(s, &st);
+	printf("# autoassist: easy kept %.3f, auc %.3f pos %.3f\n",
+	    (double)easy_kept / (double)easy, st.assist.auc,
+	    st.assist.pos_rate);
+	EXPECT((double)easy_kept / (double)easy < 0.4);
+	EXPECT(st.assist.auc > 0.8);
+	EXPECT(st.assist.seen > 0 && st.assist.seen <= st.feedback);
+	rv_shrink_free(s);
+
+	/* refused settings */
+	rv_shrink_conf_init(&c);
+	rv_shrink_conf_autoassist(&c);
+	c.height = c.width = SZ;
+	c.hist_feat = 1;
+	EXPECT(rv_shrink_new(&c, 1, 10) == NULL);
+	EXPECT_STR(rv_errmsg(), "shrink: the autoassist assistant has no "
+	    "history features");
+	c.hist_feat = 0;
+	c.assist.target = RV_TARGET_GRADNORM;
+	EXPECT(rv_shrink_new(&c, 1, 10) == NULL);
+	EXPECT_STR(rv_errmsg(), "shrink: the autoassist assistant learns the "
+	    "loss");
+	c.assist.target = RV_TARGET_LOSS;
+	c.width = 0;
+	EXPECT(rv_shrink_new(&c, 1, 10) == NULL);
+	EXPECT_STR(rv_errmsg(), "shrink: autoassist: 0x8x1 images: want 1 to "
+	    "4294967295 values");
+	/* under a budget the first epoch is budgeted too */
+	c.width = SZ;
+	c.budget = 0.5;
+	c.window = 100;
+	s = rv_shrink_new(&c, 1, 10);
+	EXPECT(s != NULL);
+	for (id = 0; id < 100; id++) {
+		image(id, px);
+		EXPECT(rv_shrink_offer(s, id, 0, 0, 0, px, SZ, SZ, 1) == 0);
+	}
+	{
+		struct rv_keep out[100];
+
+		EXPECT_EQ(rv_shrink_decide_window(s, out), 100);
+		for (i = 0, kept = 0; i < 100; i++)
+			kept += (size_t)out[i].keep;
+		EXPECT_EQ(kept, 50);
+	}
+	rv_shrink_free(s);
+}
+
 int
 main(void)
 {
@@ -1436,6 +1563,7 @@ main(void)
 	RUN(t_budget_windows);
 	RUN(t_budget_assistant);
 	RUN(t_budget_errors);
+	RUN(t_autoassist);
 	RUN(t_cost);
 	return UNIT_DONE();
 }
