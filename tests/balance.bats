@@ -162,3 +162,16 @@ loop() {
 	run -0 --separate-stderr rv-batch -q -b 32 "$W/plain.rvs"
 	[ -z "$stderr" ]
 }
+
+@test "balance: a refurbish.batch over the largest window is refused, naming the record, with nothing written; --window takes over" {
+	rv-refurbish -q --partial flip --final '' --reuse 2 --epochs 2 \
+	    --batch 70000 "$T/train.rvs" > "$W/big.rvs"
+	run -1 --separate-stderr rv-score -q --budget 0.5 -o "$W/out.rvs" \
+	    "$W/big.rvs"
+	[ "$stderr" = "rv-score: '$W/big.rvs': record 0 at byte 0: refurbish.batch 70000: over the largest --budget window, 65536: give --window" ]
+	# no output, and no temporary file beside it
+	[ -z "$(ls -A "$W" | grep out)" ]
+	run -0 --separate-stderr rv-score -q --budget 0.5 --window 1000 \
+	    -o "$W/out.rvs" "$W/big.rvs"
+	meta "$W/out.rvs" | grep -x 'score.window=1000' > /dev/null
+}
