@@ -41,7 +41,7 @@ ALL_CFLAGS   = -std=c17 $(WARN) $(CFLAGS) -pthread $(OPENMP)
 ALL_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -Ilib -MMD -MP \
 	       $(ALL_CPPFLAGS_CUDA) $(CPPFLAGS)
 LDFLAGS     += $(OPENMP)
-LDLIBS      += -ldnnl -lturbojpeg -lpng -lwebpdemux -lwebp -lgif -ltiff \
+LDLIBS      += -ldnnl -lturbojpeg -ljpeg -lpng -lwebpdemux -lwebp -lgif -ltiff \
 	       -larchive -lzstd -lxxhash -lz \
 	       $(BLASLIBS) -lpthread -lm
 BLASLIBS    ?= -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas

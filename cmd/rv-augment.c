@@ -24,11 +24,13 @@
 #include "xmem.h"
 
 static const char usage[] =
-    "usage: rv-augment [-qv] [-j N] [-o FILE] [--level L] [--seed S] SPEC\n"
-    "                  [file ...]\n"
+    "usage: rv-augment [-qv] [-j N] [-o FILE] [--exact] [--level L] [--seed S]\n"
+    "                  SPEC [file ...]\n"
     "       rv-augment --list-ops\n"
     "  -o, --output FILE  write the stream to FILE (default stdout)\n"
     "  -j, --jobs N       threads (default: all cores)\n"
+    "      --exact        decode JPEG samples at full scale only: the bytes\n"
+    "                     of decoding them upstream\n"
     "      --list-ops     list every op and its arguments, then exit\n"
     "      --level L      zstd level -7..19, 0 stores (default: $RV_LEVEL,\n"
     "                     else 0 to a pipe, -1 to a file)\n"
@@ -40,6 +42,7 @@ static const char usage[] =
 
 enum {
 	OPT_LIST_OPS = RV_OPT_FIRST_PRIVATE,
+	OPT_EXACT,
 };
 
 /* A chunk: up to 64 records per thread, fewer for large images (par.h). */
@@ -52,6 +55,7 @@ struct augment_opts {
 	const char *output;
 	const char *spec_text;
 	int level;		/* resolved for the output */
+	int exact;		/* --exact */
 	char **inputs;
 	int ninputs;
 };
@@ -63,6 +67,7 @@ struct item {
 	const char *input;
 	uint64_t recno;
 	int pass;		/* write rec and `in` unchanged */
+	int fused;		/* rv_spec_decode_apply()'s DCT denominator */
 };
 
 struct worker {
@@ -79,6 +84,8 @@ struct job {
 	struct rv_par *par;
 	struct rv_writer *w;
 	uint64_t decoded;	/* encoded samples decoded (main thread) */
+	uint64_t fused;		/* of them, with the crop fused */
+	uint64_t scaled;	/* of those, below full scale */
 };
 
 /* The chain as the stream's metadata says it stands. */
@@ -104,6 +111,7 @@ parse_args(int argc, char *argv[], struct augment_opts *o)
 {
 	static const struct option longopts[] = {
 		RV_COMMON_LONGOPTS,
+		{ "exact", no_argument, NULL, OPT_EXACT },
 		{ "list-ops", no_argument, NULL, OPT_LIST_OPS },
 		{ "output", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 }
@@ -124,6 +132,9 @@ parse_args(int argc, char *argv[], struct augment_opts *o)
 			break;
 		case OPT_LIST_OPS:
 			list = 1;
+			break;
+		case OPT_EXACT:
+			o->exact = 1;
 			break;
 		default:
 			rv_usage_error(argv, usage);
@@ -204,6 +215,7 @@ augment_one(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
 	struct item *s = &j->items[i];
 	struct rv_rec out;
 
+	s->fused = 0;
 	if (s->pass)
 		return RV_PAR_OK;
 	if (s->rec.channels != 1 && s->rec.channels != 3) {
@@ -224,18 +236,20 @@ augment_one(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
 			goto bad;
 		}
 		swap_in(w, s);
+		if (rv_spec_apply(&j->spec, &w->img, &w->ctx, j->o->c.seed,
+		    RV_STAGE_AUGMENT, s->rec.epoch, s->rec.id) < 0)
+			goto bad;
 	} else if (s->rec.dtype == RV_DT_JPEG || s->rec.dtype == RV_DT_PNG) {
-		if (rv_spec_decode_sample(&j->spec, w->codec, &s->rec,
-		    s->in.data, s->in.len, &w->img) < 0)
+		s->fused = rv_spec_decode_apply(&j->spec, w->codec, &s->rec,
+		    s->in.data, s->in.len, &w->img, &w->ctx, j->o->c.seed,
+		    RV_STAGE_AUGMENT, s->rec.epoch, s->rec.id);
+		if (s->fused < 0)
 			goto bad;
 	} else {
 		rv_seterr("sample of dtype '%s' has no pixels",
 		    rv_dtype_name(s->rec.dtype));
 		goto bad;
 	}
-	if (rv_spec_apply(&j->spec, &w->img, &w->ctx, j->o->c.seed,
-	    RV_STAGE_AUGMENT, s->rec.epoch, s->rec.id) < 0)
-		goto bad;
 	/* a big op buffer would sit beside the frame: give it back */
 	if (w->ctx.tmp.cap > BIG_TMP)
 		rv_img_release(&w->ctx.tmp);
@@ -258,9 +272,11 @@ bad:
 static int
 augment_done(void *ctx, size_t i, const struct rv_par_slot *slot)
 {
-	const struct job *j = ctx;
+	struct job *j = ctx;
 	const struct item *s = &j->items[i];
 
+	j->fused += s->fused > 0;
+	j->scaled += s->fused > 1;
 	return s->pass ? rv_writer_put(j->w, &s->rec, s->in.data) : 0;
 }
 
@@ -438,6 +454,7 @@ main(int argc, char *argv[])
 		rv_warn("%s", rv_errmsg());
 		exit(2);
 	}
+	job.spec.exact = o.exact;
 	if (rv_out_open(&out, o.output, 1) < 0)
 		rv_die(1, "%s", rv_errmsg());
 	rv_progress_init(&prog, o.c.quiet, "samples");
@@ -469,9 +486,16 @@ out:
 	rv_progress_done(&prog);
 	if (status == 0 && o.c.verbose) {
 		double dt = rv_now() - t0;
-		rv_warn("%llu samples (%llu decoded), %zu op%s, %.2f s, "
+		char fu[96] = "";
+
+		if (job.fused > 0)
+			snprintf(fu, sizeof(fu), ", %llu with the crop fused, "
+			    "%llu of them below full scale",
+			    (unsigned long long)job.fused,
+			    (unsigned long long)job.scaled);
+		rv_warn("%llu samples (%llu decoded%s), %zu op%s, %.2f s, "
 		    "%.0f samples/s", (unsigned long long)written,
-		    (unsigned long long)job.decoded, job.spec.n,
+		    (unsigned long long)job.decoded, fu, job.spec.n,
 		    job.spec.n == 1 ? "" : "s", dt,
 		    dt > 0 ? (double)written / dt : 0.0);
 	}

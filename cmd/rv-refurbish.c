@@ -24,6 +24,7 @@
 static const char usage[] =
     "usage: rv-refurbish [-qv] [-j N] [-o file|pattern] [--batch B]\n"
     "                    [--cache-dir dir] [--epoch-range a-b] [--epochs E]\n"
+    "                    [--exact]\n"
     "                    [--level L] [--mem size] [--resume] [--reuse r]\n"
     "                    [--seed S] --partial spec --final spec [input]\n"
     "  -o, --output FILE|PATTERN  write to FILE, or each epoch to PATTERN\n"
@@ -39,6 +40,7 @@ static const char usage[] =
     "      --mem SIZE             cache memory, K/M/G/T suffix (default 2G)\n"
     "      --cache-dir DIR        cache disk tier and pipe spill directory\n"
     "      --resume               skip the epochs whose -o files exist\n"
+    "      --exact                decode JPEG samples at full scale only\n"
     "      --epoch-range a-b      write epochs a to b only (from 0)\n"
     "      --level L              zstd level -7..19, 0 stores (default:\n"
     "                             $RV_LEVEL, else 0 to a pipe, -1 to a file)\n"
@@ -56,6 +58,7 @@ enum {
 	OPT_CACHE_DIR,
 	OPT_EPOCH_RANGE,
 	OPT_EPOCHS,
+	OPT_EXACT,
 	OPT_FINAL,
 	OPT_MEM,
 	OPT_PARTIAL,
@@ -72,6 +75,7 @@ struct refurbish_opts {
 	const char *input;
 	uint64_t mem;
 	uint32_t reuse, batch, epochs;
+	int exact;		/* --exact */
 	uint32_t first, last;	/* --epoch-range, inclusive */
 	int range, resume;
 };
@@ -140,6 +144,7 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 		{ "epoch-range", required_argument, NULL, OPT_EPOCH_RANGE },
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
+		{ "exact", no_argument, NULL, OPT_EXACT },
 		{ "final", required_argument, NULL, OPT_FINAL },
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "output", required_argument, NULL, 'o' },
@@ -175,6 +180,9 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 		case OPT_EPOCHS:
 			o->epochs = (uint32_t)rv_opt_u64("--epochs", optarg, 1,
 			    MAX_EPOCHS, usage);
+			break;
+		case OPT_EXACT:
+			o->exact = 1;
 			break;
 		case OPT_FINAL:
 			o->final = optarg;
@@ -368,6 +376,7 @@ main(int argc, char *argv[])
 	parse_args(argc, argv, &o);
 	parse_spec("--partial", o.partial, &partial);
 	parse_spec("--final", o.final, &final);
+	partial.exact = final.exact = o.exact;
 	epochs = plan_epochs(&o, &nep);
 	rv_progress_init(&prog, o.c.quiet, "samples");
 	if (nep == 0) {

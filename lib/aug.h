@@ -78,6 +78,8 @@ struct rv_spec {
 	struct rv_op *ops;
 	size_t n;
 	char *text;		/* the canonical form (all args spelled out) */
+	int exact;		/* decode JPEGs at full scale only (set by the
+				 * program: --exact), see rv_spec_decode_apply */
 };
 
 /* Per-thread working memory, made once per worker and reused. */
@@ -120,11 +122,28 @@ uint32_t rv_spec_decode_hint(const struct rv_spec *s, uint32_t h, uint32_t w);
  * Decode the encoded (JPEG or PNG) payload p, n bytes, of sample record r
  * into img with the record's channel count, a JPEG at the reduced size
  * s's decode hint allows; the result must have the size the record and
- * the hint imply.  Used by every program that decodes before augmenting.
+ * the hint imply (no hint when s->exact).
  * 0, or -1 with rv_errmsg() set.
  */
 int rv_spec_decode_sample(const struct rv_spec *s, struct rv_codec *codec,
     const struct rv_rec *r, const void *p, size_t n, struct rv_img *img);
+
+/*
+ * rv_spec_decode_sample() then rv_spec_apply(), with a leading crop fused
+ * into the JPEG decode (rv-augment(1), "Fused crop decoding"): when the
+ * first op is rrc or resized_crop and applies, its window is drawn first,
+ * from the same numbers and on the record's size, and only that window is
+ * decoded, then resized; the other ops follow.  Unless s->exact, the
+ * window is decoded at the smallest DCT scale (1/2, 1/4, 1/8) that still
+ * leaves it at least the output size, and resampled from there; with
+ * s->exact, or when no scale fits, at full scale, and the bytes are those
+ * of the unfused path.  Returns the DCT denominator of a fused decode (1,
+ * 2, 4, 8), 0 when the sample took the unfused path, -1 on error.
+ */
+int rv_spec_decode_apply(const struct rv_spec *s, struct rv_codec *codec,
+    const struct rv_rec *r, const void *p, size_t n, struct rv_img *img,
+    struct rv_aug_ctx *ctx, uint64_t seed, uint32_t stage, uint32_t epoch,
+    uint64_t id);
 
 void rv_aug_ctx_init(struct rv_aug_ctx *ctx);
 void rv_aug_ctx_release(struct rv_aug_ctx *ctx);

@@ -41,6 +41,18 @@ int rv_resize_window(struct rv_img *img, struct rv_aug_ctx *ctx,
     uint32_t w, enum rv_interp interp, int antialias);
 
 /*
+ * The antialiased resize of the box { y0, x0, y1, x1 } (real numbers,
+ * window coordinates) of the window (top, left, wh, ww) of img to h x w,
+ * as PIL's Image.resize(box=...) of img.crop(window): taps outside the
+ * window are dropped, the box need not fall on pixel edges.  Bilinear or
+ * bicubic.  The fused crop decode uses it to resample a crop decoded at a
+ * reduced DCT scale, whose edges fall between the scaled pixels.
+ */
+int rv_resize_box(struct rv_img *img, struct rv_aug_ctx *ctx, uint32_t top,
+    uint32_t left, uint32_t wh, uint32_t ww, const double box[4],
+    uint32_t h, uint32_t w, enum rv_interp interp);
+
+/*
  * PIL's ImagingScaleAffine (nearest, a[1] == a[3] == 0): dst (dh x dw x c,
  * rows dstride bytes apart) from src (sh x sw x c, sstride) with the
  * inverse matrix a; pixels mapped outside src get fill (c bytes).

@@ -17,6 +17,11 @@ extern const struct rv_op_def *const rv_geom_ops[];
 extern const struct rv_op_def *const rv_colour_ops[];
 extern const struct rv_op_def *const rv_policy_ops[];
 
+/* rv_spec_apply() from op first on (the ops before it are not run). */
+int rv_spec_apply_from(const struct rv_spec *s, size_t first,
+    struct rv_img *img, struct rv_aug_ctx *ctx, uint64_t seed,
+    uint32_t stage, uint32_t epoch, uint64_t id);
+
 /* ---- geometry (aug_geom.c) ---- */
 
 /*

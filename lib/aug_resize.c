@@ -75,10 +75,18 @@ coord(double v)
 }
 
 /* Coefficients per output index: at most ksize of them. */
+/* One axis's input: in pixels, of which the box [lo, hi) is resampled
+ * (PIL's box argument; lo = 0, hi = in for a plain resize). */
+struct span {
+	uint32_t in;
+	double lo, hi;
+};
+
 static int
-axis_ksize(uint32_t in, uint32_t out, const struct filter *f, int antialias)
+axis_ksize(const struct span *s, uint32_t out, const struct filter *f,
+    int antialias)
 {
-	double fscale = (double)in / out;
+	double fscale = (s->hi - s->lo) / out;
 
 	if (fscale < 1.0 || !antialias)
 		fscale = 1.0;
@@ -94,10 +102,10 @@ align64(size_t n)
 
 /* The input span of output i: PIL's xmin and tap count. */
 static void
-axis_span(uint32_t in, double scale, double support, uint32_t i, int *xmin,
-    int *n)
+axis_span(uint32_t in, double lo0, double scale, double support, uint32_t i,
+    int *xmin, int *n)
 {
-	double center = (i + 0.5) * scale;
+	double center = lo0 + (i + 0.5) * scale;
 	int lo, hi;
 
 	lo = (int)(center - support + 0.5);
@@ -112,29 +120,29 @@ axis_span(uint32_t in, double scale, double support, uint32_t i, int *xmin,
 
 /*
  * PIL's precompute_coeffs() then normalize_coeffs_8bpc(), for the box
- * [0, in): b[2 * i] is the first input index of output i, b[2 * i + 1]
+ * [s->lo, s->hi) of s->in pixels: b[2 * i] is the first input index of output i, b[2 * i + 1]
  * the number of taps, kk[i * ksize ...] the taps.  The weights are
  * recomputed rather than stored for the normalisation: the same function
  * of the same doubles gives the same values.
  */
 static void
-axis_coeffs(uint32_t in, uint32_t out, const struct filter *f, int antialias,
-    int ksize, int *b, int32_t *kk)
+axis_coeffs(const struct span *s, uint32_t out, const struct filter *f,
+    int antialias, int ksize, int *b, int32_t *kk)
 {
 	double scale, fscale, support, ss;
 	uint32_t i;
 
-	fscale = scale = (double)in / out;
+	fscale = scale = (s->hi - s->lo) / out;
 	if (fscale < 1.0 || !antialias)
 		fscale = 1.0;
 	support = f->support * fscale;
 	ss = 1.0 / fscale;
 	for (i = 0; i < out; i++) {
-		double center = (i + 0.5) * scale, ww = 0.0;
+		double center = s->lo + (i + 0.5) * scale, ww = 0.0;
 		int32_t *k = kk + (size_t)i * ksize;
 		int xmin, n, x;
 
-		axis_span(in, scale, support, i, &xmin, &n);
+		axis_span(s->in, s->lo, scale, support, i, &xmin, &n);
 		for (x = 0; x < n; x++)
 			ww += f->fn(((double)(x + xmin) - center + 0.5) * ss);
 		for (x = 0; x < n; x++) {
@@ -184,16 +192,16 @@ axis_bytes(uint32_t out, int ksize)
 
 /* Lay the tables out in p (axis_bytes() of them) and fill them. */
 static void
-axis_init(struct axis *ax, unsigned char *p, uint32_t in, uint32_t out,
-    const struct filter *f, int antialias)
+axis_init(struct axis *ax, unsigned char *p, const struct span *s,
+    uint32_t out, const struct filter *f, int antialias)
 {
 	size_t np;
 	uint32_t i;
 	int t;
 
-	ax->in = in;
+	ax->in = s->in;
 	ax->out = out;
-	ax->ksize = axis_ksize(in, out, f, antialias);
+	ax->ksize = axis_ksize(s, out, f, antialias);
 	ax->npair = (ax->ksize + 1) / 2;
 	np = (size_t)ax->npair;
 	ax->b = (int *)p;
@@ -203,7 +211,7 @@ axis_init(struct axis *ax, unsigned char *p, uint32_t in, uint32_t out,
 	ax->plo = (int32_t *)p;
 	p += align64((size_t)out * np * sizeof(int32_t));
 	ax->phi = (int32_t *)p;
-	axis_coeffs(in, out, f, antialias, ax->ksize, ax->b, ax->k);
+	axis_coeffs(s, out, f, antialias, ax->ksize, ax->b, ax->k);
 	for (i = 0; i < out; i++) {
 		const int32_t *k = ax->k + (size_t)i * ax->ksize;
 
@@ -609,26 +617,103 @@ resize_tensor(const unsigned char *src, size_t stride, uint32_t wh,
 			}
 }
 
-int
-rv_resize_window(struct rv_img *img, struct rv_aug_ctx *ctx, uint32_t top,
-    uint32_t left, uint32_t wh, uint32_t ww, uint32_t h, uint32_t w,
-    enum rv_interp interp, int antialias)
+/*
+ * The antialiased filters on the window (top, left, wh, ww) of img, the
+ * boxes sy, sx inside it (window coordinates), to h x w.
+ */
+static int
+resize_filtered(struct rv_img *img, struct rv_aug_ctx *ctx, uint32_t top,
+    uint32_t left, const struct span *sy, const struct span *sx, uint32_t h,
+    uint32_t w, enum rv_interp interp, int antialias)
 {
 	const struct filter *f;
-	uint32_t c = img->c, yfirst = 0, ylast = 0;
+	uint32_t c = img->c, yfirst = 0, ylast = 0, wh = sy->in, ww = sx->in;
 	size_t stride = (size_t)img->w * c, nax, nay, ntmp = 0, ncol = 0;
-	const unsigned char *src;
+	const unsigned char *src = img->data + top * stride + (size_t)left * c;
 	struct axis ax, ay;
 	int need_h, need_v;
 	unsigned char *p, *tmp, *col = NULL;
 
-	if (c == 0 || c > 4)
-		return rv_seterr("resize: %u channels unsupported", c);
+	f = interp == RV_BICUBIC ? &filt_bicubic : &filt_bilinear;
+	need_h = ww != w || sx->lo != 0 || sx->hi != ww;
+	need_v = wh != h || sy->lo != 0 || sy->hi != wh;
+
+	/* One scratch block: y tables, x tables, rows between passes,
+	 * columns for the SIMD horizontal pass. */
+	nay = align64(axis_bytes(h, axis_ksize(sy, h, f, antialias)));
+	nax = need_h ? align64(axis_bytes(w, axis_ksize(sx, w, f,
+	    antialias))) : 0;
+	if (need_h && need_v) {
+		/* Only the rows the vertical pass reads (PIL's ybox). */
+		double sc = (sy->hi - sy->lo) / h;
+		double fs = sc < 1.0 || !antialias ? 1.0 : sc;
+		int lo, n;
+
+		axis_span(wh, sy->lo, sc, f->support * fs, 0, &lo, &n);
+		yfirst = (uint32_t)lo;
+		axis_span(wh, sy->lo, sc, f->support * fs, h - 1, &lo, &n);
+		ylast = (uint32_t)(lo + n);
+		ntmp = align64((size_t)(ylast - yfirst) * w * c);
+	}
+#ifdef HAVE_SSE2
+	if (need_h && (c == 3 || c == 1) &&
+	    axis_ksize(sx, w, f, antialias) <= SIMD_MAXTAPS)
+		ncol = (size_t)ww * (c == 3 ? 64 : 16);
+#endif
+	p = rv_aug_scratch(ctx, nay + nax + ntmp + ncol);
+	axis_init(&ay, p, sy, h, f, antialias);
+	if (need_h)
+		axis_init(&ax, p + nay, sx, w, f, antialias);
+	tmp = p + nay + nax;
+	if (ncol > 0)
+		col = tmp + ntmp;
+
+	rv_aug_tmp(ctx, h, w, c);
+	if (need_h && need_v) {
+		for (uint32_t y = 0; y < h; y++)
+			ay.b[2 * y] -= (int)yfirst;
+		hpass(src + yfirst * stride, stride, ylast - yfirst, c, tmp,
+		    (size_t)w * c, &ax, col);
+		vpass(tmp, (size_t)w * c, (size_t)w * c, ctx->tmp.data,
+		    (size_t)w * c, &ay);
+	} else if (need_h) {
+		hpass(src, stride, h, c, ctx->tmp.data, (size_t)w * c, &ax,
+		    col);
+	} else {
+		vpass(src, stride, (size_t)w * c, ctx->tmp.data,
+		    (size_t)w * c, &ay);
+	}
+	rv_aug_swap(img, ctx);
+	return 0;
+}
+
+/* The checks every windowed resize makes. */
+static int
+check_window(const struct rv_img *img, uint32_t top, uint32_t left,
+    uint32_t wh, uint32_t ww, uint32_t h, uint32_t w)
+{
+	if (img->c == 0 || img->c > 4)
+		return rv_seterr("resize: %u channels unsupported", img->c);
 	if (h == 0 || w == 0 || wh == 0 || ww == 0)
 		return rv_seterr("cannot resize %ux%u to %ux%u", ww, wh, w, h);
 	if ((uint64_t)top + wh > img->h || (uint64_t)left + ww > img->w)
 		return rv_seterr("resize window %ux%u at (%u, %u) outside "
 		    "the %ux%u image", ww, wh, left, top, img->w, img->h);
+	return 0;
+}
+
+int
+rv_resize_window(struct rv_img *img, struct rv_aug_ctx *ctx, uint32_t top,
+    uint32_t left, uint32_t wh, uint32_t ww, uint32_t h, uint32_t w,
+    enum rv_interp interp, int antialias)
+{
+	uint32_t c = img->c;
+	size_t stride = (size_t)img->w * c;
+	const unsigned char *src;
+	struct span sy = { wh, 0, wh }, sx = { ww, 0, ww };
+
+	if (check_window(img, top, left, wh, ww, h, w) < 0)
+		return -1;
 	src = img->data + top * stride + (size_t)left * c;
 	if (wh == h && ww == w) {
 		/* PIL copies: only the window is left to take. */
@@ -662,57 +747,28 @@ rv_resize_window(struct rv_img *img, struct rv_aug_ctx *ctx, uint32_t top,
 		rv_aug_swap(img, ctx);
 		return 0;
 	}
-	f = interp == RV_BICUBIC ? &filt_bicubic : &filt_bilinear;
-	need_h = ww != w;
-	need_v = wh != h;
+	return resize_filtered(img, ctx, top, left, &sy, &sx, h, w, interp,
+	    1);
+}
 
-	/* One scratch block: y tables, x tables, rows between passes,
-	 * columns for the SIMD horizontal pass. */
-	nay = align64(axis_bytes(h, axis_ksize(wh, h, f, antialias)));
-	nax = need_h ? align64(axis_bytes(w, axis_ksize(ww, w, f,
-	    antialias))) : 0;
-	if (need_h && need_v) {
-		/* Only the rows the vertical pass reads (PIL's ybox). */
-		double sc = (double)wh / h;
-		double fs = sc < 1.0 || !antialias ? 1.0 : sc;
-		int lo, n;
+int
+rv_resize_box(struct rv_img *img, struct rv_aug_ctx *ctx, uint32_t top,
+    uint32_t left, uint32_t wh, uint32_t ww, const double box[4],
+    uint32_t h, uint32_t w, enum rv_interp interp)
+{
+	struct span sy = { wh, box[0], box[2] }, sx = { ww, box[1], box[3] };
 
-		axis_span(wh, sc, f->support * fs, 0, &lo, &n);
-		yfirst = (uint32_t)lo;
-		axis_span(wh, sc, f->support * fs, h - 1, &lo, &n);
-		ylast = (uint32_t)(lo + n);
-		ntmp = align64((size_t)(ylast - yfirst) * w * c);
-	}
-#ifdef HAVE_SSE2
-	if (need_h && (c == 3 || c == 1) &&
-	    axis_ksize(ww, w, f, antialias) <= SIMD_MAXTAPS)
-		ncol = (size_t)ww * (c == 3 ? 64 : 16);
-#endif
-	p = rv_aug_scratch(ctx, nay + nax + ntmp + ncol);
-	axis_init(&ay, p, wh, h, f, antialias);
-	if (need_h)
-		axis_init(&ax, p + nay, ww, w, f, antialias);
-	tmp = p + nay + nax;
-	if (ncol > 0)
-		col = tmp + ntmp;
-
-	rv_aug_tmp(ctx, h, w, c);
-	if (need_h && need_v) {
-		for (uint32_t y = 0; y < h; y++)
-			ay.b[2 * y] -= (int)yfirst;
-		hpass(src + yfirst * stride, stride, ylast - yfirst, c, tmp,
-		    (size_t)w * c, &ax, col);
-		vpass(tmp, (size_t)w * c, (size_t)w * c, ctx->tmp.data,
-		    (size_t)w * c, &ay);
-	} else if (need_h) {
-		hpass(src, stride, h, c, ctx->tmp.data, (size_t)w * c, &ax,
-		    col);
-	} else {
-		vpass(src, stride, (size_t)w * c, ctx->tmp.data,
-		    (size_t)w * c, &ay);
-	}
-	rv_aug_swap(img, ctx);
-	return 0;
+	if (check_window(img, top, left, wh, ww, h, w) < 0)
+		return -1;
+	if (interp == RV_NEAREST)
+		return rv_seterr("resize: a box needs bilinear or bicubic");
+	if (!(box[0] >= 0 && box[0] < box[2] && box[2] <= wh &&
+	    box[1] >= 0 && box[1] < box[3] && box[3] <= ww))
+		return rv_seterr("resize box [%g, %g) x [%g, %g) outside "
+		    "the %ux%u window", box[1], box[3], box[0], box[2], ww,
+		    wh);
+	return resize_filtered(img, ctx, top, left, &sy, &sx, h, w, interp,
+	    1);
 }
 
 int

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "aug_impl.h"
 #include "aug_policy.h"
 #include "aug_text.h"
 #include "err.h"
@@ -440,9 +441,17 @@ rv_spec_apply(const struct rv_spec *s, struct rv_img *img,
     struct rv_aug_ctx *ctx, uint64_t seed, uint32_t stage, uint32_t epoch,
     uint64_t id)
 {
+	return rv_spec_apply_from(s, 0, img, ctx, seed, stage, epoch, id);
+}
+
+int
+rv_spec_apply_from(const struct rv_spec *s, size_t first,
+    struct rv_img *img, struct rv_aug_ctx *ctx, uint64_t seed,
+    uint32_t stage, uint32_t epoch, uint64_t id)
+{
 	size_t k;
 
-	for (k = 0; k < s->n; k++) {
+	for (k = first; k < s->n; k++) {
 		const struct rv_op *op = &s->ops[k];
 		struct rv_rng rng;
 
@@ -555,7 +564,7 @@ rv_spec_decode_hint(const struct rv_spec *s, uint32_t h, uint32_t w)
 {
 	const struct rv_op *op;
 
-	if (!s || s->n == 0 || h == 0 || w == 0)
+	if (!s || s->n == 0 || h == 0 || w == 0 || s->exact)
 		return 0;
 	op = &s->ops[0];
 	/* An op that may not run leaves the full image to later ops. */

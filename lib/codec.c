@@ -105,6 +105,7 @@ rv_codec_free(struct rv_codec *c)
 		return;
 	if (c->tj != NULL)
 		tjDestroy(c->tj);
+	rv_jroi_free(c);
 	rv_scratch_release(&c->pix);
 	rv_scratch_release(&c->rows);
 	rv_scratch_release(&c->rs);

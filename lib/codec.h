@@ -106,6 +106,27 @@ int rv_codec_decode(struct rv_codec *c, const unsigned char *p, size_t n,
     const struct rv_decode_opts *o, struct rv_img *out);
 
 /*
+ * Decode only the part of a JPEG that holds a window, at DCT scale
+ * 1/denom (1, 2, 4 or 8): the decode half of a fused crop (rv-augment(1),
+ * "Fused crop decoding").  win = { top, left, height, width } in the full
+ * image's pixels, inside it.  out gets a region of the scaled image that
+ * covers the scaled window (rounded outwards) and a margin of a few pixels
+ * where the image has them; org = { top, left } of that region in the
+ * scaled image; full = { height, width } of the whole image at full
+ * scale.  With denom 1 its pixels are the full decode's, byte for
+ * byte; with denom > 1, those of TurboJPEG's decode at that scale.
+ * Returns 1 when done; 0 when the file is not one this path takes (not a
+ * JPEG, CMYK or YCCK, or no EOI marker as its last bytes, so that a cut
+ * file is left to the full decode to report); -1 on error.  Unlike the
+ * full decode it never reads the entropy data after the window's last
+ * row, so damage there goes unseen.
+ */
+int rv_codec_decode_window(struct rv_codec *c, const unsigned char *p,
+    size_t n, const struct rv_decode_opts *o, unsigned denom,
+    const uint32_t win[4], struct rv_img *out, uint32_t org[2],
+    uint32_t full[2]);
+
+/*
  * Convert raw pixels (h x w x cin, from IDX/CIFAR) into out with the
  * options' channel count and max_side.  1 -> 3 replicates; 3 -> 1 uses
  * ITU-R 601 luma (299 R + 587 G + 114 B) / 1000 in Pillow's own fixed-point

@@ -38,6 +38,7 @@ struct rv_codec {
 	struct rv_scratch rows;		/* PNG row pointers */
 	struct rv_scratch rs;		/* resize weight tables, accumulators */
 	struct rv_scratch jpg;		/* a JPEG without its header junk */
+	void *jroi;			/* libjpeg decompressor for windows */
 	struct rv_pngio png;
 	int strict;			/* rv_codec_set_strict() */
 };
@@ -85,6 +86,14 @@ int rv_jpeg_info(struct rv_codec *c, const unsigned char *p, size_t n,
     uint32_t *h, uint32_t *w, uint32_t *ch);
 int rv_jpeg_decode(struct rv_codec *c, const unsigned char *p, size_t n,
     const struct rv_decode_opts *o, struct rv_img *out);
+/* libjpeg's message m as our error (lowercase, truncation named): -1. */
+int rv_jpeg_msg_error(const char *m);
+/* The bytes to decode: p itself, or (not strict, junk in the header) a
+ * copy without the junk in c->jpg; *n updated. */
+const unsigned char *rv_jpeg_drop_junk(struct rv_codec *c,
+    const unsigned char *p, size_t *n);
+/* The window decoder's libjpeg state (codec_jroi.c), freed with c. */
+void rv_jroi_free(struct rv_codec *c);
 int rv_png_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
     uint32_t *ch);
 int rv_png_decode(struct rv_codec *c, const unsigned char *p, size_t n,

@@ -4,7 +4,8 @@
  * the IDCT and colour work, and only the remainder goes through the area
  * resize.  libjpeg's warnings are errors, so truncated or damaged data
  * never yields an image padded with grey; the one exception is stray
- * bytes between header segments, which touch no pixel (see drop_junk()).
+ * bytes between header segments, which touch no pixel (see
+ * rv_jpeg_drop_junk()).
  */
 #include "codec.h"
 
@@ -33,15 +34,9 @@ handle(struct rv_codec *c)
 	return c->tj;
 }
 
-/* libjpeg's message, reworded to our conventions (lowercase, no API
- * function names), with truncation called what it is. */
-static int
-jpeg_error(tjhandle tj)
+int
+rv_jpeg_msg_error(const char *m)
 {
-	const char *m = tjGetErrorStr2(tj), *q;
-
-	if (strncmp(m, "tj", 2) == 0 && (q = strstr(m, "(): ")) != NULL)
-		m = q + 4;
 	if (strstr(m, "Premature end of JPEG file") != NULL)
 		return rv_seterr("truncated JPEG data");
 	if (strncmp(m, "Corrupt JPEG data: ", 19) == 0)
@@ -49,6 +44,17 @@ jpeg_error(tjhandle tj)
 	if (strncmp(m, "Unsupported", 11) == 0)
 		return rv_codec_err("unsupported JPEG", m);
 	return rv_codec_err("corrupt JPEG data", m);
+}
+
+/* TurboJPEG's message without its API function's name. */
+static int
+jpeg_error(tjhandle tj)
+{
+	const char *m = tjGetErrorStr2(tj), *q;
+
+	if (strncmp(m, "tj", 2) == 0 && (q = strstr(m, "(): ")) != NULL)
+		m = q + 4;
+	return rv_jpeg_msg_error(m);
 }
 
 /*
@@ -121,10 +127,8 @@ walk_header(const unsigned char *p, size_t n, unsigned char *dst,
 	return junk;
 }
 
-/* The bytes to decode: p itself, or (not strict, junk in the header) a
- * copy without the junk in c->jpg; *n updated. */
-static const unsigned char *
-drop_junk(struct rv_codec *c, const unsigned char *p, size_t *n)
+const unsigned char *
+rv_jpeg_drop_junk(struct rv_codec *c, const unsigned char *p, size_t *n)
 {
 	unsigned char *q;
 
@@ -173,7 +177,7 @@ rv_jpeg_info(struct rv_codec *c, const unsigned char *p, size_t n,
 {
 	int cs;
 
-	p = drop_junk(c, p, &n);
+	p = rv_jpeg_drop_junk(c, p, &n);
 	if (handle(c) == NULL || header(c, p, n, h, w, &cs) != 0)
 		return -1;
 	*ch = cs == TJCS_GRAY ? 1 : 3;
@@ -249,7 +253,7 @@ rv_jpeg_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 	unsigned char *dst;
 	int cs, pf, direct;
 
-	p = drop_junk(c, p, &n);
+	p = rv_jpeg_drop_junk(c, p, &n);
 	if (handle(c) == NULL || header(c, p, n, &h, &w, &cs) != 0 ||
 	    rv_check_pixels(h, w, o->max_pixels) != 0)
 		return -1;

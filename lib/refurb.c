@@ -110,14 +110,14 @@ worker_start(void *arg)
 }
 
 /*
- * The input sample's pixels into w->img: the decoded record's buffer
- * itself, traded for the image's old one (no copy, so a big sample is
- * held once, not twice), or a decode at the reduced size the partial's
- * decode hint allows for JPEG (rv-augment(1) explains the rule).
+ * The input sample's partial into w->img: a decoded record's buffer is
+ * taken as the image's (no copy, so a big sample is held once, not
+ * twice), then the partial ops; an encoded one is decoded with a leading
+ * crop fused (rv_spec_decode_apply, rv-augment(1) explains it).
  */
 static int
-load_image(struct worker *w, const struct rv_refurb *rf,
-    struct rv_rec *r)
+compute_partial(struct worker *w, const struct rv_refurb *rf,
+    struct rv_rec *r, uint32_t refresh, uint64_t id)
 {
 	if (r->dtype == RV_DT_U8) {
 		struct rv_buf b = { w->img.data, 0, w->img.cap };
@@ -128,10 +128,12 @@ load_image(struct worker *w, const struct rv_refurb *rf,
 		w->img.h = r->height;
 		w->img.w = r->width;
 		w->img.c = r->channels;
-		return 0;
+		return rv_spec_apply(rf->c.partial, &w->img, &w->ctx,
+		    rf->c.seed, RV_STAGE_PARTIAL, refresh, id);
 	}
-	return rv_spec_decode_sample(rf->c.partial, w->codec, r, r->payload,
-	    (size_t)r->payload_len, &w->img);
+	return rv_spec_decode_apply(rf->c.partial, w->codec, r, r->payload,
+	    (size_t)r->payload_len, &w->img, &w->ctx, rf->c.seed,
+	    RV_STAGE_PARTIAL, refresh, id) < 0 ? -1 : 0;
 }
 
 /* Partial (computed or from the cache), final, frame: one item. */
@@ -151,9 +153,7 @@ refurb_item(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 	} else {
 		if (rv_refsrc_decode(w->rd, &rf->batch, it->req, &rec) < 0)
 			return RV_PAR_FATAL;
-		if (load_image(w, rf, &rec) < 0 ||
-		    rv_spec_apply(rf->c.partial, &w->img, &w->ctx, rf->c.seed,
-		    RV_STAGE_PARTIAL, it->refresh, src->id) < 0)
+		if (compute_partial(w, rf, &rec, it->refresh, src->id) < 0)
 			goto bad;
 		if (it->put && rv_cache_pack(w->cs, &w->img, &it->entry) < 0)
 			goto bad;

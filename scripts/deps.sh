@@ -9,6 +9,7 @@ pkgs=(
 	libarchive-dev
 	libarchive-tools
 	libturbojpeg0-dev
+	libjpeg62-turbo-dev
 	libpng-dev
 	libwebp-dev
 	libgif-dev

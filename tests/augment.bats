@@ -193,6 +193,82 @@ SPEC='rrc size=24 scale=0.3,1; flip; randaugment n=2 m=9; jitter brightness=0.4 
 	[ "$output" = "20 32x32x3" ]
 }
 
+# JPEGs of every chroma subsampling, progressive, restart markers, grey,
+# odd sizes, large enough for DCT scaling: made with ImageMagick
+fused_set() {
+	mkdir -p "$1/a"
+	convert -size 641x487 plasma:fractal -seed 1 "$1/p.png"
+	convert "$1/p.png" -quality 90 -sampling-factor 4:2:0 "$1/a/420.jpg"
+	convert "$1/p.png" -quality 85 -sampling-factor 4:2:2 "$1/a/422.jpg"
+	convert "$1/p.png" -quality 92 -sampling-factor 4:4:4 "$1/a/444.jpg"
+	convert "$1/p.png" -interlace JPEG -quality 80 "$1/a/prog.jpg"
+	convert "$1/p.png" -define jpeg:restart-interval=2 "$1/a/rst.jpg"
+	convert "$1/p.png" -colorspace Gray "$1/a/grey.jpg"
+	convert "$1/p.png" -resize 1333x1001! -quality 90 "$1/a/big.jpg"
+	convert "$1/p.png" -crop 97x61+5+3 +repage "$1/a/small.jpg"
+	rm "$1/p.png"
+}
+
+@test "rv-augment: a fused crop decode gives the bytes of decoding first; --exact everywhere" {
+	fused_set "$T/f"
+	rv-decode -q --epochs 4 --encoded "$T/f" -o "$T/enc.rvs"
+	rv-decode -q --epochs 4 "$T/f" -o "$T/dec.rvs"
+	for spec in 'rrc size=64 scale=0.08,1; flip' \
+	    'rrc size=32 scale=0.5,1 p=0.5; randaugment n=2 m=9' \
+	    'rrc size=100 interp=bicubic' 'rrc size=48 interp=nearest' \
+	    'resized_crop top=13 left=7 height=40 width=91 size=30' \
+	    'resized_crop top=-3 left=7 height=40 width=91 size=30; flip'; do
+		rv-augment -q --exact "$spec" "$T/enc.rvs" -o "$T/a.rvs"
+		rv-augment -q "$spec" "$T/dec.rvs" -o "$T/b.rvs"
+		diff <(samples "$T/a.rvs") <(samples "$T/b.rvs")
+	done
+	# and for every -j
+	rv-augment -q -j 1 --exact 'rrc size=64' "$T/enc.rvs" -o "$T/a.rvs"
+	rv-augment -q -j 3 --exact 'rrc size=64' "$T/enc.rvs" -o "$T/b.rvs"
+	cmp "$T/a.rvs" "$T/b.rvs"
+	# grey output from colour files: the luma of the same pixels
+	rv-decode -q --encoded --channels 1 "$T/f" -o "$T/enc1.rvs"
+	rv-decode -q --channels 1 "$T/f" -o "$T/dec1.rvs"
+	rv-augment -q --exact 'rrc size=40' "$T/enc1.rvs" -o "$T/a.rvs"
+	rv-augment -q 'rrc size=40' "$T/dec1.rvs" -o "$T/b.rvs"
+	diff <(samples "$T/a.rvs") <(samples "$T/b.rvs")
+}
+
+@test "rv-augment: without --exact, big crops decode at a DCT scale, close to the exact output" {
+	fused_set "$T/f"
+	rv-decode -q --epochs 6 --encoded "$T/f" -o "$T/enc.rvs"
+	run -0 --separate-stderr rv-augment -v 'rrc size=64' "$T/enc.rvs" -o "$T/a.rvs"
+	[[ "$stderr" =~ \(48\ decoded,\ 48\ with\ the\ crop\ fused,\ ([0-9]+)\ of\ them\ below\ full\ scale\) ]]
+	[ "${BASH_REMATCH[1]}" -ge 10 ]
+	rv-augment -q --exact 'rrc size=64' "$T/enc.rvs" -o "$T/b.rvs"
+	run -1 cmp -s "$T/a.rvs" "$T/b.rvs"
+	# same ids, epochs and shapes; pixels within a few levels on average
+	diff <(samples "$T/a.rvs" | cut -d' ' -f1-3) <(samples "$T/b.rvs" | cut -d' ' -f1-3)
+	mkdir "$T/pa" "$T/pb"
+	rv-inspect -q --png "$T/pa" "$T/a.rvs" > /dev/null
+	rv-inspect -q --png "$T/pb" "$T/b.rvs" > /dev/null
+	run -0 /usr/bin/python3 - "$T/pa" "$T/pb" <<'PYEOF'
+import sys, os, numpy as np
+from PIL import Image
+d = []
+for n in sorted(os.listdir(sys.argv[1])):
+    x = np.asarray(Image.open(os.path.join(sys.argv[1], n)), dtype=np.int16)
+    y = np.asarray(Image.open(os.path.join(sys.argv[2], n)), dtype=np.int16)
+    d.append(np.abs(x - y).mean())
+print("%.2f %d" % (max(d), len(d)))
+assert max(d) < 6, d
+PYEOF
+}
+
+@test "rv-augment: a fused decode still reports a cut or damaged JPEG with its record" {
+	mkdir "$T/tr"
+	cp "$FIX/img/rgb.jpg" "$FIX/img/truncated.jpg" "$T/tr/"
+	rv-decode -q --encoded "$T/tr" -o "$T/tr.rvs"
+	run -1 --separate-stderr rv-augment 'rrc size=16' "$T/tr.rvs" -o "$T/out.rvs"
+	[ "$stderr" = "rv-augment: '$T/tr.rvs': record 2 (id 1): truncated JPEG data" ]
+	[ ! -e "$T/out.rvs" ]
+}
+
 @test "rv-augment: a bad JPEG in encoded input stops the run with its record" {
 	mkdir "$T/tr"
 	cp "$FIX/img/rgb.jpg" "$FIX/img/truncated.jpg" "$T/tr/"

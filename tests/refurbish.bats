@@ -685,3 +685,15 @@ EOF
 	[ "$stderr" = "rv-refurbish: '$T/tr.rvs': record 2 (id 1): truncated JPEG data" ]
 	[ ! -e "$T/out.rvs" ]
 }
+
+@test "rv-refurbish: --exact: a partial that starts with rrc gives on encoded JPEGs the bytes of decoded input" {
+	local d="$FIX/ds/folder"
+	rv-decode -q --encoded "$d" "$d" -o "$T/enc.rvs"
+	rv-decode -q "$d" "$d" -o "$T/dec.rvs"
+	rv-refurbish -q --exact --partial "$JP" --final "$JF" --reuse 2 \
+	    --epochs 4 --batch 4 "$T/enc.rvs" -o "$T/a.rvs"
+	rv-refurbish -q --partial "$JP" --final "$JF" --reuse 2 --epochs 4 \
+	    --batch 4 "$T/dec.rvs" -o "$T/b.rvs"
+	diff <(pix "$T/a.rvs") <(pix "$T/b.rvs")
+	[ "$(pix "$T/a.rvs" | wc -l)" -ge 64 ]
+}
