@@ -466,15 +466,133 @@ bicubic_px(const struct rv_img *in, double xf, double yf, unsigned char *d)
 }
 
 /*
+ * The x in [0, n) with lo <= t[x] + r + k < hi, as [*x0, *x1), found by
+ * bisection on the very doubles the pixel loop computes: t[x] = a (x +
+ * 0.5) is monotone in x (rounding is monotone), so is the sum, and the
+ * in-bounds x form one interval.  dec: a < 0 (the sum does not increase).
+ */
+static inline double
+tsum(const double *t, double r, double k, uint32_t x)
+{
+	return t[x] + r + k;
+}
+
+static uint32_t
+lead_count(const double *t, double r, double k, uint32_t n, double v, int dec)
+{
+	uint32_t lo = 0, hi = n;
+
+	/* The leading x with sum < v (increasing) or sum >= v (not). */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		double f = tsum(t, r, k, mid);
+
+		if (dec ? f >= v : f < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void
+dbl_span(const double *t, double r, double k, double a, double lim,
+    uint32_t n, uint32_t *x0, uint32_t *x1)
+{
+	int dec = a < 0.0;
+
+	if (!dec) {
+		*x0 = lead_count(t, r, k, n, 0.0, 0);
+		*x1 = lead_count(t, r, k, n, lim, 0);
+	} else {
+		*x0 = lead_count(t, r, k, n, lim, 1);
+		*x1 = lead_count(t, r, k, n, 0.0, 1);
+	}
+	if (*x1 < *x0)
+		*x1 = *x0;
+}
+
+#ifdef HAVE_SSE2
+/* The three bytes at p as doubles, channels 0-1 in *lo, 2 (and a 0) in
+ * *hi: exact, as dbl[] is. */
+static inline void
+px3_pd(const unsigned char *p, __m128d *lo, __m128d *hi)
+{
+	uint32_t u = 0;
+	__m128i z = _mm_setzero_si128(), v;
+
+	memcpy(&u, p, 3);
+	v = _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128((int)u),
+	    z), z);
+	*lo = _mm_cvtepi32_pd(v);
+	*hi = _mm_cvtepi32_pd(_mm_shuffle_epi32(v, 0xee));
+}
+
+/* bilinear_filter's a + (b - a) * d per channel, two channels a lane
+ * pair: the same IEEE operations in the same order. */
+static inline void
+lerp3_pd(const unsigned char *p, const unsigned char *q, __m128d d,
+    __m128d *lo, __m128d *hi)
+{
+	__m128d p0, p1, q0, q1;
+
+	px3_pd(p, &p0, &p1);
+	px3_pd(q, &q0, &q1);
+	*lo = _mm_add_pd(p0, _mm_mul_pd(_mm_sub_pd(q0, p0), d));
+	*hi = _mm_add_pd(p1, _mm_mul_pd(_mm_sub_pd(q1, p1), d));
+}
+
+/* (unsigned char)(int)v of each channel (v in [0, 255]), three bytes. */
+static inline void
+store3_pd(unsigned char *d, __m128d lo, __m128d hi)
+{
+	__m128i v = _mm_unpacklo_epi64(_mm_cvttpd_epi32(lo),
+	    _mm_cvttpd_epi32(hi));
+	uint32_t u;
+
+	v = _mm_packs_epi32(v, v);
+	u = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(v, v));
+	memcpy(d, &u, 3);
+}
+
+/* bilinear_px for three channels inside the image (x, x + 1, y, y + 1
+ * all in range). */
+static inline void
+bilinear3_inner(const unsigned char *a, size_t stride, double dx, double dy,
+    unsigned char *d)
+{
+	__m128d lo, hi, lo2, hi2;
+
+	if (dy == 0.0) {
+		lerp3_pd(a, a + 3, _mm_set1_pd(dx), &lo, &hi);
+	} else if (dx == 0.0) {
+		lerp3_pd(a, a + stride, _mm_set1_pd(dy), &lo, &hi);
+	} else {
+		__m128d vdx = _mm_set1_pd(dx), vdy = _mm_set1_pd(dy);
+
+		lerp3_pd(a, a + 3, vdx, &lo, &hi);
+		lerp3_pd(a + stride, a + stride + 3, vdx, &lo2, &hi2);
+		lo = _mm_add_pd(lo, _mm_mul_pd(_mm_sub_pd(lo2, lo), vdy));
+		hi = _mm_add_pd(hi, _mm_mul_pd(_mm_sub_pd(hi2, hi), vdy));
+	}
+	store3_pd(d, lo, hi);
+}
+#endif
+
+/*
  * PIL's generic transform with affine_transform(): the source point of
  * every pixel computed afresh as (a0 xin + a1 yin) + a2, the a0 xin and
- * a3 xin terms tabulated once per call (the same doubles).
+ * a3 xin terms tabulated once per call (the same doubles).  Per row, the
+ * pixels whose source point is inside the image form one span (dbl_span),
+ * the rest is fill; bilinear on three channels runs the channels as SIMD
+ * lanes with the same double operations.
  */
 static void
 warp_filtered(const struct rv_img *in, unsigned char *dst, const double a[6],
     enum rv_interp interp, const unsigned char *fb, double *tab)
 {
 	uint32_t c = in->c, w = in->w, h = in->h, x, y;
+	size_t stride = (size_t)w * c;
 	double *tx = tab, *ty = tab + w, *dbl = tab + 2 * w;
 
 	for (x = 0; x < 256; x++)
@@ -485,18 +603,46 @@ warp_filtered(const struct rv_img *in, unsigned char *dst, const double a[6],
 	}
 	for (y = 0; y < h; y++) {
 		double rx = a[1] * (y + 0.5), ry = a[4] * (y + 0.5);
-		unsigned char *d = dst + (size_t)y * w * c;
+		unsigned char *d = dst + (size_t)y * stride;
+		uint32_t xa, xb, ya, yb;
 
-		for (x = 0; x < w; x++, d += c) {
-			double xf = tx[x] + rx + a[2], yf = ty[x] + ry + a[5];
+		dbl_span(tx, rx, a[2], a[0], (double)w, w, &xa, &xb);
+		dbl_span(ty, ry, a[5], a[3], (double)h, w, &ya, &yb);
+		if (ya > xa)
+			xa = ya;
+		if (yb < xb)
+			xb = yb;
+		if (xb < xa)
+			xb = xa;
+		put_fill(d, xa, c, fb);
+		d += (size_t)xa * c;
+		if (interp == RV_BICUBIC) {
+			for (x = xa; x < xb; x++, d += c)
+				bicubic_px(in, tx[x] + rx + a[2],
+				    ty[x] + ry + a[5], d);
+		} else {
+			for (x = xa; x < xb; x++, d += c) {
+				double xf = tx[x] + rx + a[2];
+				double yf = ty[x] + ry + a[5];
+#ifdef HAVE_SSE2
+				if (c == 3) {
+					double xs = xf - 0.5, ys = yf - 0.5;
+					int xi = pil_floor(xs), yi = pil_floor(ys);
 
-			if (xf < 0.0 || xf >= w || yf < 0.0 || yf >= h)
-				memcpy(d, fb, c);
-			else if (interp == RV_BICUBIC)
-				bicubic_px(in, xf, yf, d);
-			else
+					if (xi >= 0 && xi + 1 < (int)w &&
+					    yi >= 0 && yi + 1 < (int)h) {
+						bilinear3_inner(in->data +
+						    (size_t)yi * stride +
+						    (size_t)xi * 3, stride,
+						    xs - xi, ys - yi, d);
+						continue;
+					}
+				}
+#endif
 				bilinear_px(in, xf, yf, d, dbl);
+			}
 		}
+		put_fill(d, (size_t)(w - xb), c, fb);
 	}
 }
 
