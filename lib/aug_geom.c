@@ -513,17 +513,15 @@ dbl_span(const double *t, double r, double k, double a, double lim,
 }
 
 #ifdef HAVE_SSE2
-/* The three bytes at p as doubles, channels 0-1 in *lo, 2 (and a 0) in
- * *hi: exact, as dbl[] is. */
+/* The low three bytes of u as doubles, channels 0-1 in *lo, 2 (and a 0)
+ * in *hi: exact, as dbl[] is. */
 static inline void
-px3_pd(const unsigned char *p, __m128d *lo, __m128d *hi)
+px3_pd(uint32_t u, __m128d *lo, __m128d *hi)
 {
-	uint32_t u = 0;
 	__m128i z = _mm_setzero_si128(), v;
 
-	memcpy(&u, p, 3);
-	v = _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128((int)u),
-	    z), z);
+	v = _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128((int)(u &
+	    0xffffff)), z), z);
 	*lo = _mm_cvtepi32_pd(v);
 	*hi = _mm_cvtepi32_pd(_mm_shuffle_epi32(v, 0xee));
 }
@@ -531,8 +529,7 @@ px3_pd(const unsigned char *p, __m128d *lo, __m128d *hi)
 /* bilinear_filter's a + (b - a) * d per channel, two channels a lane
  * pair: the same IEEE operations in the same order. */
 static inline void
-lerp3_pd(const unsigned char *p, const unsigned char *q, __m128d d,
-    __m128d *lo, __m128d *hi)
+lerp3_pd(uint32_t p, uint32_t q, __m128d d, __m128d *lo, __m128d *hi)
 {
 	__m128d p0, p1, q0, q1;
 
@@ -542,9 +539,32 @@ lerp3_pd(const unsigned char *p, const unsigned char *q, __m128d d,
 	*hi = _mm_add_pd(p1, _mm_mul_pd(_mm_sub_pd(q1, p1), d));
 }
 
-/* (unsigned char)(int)v of each channel (v in [0, 255]), three bytes. */
+/* Four bytes at p, three of them a pixel's, whole-word loads: pixel x
+ * has pixel x + 1 after it; pixel x + 1 is read from a word one byte
+ * earlier (shifted down), so nothing past its own bytes is read. */
+static inline uint32_t
+ld_px(const unsigned char *p)
+{
+	uint32_t u;
+
+	memcpy(&u, p, 4);
+	return u;
+}
+
+static inline uint32_t
+ld_next(const unsigned char *p)
+{
+	uint32_t u;
+
+	memcpy(&u, p + 2, 4);
+	return u >> 8;
+}
+
+/* (unsigned char)(int)v of each channel (v in [0, 255]): four bytes, the
+ * last garbage, written when the next pixel is written after (more), else
+ * three. */
 static inline void
-store3_pd(unsigned char *d, __m128d lo, __m128d hi)
+store3_pd(unsigned char *d, __m128d lo, __m128d hi, int more)
 {
 	__m128i v = _mm_unpacklo_epi64(_mm_cvttpd_epi32(lo),
 	    _mm_cvttpd_epi32(hi));
@@ -552,30 +572,35 @@ store3_pd(unsigned char *d, __m128d lo, __m128d hi)
 
 	v = _mm_packs_epi32(v, v);
 	u = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(v, v));
-	memcpy(d, &u, 3);
+	if (more)
+		memcpy(d, &u, 4);
+	else
+		memcpy(d, &u, 3);
 }
 
 /* bilinear_px for three channels inside the image (x, x + 1, y, y + 1
  * all in range). */
 static inline void
 bilinear3_inner(const unsigned char *a, size_t stride, double dx, double dy,
-    unsigned char *d)
+    unsigned char *d, int more)
 {
+	const unsigned char *b = a + stride;
 	__m128d lo, hi, lo2, hi2;
 
 	if (dy == 0.0) {
-		lerp3_pd(a, a + 3, _mm_set1_pd(dx), &lo, &hi);
+		lerp3_pd(ld_px(a), ld_next(a), _mm_set1_pd(dx), &lo, &hi);
 	} else if (dx == 0.0) {
-		lerp3_pd(a, a + stride, _mm_set1_pd(dy), &lo, &hi);
+		/* b's next pixel exists: a 4-byte load of b is safe. */
+		lerp3_pd(ld_px(a), ld_px(b), _mm_set1_pd(dy), &lo, &hi);
 	} else {
 		__m128d vdx = _mm_set1_pd(dx), vdy = _mm_set1_pd(dy);
 
-		lerp3_pd(a, a + 3, vdx, &lo, &hi);
-		lerp3_pd(a + stride, a + stride + 3, vdx, &lo2, &hi2);
+		lerp3_pd(ld_px(a), ld_next(a), vdx, &lo, &hi);
+		lerp3_pd(ld_px(b), ld_next(b), vdx, &lo2, &hi2);
 		lo = _mm_add_pd(lo, _mm_mul_pd(_mm_sub_pd(lo2, lo), vdy));
 		hi = _mm_add_pd(hi, _mm_mul_pd(_mm_sub_pd(hi2, hi), vdy));
 	}
-	store3_pd(d, lo, hi);
+	store3_pd(d, lo, hi, more);
 }
 #endif
 
@@ -634,7 +659,8 @@ warp_filtered(const struct rv_img *in, unsigned char *dst, const double a[6],
 						bilinear3_inner(in->data +
 						    (size_t)yi * stride +
 						    (size_t)xi * 3, stride,
-						    xs - xi, ys - yi, d);
+						    xs - xi, ys - yi, d,
+						    x + 1 < xb);
 						continue;
 					}
 				}
