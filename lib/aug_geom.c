@@ -604,6 +604,83 @@ bilinear3_inner(const unsigned char *a, size_t stride, double dx, double dy,
 }
 #endif
 
+#if defined(HAVE_SSE2) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_AVX2_WARP 1
+
+/* The three channels (and a garbage fourth) of u as four double lanes. */
+__attribute__((target("avx2"))) static inline __m256d
+px3_pd4(uint32_t u)
+{
+	return _mm256_cvtepi32_pd(_mm_cvtepu8_epi32(_mm_cvtsi32_si128((int)u)));
+}
+
+/* bilinear_filter's a + (b - a) * d, every lane (AVX2 has no FMA: the
+ * target leaves out "fma", so nothing can be contracted). */
+__attribute__((target("avx2"))) static inline __m256d
+lerp_pd4(__m256d p, __m256d q, __m256d d)
+{
+	return _mm256_add_pd(p, _mm256_mul_pd(_mm256_sub_pd(q, p), d));
+}
+
+/*
+ * The bilinear pixels [xa, xb) of one row of three channels, the span's
+ * source points all inside the image: bilinear_px with the channels as
+ * the lanes of one __m256d, one conversion per source pixel.  Points
+ * whose 2x2 neighbourhood crosses the edge take bilinear_px itself.
+ */
+__attribute__((target("avx2"))) static void
+bilinear3_span_avx2(const struct rv_img *in, unsigned char *d,
+    const double *tx, const double *ty, const double r[4], uint32_t xa,
+    uint32_t xb, const double *dbl)
+{
+	size_t stride = (size_t)in->w * 3;
+	int w = (int)in->w, h = (int)in->h;
+	uint32_t x;
+
+	for (x = xa; x < xb; x++, d += 3) {
+		double xf = tx[x] + r[0] + r[2], yf = ty[x] + r[1] + r[3];
+		double xs = xf - 0.5, ys = yf - 0.5;
+		int xi = pil_floor(xs), yi = pil_floor(ys);
+		const unsigned char *a, *b;
+		double dx, dy;
+		__m256d v;
+		__m128i o;
+		uint32_t u;
+
+		if (!(xi >= 0 && xi + 1 < w && yi >= 0 && yi + 1 < h)) {
+			bilinear_px(in, xf, yf, d, dbl);
+			continue;
+		}
+		a = in->data + (size_t)yi * stride + (size_t)xi * 3;
+		b = a + stride;
+		dx = xs - xi;
+		dy = ys - yi;
+		if (dy == 0.0) {
+			v = lerp_pd4(px3_pd4(ld_px(a)), px3_pd4(ld_next(a)),
+			    _mm256_set1_pd(dx));
+		} else if (dx == 0.0) {
+			v = lerp_pd4(px3_pd4(ld_px(a)), px3_pd4(ld_px(b)),
+			    _mm256_set1_pd(dy));
+		} else {
+			__m256d vdx = _mm256_set1_pd(dx);
+
+			v = lerp_pd4(lerp_pd4(px3_pd4(ld_px(a)),
+			    px3_pd4(ld_next(a)), vdx),
+			    lerp_pd4(px3_pd4(ld_px(b)), px3_pd4(ld_next(b)),
+			    vdx), _mm256_set1_pd(dy));
+		}
+		o = _mm256_cvttpd_epi32(v);
+		o = _mm_packs_epi32(o, o);
+		u = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(o, o));
+		if (x + 1 < xb)
+			memcpy(d, &u, 4);
+		else
+			memcpy(d, &u, 3);
+	}
+}
+#endif
+
 /*
  * PIL's generic transform with affine_transform(): the source point of
  * every pixel computed afresh as (a0 xin + a1 yin) + a2, the a0 xin and
@@ -619,6 +696,9 @@ warp_filtered(const struct rv_img *in, unsigned char *dst, const double a[6],
 	uint32_t c = in->c, w = in->w, h = in->h, x, y;
 	size_t stride = (size_t)w * c;
 	double *tx = tab, *ty = tab + w, *dbl = tab + 2 * w;
+#ifdef HAVE_AVX2_WARP
+	int avx2 = __builtin_cpu_supports("avx2");
+#endif
 
 	for (x = 0; x < 256; x++)
 		dbl[x] = x;
@@ -646,6 +726,17 @@ warp_filtered(const struct rv_img *in, unsigned char *dst, const double a[6],
 				bicubic_px(in, tx[x] + rx + a[2],
 				    ty[x] + ry + a[5], d);
 		} else {
+#ifdef HAVE_AVX2_WARP
+			if (c == 3 && avx2) {
+				double r[4] = { rx, ry, a[2], a[5] };
+
+				bilinear3_span_avx2(in, d, tx, ty, r, xa, xb,
+				    dbl);
+				d += (size_t)(xb - xa) * 3;
+				put_fill(d, (size_t)(w - xb), c, fb);
+				continue;
+			}
+#endif
 			for (x = xa; x < xb; x++, d += c) {
 				double xf = tx[x] + rx + a[2];
 				double yf = ty[x] + ry + a[5];
