@@ -638,24 +638,59 @@ bilinear3_span_avx2(const struct rv_img *in, unsigned char *d,
 	int w = (int)in->w, h = (int)in->h;
 	uint32_t x;
 
+	int32_t xis[4], yis[4];
+	double dxs[4], dys[4];
+	__m256d rx = _mm256_set1_pd(r[0]), ry = _mm256_set1_pd(r[1]);
+	__m256d kx = _mm256_set1_pd(r[2]), ky = _mm256_set1_pd(r[3]);
+	__m256d half = _mm256_set1_pd(0.5);
+
 	for (x = xa; x < xb; x++, d += 3) {
-		double xf = tx[x] + r[0] + r[2], yf = ty[x] + r[1] + r[3];
-		double xs = xf - 0.5, ys = yf - 0.5;
-		int xi = pil_floor(xs), yi = pil_floor(ys);
+		uint32_t k = (x - xa) & 3;
+		int xi, yi;
 		const unsigned char *a, *b;
 		double dx, dy;
 		__m256d v;
 		__m128i o;
 		uint32_t u;
 
+		if (k == 0 && x + 4 <= xb) {
+			/* Four source points: (t + r) + k - 0.5 as the scalar
+			 * loop adds, floor (pil_floor is floor: (int) of a
+			 * non-negative value truncates down), the fractions
+			 * xs - floor(xs) as xs - (double)xi. */
+			__m256d xs = _mm256_sub_pd(_mm256_add_pd(_mm256_add_pd(
+			    _mm256_loadu_pd(tx + x), rx), kx), half);
+			__m256d ys = _mm256_sub_pd(_mm256_add_pd(_mm256_add_pd(
+			    _mm256_loadu_pd(ty + x), ry), ky), half);
+			__m256d fx = _mm256_floor_pd(xs), fy = _mm256_floor_pd(ys);
+
+			_mm256_storeu_pd(dxs, _mm256_sub_pd(xs, fx));
+			_mm256_storeu_pd(dys, _mm256_sub_pd(ys, fy));
+			_mm_storeu_si128((__m128i *)(void *)xis,
+			    _mm256_cvttpd_epi32(fx));
+			_mm_storeu_si128((__m128i *)(void *)yis,
+			    _mm256_cvttpd_epi32(fy));
+		} else if (k == 0 || x + 4 > xb) {
+			double xf = tx[x] + r[0] + r[2], yf = ty[x] + r[1] + r[3];
+			double xs = xf - 0.5, ys = yf - 0.5;
+
+			k = 0;
+			xis[0] = pil_floor(xs);
+			yis[0] = pil_floor(ys);
+			dxs[0] = xs - xis[0];
+			dys[0] = ys - yis[0];
+		}
+		xi = xis[k];
+		yi = yis[k];
 		if (!(xi >= 0 && xi + 1 < w && yi >= 0 && yi + 1 < h)) {
-			bilinear_px(in, xf, yf, d, dbl);
+			bilinear_px(in, tx[x] + r[0] + r[2],
+			    ty[x] + r[1] + r[3], d, dbl);
 			continue;
 		}
 		a = in->data + (size_t)yi * stride + (size_t)xi * 3;
 		b = a + stride;
-		dx = xs - xi;
-		dy = ys - yi;
+		dx = dxs[k];
+		dy = dys[k];
 		if (dy == 0.0) {
 			v = lerp_pd4(px3_pd4(ld_px(a)), px3_pd4(ld_next(a)),
 			    _mm256_set1_pd(dx));
