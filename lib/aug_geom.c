@@ -683,6 +683,10 @@ bilinear3_span_avx2(const struct rv_img *in, unsigned char *d,
 		xi = xis[k];
 		yi = yis[k];
 		if (!(xi >= 0 && xi + 1 < w && yi >= 0 && yi + 1 < h)) {
+			/* Clean upper halves before SSE code: a dirty state
+			 * slows every later SSE instruction, nearest warps
+			 * included (2x measured). */
+			_mm256_zeroupper();
 			bilinear_px(in, tx[x] + r[0] + r[2],
 			    ty[x] + r[1] + r[3], d, dbl);
 			continue;
