@@ -580,6 +580,151 @@ t_flip_crop_widths(void)
 	rv_aug_ctx_release(&ctx);
 }
 
+/*
+ * Pillow's ImagingGenericTransform with affine_transform and
+ * bilinear_filter (Geometry.c), written out plainly: the reference the
+ * bilinear warp must match byte for byte.
+ */
+static int
+ref_floor(double v)
+{
+	return v < 0.0 ? (int)floor(v) : (int)v;
+}
+
+static void
+ref_bilinear(const unsigned char *src, uint32_t h, uint32_t w, uint32_t c,
+    const double a[6], const unsigned char *fb, unsigned char *out)
+{
+	uint32_t x, y, ch;
+
+	for (y = 0; y < h; y++)
+		for (x = 0; x < w; x++) {
+			double xin = x + 0.5, yin = y + 0.5;
+			double xf = a[0] * xin + a[1] * yin + a[2];
+			double yf = a[3] * xin + a[4] * yin + a[5];
+			unsigned char *d = out + ((size_t)y * w + x) * c;
+			int xi, yi, x0, x1, y0;
+			double dx, dy;
+
+			if (xf < 0.0 || xf >= w || yf < 0.0 || yf >= h) {
+				memcpy(d, fb, c);
+				continue;
+			}
+			xf -= 0.5;
+			yf -= 0.5;
+			xi = ref_floor(xf);
+			yi = ref_floor(yf);
+			dx = xf - xi;
+			dy = yf - yi;
+			x0 = xi < 0 ? 0 : xi >= (int)w ? (int)w - 1 : xi;
+			x1 = xi + 1 < 0 ? 0 : xi + 1 >= (int)w ? (int)w - 1 :
+			    xi + 1;
+			y0 = yi < 0 ? 0 : yi >= (int)h ? (int)h - 1 : yi;
+			for (ch = 0; ch < c; ch++) {
+				const unsigned char *r = src +
+				    (size_t)y0 * w * c + ch;
+				double v1, v2;
+
+				v1 = r[(size_t)x0 * c] + ((double)r[(size_t)x1 *
+				    c] - r[(size_t)x0 * c]) * dx;
+				if (yi + 1 >= 0 && yi + 1 < (int)h) {
+					r = src + (size_t)(yi + 1) * w * c + ch;
+					v2 = r[(size_t)x0 * c] +
+					    ((double)r[(size_t)x1 * c] -
+					    r[(size_t)x0 * c]) * dx;
+				} else {
+					v2 = v1;
+				}
+				d[ch] = (unsigned char)(v1 + (v2 - v1) * dy);
+			}
+		}
+}
+
+static double
+unif(uint64_t *s, double lo, double hi)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return lo + (hi - lo) * (double)(*s >> 11) * 0x1p-53;
+}
+
+/* The bilinear warp against ref_bilinear: shears, rotations about the
+ * centre (torchvision's matrices), general maps and maps that miss the
+ * image (empty spans), on random images of odd sizes. */
+static void
+t_bilinear_reference(void)
+{
+	static const uint32_t sz[][2] = { { 1, 1 }, { 5, 7 }, { 2, 9 },
+	    { 224, 224 }, { 217, 333 }, { 64, 3 } };
+	struct rv_img im = { 0 };
+	struct rv_aug_ctx ctx;
+	unsigned char *src = NULL, *ref = NULL, fb[3];
+	uint64_t s = 18;
+	int i, bad = 0, n = 0;
+
+	rv_aug_ctx_init(&ctx);
+	for (i = 0; i < 600; i++) {
+		uint32_t h = sz[i % 6][0], w = sz[i % 6][1];
+		uint32_t c = (i / 6) % 2 ? 3 : 1, k;
+		size_t nb = (size_t)h * w * c;
+		double m[6], fill[3], t, cs, sn, cx = w * 0.5, cy = h * 0.5;
+		int kind = (i / 12) % 5;
+
+		src = realloc(src, nb);
+		ref = realloc(ref, nb);
+		for (k = 0; k < nb; k++)
+			src[k] = (unsigned char)unif(&s, 0, 256);
+		for (k = 0; k < 3; k++) {
+			fill[k] = (double)(int)unif(&s, 0, 256);
+			fb[k] = (unsigned char)fill[k];
+		}
+		if (c == 1)
+			fb[0] = (unsigned char)fill[0];
+		t = unif(&s, -1, 1);
+		if (kind == 0) {		/* shear_x */
+			double mm[6] = { 1, t, -t * cy * (i % 2), 0, 1, 0 };
+			memcpy(m, mm, sizeof(m));
+		} else if (kind == 1) {		/* shear_y */
+			double mm[6] = { 1, 0, 0, t, 1, -t * cx * (i % 2) };
+			memcpy(m, mm, sizeof(m));
+		} else if (kind == 2 || kind == 4) {	/* rotate */
+			double deg = unif(&s, -360, 360);
+
+			if (kind == 4 && i % 3 == 0)
+				deg = 90.0 * (int)unif(&s, -4, 5);
+			cs = cos(deg * 3.14159265358979323846 / 180.0);
+			sn = sin(deg * 3.14159265358979323846 / 180.0);
+			m[0] = cs;
+			m[1] = sn;
+			m[2] = cx - cs * cx - sn * cy;
+			m[3] = -sn;
+			m[4] = cs;
+			m[5] = cy + sn * cx - cs * cy;
+		} else {			/* general, sometimes missing */
+			for (k = 0; k < 6; k++)
+				m[k] = unif(&s, -2, 2);
+			m[2] *= w;
+			m[5] *= h;
+			if (i % 2)
+				m[2] += (i % 4 ? 1 : -1) * 3.0 * (w + h);
+		}
+		ref_bilinear(src, h, w, c, m, fb, ref);
+		set_pixels(&im, h, w, c, src);
+		EXPECT_EQ(rv_warp_affine(&im, &ctx, m, RV_BILINEAR, fill), 0);
+		n++;
+		if (!same_pixels(&im, ref, nb)) {
+			printf("# case %d: %ux%ux%u kind %d\n", i, h, w, c,
+			    kind);
+			bad++;
+		}
+	}
+	EXPECT_EQ(bad, 0);
+	EXPECT_EQ(n, 600);
+	free(src);
+	free(ref);
+	rv_img_release(&im);
+	rv_aug_ctx_release(&ctx);
+}
+
 int
 main(void)
 {
@@ -595,5 +740,6 @@ main(void)
 	RUN(t_random_crop);
 	RUN(t_ops);
 	RUN(t_flip_crop_widths);
+	RUN(t_bilinear_reference);
 	return UNIT_DONE();
 }
