@@ -3,6 +3,9 @@
  * into an rv sample stream.  Decoding runs on -j threads over chunks of
  * the epoch's order (par.h); each worker also compresses its frames, and
  * the main thread writes them in order, so the bytes do not depend on -j.
+ * A stored frame of decoded pixels is not copied: the worker keeps the
+ * frame's shell (headers and checksum) and hands its pixel buffer to the
+ * item's slot, and the main thread writes the shell around the pixels.
  * Ids are the samples' positions in the sorted listing (src.h).
  */
 #include <getopt.h>
@@ -130,7 +133,25 @@ struct job {
 	uint64_t *count;	/* by_files: each source's samples used */
 	size_t nsrc;
 	uint64_t target;	/* samples an epoch with --even pad or drop */
+	/* Per slot: pixels whose frame shell is in the slot (shell[i]),
+	 * traded with the worker's image buffer, so buffers are reused. */
+	struct rv_img *pix;
+	unsigned char *shell;
+	size_t hold;		/* the last sample's bytes (rv_par_add) */
+	struct rv_writer *w;
 };
+
+/* Smaller decoded images are framed whole: the copy is cheap, and it is
+ * made on the workers. */
+#define SHELL_MIN	((size_t)64 << 10)
+/*
+ * A chunk's frames and pixels: small enough that the buffers a worker
+ * decodes into come back while still in the last-level cache (measured on
+ * the inet set, bench/README.md: 64 MB chunks made the decoder's stores
+ * miss, and cost more than the copy the shells save), at least 4 items a
+ * thread all the same (par.h).
+ */
+#define CHUNK_BUDGET	((size_t)4 << 20)
 
 static void
 parse_args(int argc, char *argv[], struct decode_opts *o)
@@ -308,7 +329,10 @@ decode_one(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 	struct rv_item it;
 	struct rv_rec rec;
 	const void *payload;
+	struct rv_img t;
 	int r;
+
+	j->shell[i] = 0;
 
 	r = rv_dataset_fetch(j->ds, j->ids[i], &w->scratch, &it);
 	if (r == RV_FETCH_BAD)
@@ -370,6 +394,16 @@ decode_one(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 	rec.channels = w->img.c;
 	rec.payload_len = (uint64_t)w->img.h * w->img.w * w->img.c;
 	payload = w->img.data;
+	if (rec.payload_len >= SHELL_MIN &&
+	    rv_enc_level(w->enc) == RV_LEVEL_STORED) {
+		if (rv_enc_shell(w->enc, &rec, payload, &s->frame) < 0)
+			return RV_PAR_FATAL;
+		t = j->pix[i];
+		j->pix[i] = w->img;
+		w->img = t;
+		j->shell[i] = 1;
+		return RV_PAR_OK;
+	}
 frame:
 	return rv_enc_frame(w->enc, &rec, payload, &s->frame) < 0 ?
 	    RV_PAR_FATAL : RV_PAR_OK;
@@ -378,12 +412,24 @@ skip:
 	return RV_PAR_SKIP;
 }
 
-/* A bad sample, in order: fatal with --strict, else skipped for good. */
+/*
+ * Each sample, in order: its frame is written, around its pixels for a
+ * shell.  A bad one is fatal with --strict, else skipped for good.
+ */
 static int
 decode_done(void *ctx, size_t i, const struct rv_par_slot *s)
 {
 	struct job *j = ctx;
+	const struct rv_img *im = &j->pix[i];
 
+	if (s->status == RV_PAR_OK && s->frame.len > 0) {
+		if (!j->shell[i])
+			return rv_writer_put_frames(j->w, s->frame.data,
+			    s->frame.len, 1);
+		j->hold = (size_t)im->h * im->w * im->c;
+		return rv_writer_put_shell(j->w, s->frame.data, s->frame.len,
+		    im->data, j->hold);
+	}
 	if (s->status != RV_PAR_SKIP)
 		return 0;
 	if (j->o->strict)
@@ -557,7 +603,7 @@ decode_ids(struct job *j, struct rv_par *par, const uint64_t *ids, size_t n)
 	for (k = 0; k < n; k++) {
 		if (j->bad[ids[k]])
 			continue;
-		if (rv_par_add(par, 0, &slot) < 0)
+		if (rv_par_add(par, j->hold, &slot) < 0)
 			return -1;
 		j->ids[slot] = ids[k];
 	}
@@ -779,11 +825,15 @@ main(int argc, char *argv[])
 	par = rv_par_new(&(struct rv_par_conf){
 		.nthreads = nw, .max_items = chunk,
 		.start = worker_start, .stop = worker_stop, .arg = &o,
+		.budget = CHUNK_BUDGET,
 		.item = decode_one, .each = decode_done, .ctx = &job,
-		.out = w, .prog = &prog });
+		.prog = &prog });
 	if (!par || write_meta(w, &job, job.target) < 0)
 		goto fail;
 	job.ids = xcalloc(rv_par_max(par), sizeof(*job.ids));
+	job.pix = xcalloc(rv_par_max(par), sizeof(*job.pix));
+	job.shell = xcalloc(rv_par_max(par), 1);
+	job.w = w;
 	if (run_epochs(&job, par, w) < 0)
 		goto fail;
 	if ((written = rv_par_stats(par)->frames) == 0) {
@@ -820,7 +870,12 @@ out:
 		rv_warn("%s", rv_errmsg());
 		status = 1;
 	}
+	if (job.pix)
+		for (chunk = 0; chunk < rv_par_max(par); chunk++)
+			rv_img_release(&job.pix[chunk]);
 	rv_par_free(par);
+	free(job.pix);
+	free(job.shell);
 	free(job.ids);
 	free(job.bad);
 	free(job.count);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -40,6 +41,18 @@ rv_read_full(int fd, void *buf, size_t n)
 	return (ssize_t)got;
 }
 
+/* A write would block: wait for room (a non-blocking fd).  0 or -1. */
+static int
+wait_room(int fd)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLOUT };
+
+	while (poll(&pf, 1, -1) < 0)
+		if (errno != EINTR)
+			return rv_seterr("poll:");
+	return 0;
+}
+
 int
 rv_write_full(int fd, const void *buf, size_t n)
 {
@@ -50,9 +63,48 @@ rv_write_full(int fd, const void *buf, size_t n)
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				if (wait_room(fd) < 0)
+					return -1;
+				continue;
+			}
 			return rv_seterr("write:");
 		}
 		put += (size_t)w;
+	}
+	return 0;
+}
+
+int
+rv_writev_full(int fd, struct iovec *iov, int n)
+{
+	while (n > 0) {
+		ssize_t w;
+		size_t k;
+
+		if (iov->iov_len == 0) {
+			iov++;
+			n--;
+			continue;
+		}
+		w = writev(fd, iov, n < IOV_MAX ? n : IOV_MAX);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				if (wait_room(fd) < 0)
+					return -1;
+				continue;
+			}
+			return rv_seterr("write:");
+		}
+		/* skip what went out; the rest of a piece goes next */
+		for (k = (size_t)w; n > 0 && k >= iov->iov_len; iov++, n--)
+			k -= iov->iov_len;
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + k;
+			iov->iov_len -= k;
+		}
 	}
 	return 0;
 }

@@ -8,11 +8,19 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 /* Read up to n bytes; short only at EOF.  Returns bytes read or -1. */
 ssize_t rv_read_full(int fd, void *buf, size_t n);
 /* Write all n bytes (retrying on EINTR / short writes). */
 int rv_write_full(int fd, const void *buf, size_t n);
+/*
+ * Write all of iov[0..n) with writev, as many calls as it takes: a short
+ * write (a pipe, a signal) goes on from where it stopped, EINTR is
+ * retried, and EAGAIN (a non-blocking fd) waits in poll() for room.
+ * iov is consumed: its entries are advanced past what was written.
+ */
+int rv_writev_full(int fd, struct iovec *iov, int n);
 /* pread all n bytes at off; a short file is an error. */
 int rv_pread_full(int fd, void *buf, size_t n, off_t off);
 /* Grow a pipe's buffer to 1 MiB when fd is a pipe and the system allows. */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -1024,23 +1025,126 @@ stored_frame(struct rv_enc *e, const unsigned char *hdr, const void *payload,
 	out->len += (size_t)(p - start);
 }
 
+/*
+ * A stored frame in pieces (rv_enc_shell): the frame header and the first
+ * block's header, the record header, then the header of each further
+ * block, then the checksum.  The first block holds the record header and
+ * up to RAW_BLOCK - RV_HDR_LEN payload bytes, each further one RAW_BLOCK
+ * bytes but the last: the layout stored_frame() writes.
+ */
+static size_t
+shell_first(size_t plen)
+{
+	return plen < RAW_BLOCK - RV_HDR_LEN ? plen : RAW_BLOCK - RV_HDR_LEN;
+}
+
+/* Blocks after the first. */
+static size_t
+shell_more(size_t plen)
+{
+	return (plen - shell_first(plen) + RAW_BLOCK - 1) / RAW_BLOCK;
+}
+
+static size_t
+shell_head(size_t plen)
+{
+	return (RV_HDR_LEN + plen > UINT32_MAX ? 14 : 10) + 3 + RV_HDR_LEN;
+}
+
+static size_t
+shell_len(size_t plen)
+{
+	return shell_head(plen) + 3 * shell_more(plen) + 4;
+}
+
+static void
+put_bh(unsigned char *p, size_t k, int last)
+{
+	uint32_t bh = (uint32_t)k << 3 | (last != 0);
+
+	p[0] = (unsigned char)bh;
+	p[1] = (unsigned char)(bh >> 8);
+	p[2] = (unsigned char)(bh >> 16);
+}
+
+/* Never write what a reader would refuse: a producer's bug shows up
+ * here, at its source, not in the next program of the pipe. */
+static int
+enc_check(const struct rv_rec *rec, const void *payload, unsigned char *hdr)
+{
+	struct rv_rec chk;
+
+	rv_rec_encode(rec, hdr);
+	if (rv_rec_decode(&chk, hdr, RV_HDR_LEN, MAX_PAYLOAD_CAP) < 0)
+		return rv_preferr("invalid record");
+	if (rec->payload_len && !payload)
+		return rv_seterr("invalid record: no payload");
+	return 0;
+}
+
+int
+rv_enc_shell(struct rv_enc *e, const struct rv_rec *rec, const void *payload,
+    struct rv_buf *out)
+{
+	unsigned char hdr[RV_HDR_LEN], *p;
+	size_t plen = (size_t)rec->payload_len, total = RV_HDR_LEN + plen;
+	size_t more, k, left;
+
+	if (e->level != RV_LEVEL_STORED)
+		return rv_seterr("a frame shell needs level 0");
+	if (enc_check(rec, payload, hdr) < 0)
+		return -1;
+	more = shell_more(plen);
+	rv_buf_reserve(out, shell_len(plen));
+	p = out->data + out->len;
+	rv_put32(p, ZSTD_MAGIC);
+	p[4] = total > UINT32_MAX ? 0xC4 : 0x84;
+	p[5] = (17 - 10) << 3;
+	p += 6;
+	if (total > UINT32_MAX) {
+		rv_put64(p, total);
+		p += 8;
+	} else {
+		rv_put32(p, (uint32_t)total);
+		p += 4;
+	}
+	put_bh(p, RV_HDR_LEN + shell_first(plen), more == 0);
+	memcpy(p + 3, hdr, RV_HDR_LEN);
+	p += 3 + RV_HDR_LEN;
+	left = plen - shell_first(plen);
+	for (k = 0; k < more; k++) {
+		size_t b = left < RAW_BLOCK ? left : RAW_BLOCK;
+
+		put_bh(p, b, k + 1 == more);
+		p += 3;
+		left -= b;
+	}
+	XXH64_reset(e->xxh, 0);
+	XXH64_update(e->xxh, hdr, RV_HDR_LEN);
+	if (plen)
+		XXH64_update(e->xxh, payload, plen);
+	rv_put32(p, (uint32_t)XXH64_digest(e->xxh));
+	out->len += shell_len(plen);
+	return 0;
+}
+
+int
+rv_enc_level(const struct rv_enc *e)
+{
+	return e->level;
+}
+
 int
 rv_enc_frame(struct rv_enc *e, const struct rv_rec *rec, const void *payload,
     struct rv_buf *out)
 {
 	unsigned char hdr[RV_HDR_LEN];
 	size_t total, ret;
-	struct rv_rec chk;
 	ZSTD_inBuffer in;
 	ZSTD_outBuffer ob;
 
-	/* never write what a reader would refuse: a producer's bug shows
-	 * up here, at its source, not in the next program of the pipe */
-	rv_rec_encode(rec, hdr);
-	if (rv_rec_decode(&chk, hdr, sizeof(hdr), MAX_PAYLOAD_CAP) < 0)
-		return rv_preferr("invalid record");
-	if (rec->payload_len && !payload)
-		return rv_seterr("invalid record: no payload");
+	if (enc_check(rec, payload, hdr) < 0)
+		return -1;
 	total = RV_HDR_LEN + (size_t)rec->payload_len;
 	if (e->level == RV_LEVEL_STORED) {
 		stored_frame(e, hdr, payload, (size_t)rec->payload_len, out);
@@ -1084,11 +1188,17 @@ zerr:
 
 /* ---------------------------------------------------------------- writer */
 
+/* A payload under this goes through the writer's buffer: a copy costs
+ * less than the system calls of a gathered write. */
+#define SHELL_COPY_MAX	(64u << 10)
+
 struct rv_writer {
 	char *name;
 	int fd;
 	struct rv_enc *enc;
 	struct rv_buf out;
+	struct iovec *iov;	/* rv_writer_put_shell's pieces */
+	size_t niov;
 	uint64_t bytes, nrec;
 	int failed;
 };
@@ -1162,6 +1272,71 @@ rv_writer_put_frames(struct rv_writer *w, const void *p, size_t n,
 	return 0;
 }
 
+/*
+ * The pieces of a shell's frame, in order, into iov (room for
+ * 2 * (shell_more(plen) + 1) + 1): shell, payload, shell, ...  Returns
+ * how many.
+ */
+static size_t
+shell_iov(const unsigned char *shell, const unsigned char *payload,
+    size_t plen, struct iovec *iov)
+{
+	size_t n = 0, b, left;
+
+	iov[n++] = (struct iovec){ (void *)shell, shell_head(plen) };
+	shell += shell_head(plen);
+	b = shell_first(plen);
+	for (left = plen; left > 0; left -= b) {
+		if (n > 1) {
+			b = left < RAW_BLOCK ? left : RAW_BLOCK;
+			iov[n++] = (struct iovec){ (void *)shell, 3 };
+			shell += 3;
+		}
+		iov[n++] = (struct iovec){ (void *)payload, b };
+		payload += b;
+	}
+	iov[n++] = (struct iovec){ (void *)shell, 4 };
+	return n;
+}
+
+int
+rv_writer_put_shell(struct rv_writer *w, const void *shell, size_t n,
+    const void *payload, size_t plen)
+{
+	size_t need, k, i;
+	uint64_t total;
+
+	if (w->failed)
+		return -1;
+	if (plen > MAX_PAYLOAD_CAP || n != shell_len(plen) ||
+	    (plen && !payload))
+		return rv_seterr("'%s': record %llu: invalid frame shell",
+		    w->name, (unsigned long long)w->nrec);
+	need = 2 * (shell_more(plen) + 1) + 2;
+	if (need > w->niov) {
+		w->iov = xreallocarray(w->iov, need, sizeof(*w->iov));
+		w->niov = need;
+	}
+	k = shell_iov(shell, payload, plen, w->iov + 1);
+	w->nrec++;
+	if (plen < SHELL_COPY_MAX) {
+		for (i = 1; i <= k; i++)
+			rv_buf_append(&w->out, w->iov[i].iov_base,
+			    w->iov[i].iov_len);
+		return w->out.len >= FLUSH_AT ? rv_writer_flush(w) : 0;
+	}
+	/* what was queued goes first, in the same call */
+	w->iov[0] = (struct iovec){ w->out.data, w->out.len };
+	total = w->out.len + n + plen;
+	if (rv_writev_full(w->fd, w->iov, (int)k + 1) < 0) {
+		w->failed = 1;
+		return rv_preferr("'%s'", w->name);
+	}
+	w->bytes += total;
+	w->out.len = 0;
+	return 0;
+}
+
 uint64_t
 rv_writer_bytes(const struct rv_writer *w)
 {
@@ -1184,6 +1359,7 @@ rv_writer_close(struct rv_writer *w)
 	rc = rv_writer_flush(w);
 	rv_enc_free(w->enc);
 	rv_buf_release(&w->out);
+	free(w->iov);
 	free(w->name);
 	free(w);
 	return rc;

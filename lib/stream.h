@@ -146,6 +146,20 @@ struct rv_enc *rv_enc_new(int level);
  * bytes) to out.  Returns 0 or -1. */
 int rv_enc_frame(struct rv_enc *e, const struct rv_rec *rec,
     const void *payload, struct rv_buf *out);
+/*
+ * The stored frame (level 0) of rec without its payload: what
+ * rv_enc_frame() would append, less the payload bytes, so that the payload
+ * can stay where it is and be written around (rv_writer_put_shell).  The
+ * shell is the frame header, the first block's header, the record header,
+ * the header of every further block and the checksum, whose hash covers
+ * the payload: hash it while it is hot.  The bytes written from a shell and
+ * its payload are those of rv_enc_frame().  Returns 0, or -1 (the record
+ * is invalid, or e does not store).
+ */
+int rv_enc_shell(struct rv_enc *e, const struct rv_rec *rec,
+    const void *payload, struct rv_buf *out);
+/* The level frames are made at (RV_LEVEL_AUTO resolved). */
+int rv_enc_level(const struct rv_enc *e);
 void rv_enc_free(struct rv_enc *e);
 
 /* ---- writing ---- */
@@ -160,6 +174,16 @@ int rv_writer_put(struct rv_writer *w, const struct rv_rec *rec,
 /* Queue frames already encoded with rv_enc_frame(). */
 int rv_writer_put_frames(struct rv_writer *w, const void *p, size_t n,
     uint64_t nrec);
+/*
+ * Write the stored frame of a shell (rv_enc_shell, n bytes) around its
+ * payload (plen bytes, borrowed for the call only): a large payload goes
+ * to the fd from where it lies, with the shell's pieces between its
+ * blocks, in one gathered write after whatever was queued; a small one is
+ * queued as rv_writer_put_frames() would queue the whole frame.
+ * Returns 0, or -1 (a shell that does not fit plen, a write error).
+ */
+int rv_writer_put_shell(struct rv_writer *w, const void *shell, size_t n,
+    const void *payload, size_t plen);
 /* Write out everything queued. */
 int rv_writer_flush(struct rv_writer *w);
 /* Bytes handed to the fd so far (after compression). */

@@ -480,3 +480,29 @@ PY
 	run -2 --separate-stderr rv-decode --classes 0 "$FIX/ds/wds.tar"
 	[ "${stderr_lines[0]}" = "rv-decode: --classes: '0': out of range [1, 2147483647]" ]
 }
+
+# Stored frames of decoded pixels are written around the pixels (frame
+# shells, writev): large images span several 128 KiB raw blocks; a slow
+# reader makes the writes short.
+@test "rv-decode: stored frames written around the pixels are the frames rv_enc_frame makes" {
+	mkdir -p "$T/big/a" "$T/big/b"
+	convert -size 500x375 gradient:red-blue "$T/big/a/1.jpg"
+	convert -size 300x301 gradient:green-yellow "$T/big/a/2.png"
+	convert -size 150x150 gradient:white-black "$T/big/b/3.jpg"
+	convert -size 96x64 gradient:blue-red "$T/big/b/4.jpg"
+	convert -size 700x700 xc:gray50 "$T/big/b/5.png"
+	set -o pipefail
+	rv-decode -q -j 1 --epochs 3 --shuffle "$T/big" | cat > "$T/p1.rvs"
+	rv-decode -q -j 2 --epochs 3 --shuffle "$T/big" | (sleep 1; dd bs=4k status=none) > "$T/p2.rvs"
+	rv-decode -q -j 2 --epochs 3 --shuffle --level 0 -o "$T/s.rvs" "$T/big"
+	rv-decode -q -j 1 --epochs 3 --shuffle --level 1 -o "$T/c.rvs" "$T/big"
+	cmp "$T/p1.rvs" "$T/p2.rvs"
+	cmp "$T/p1.rvs" "$T/s.rvs"
+	zstd -tq "$T/p1.rvs"
+	# the same records as the compressed stream, read by zstd itself
+	cmp <(zstd -dcq "$T/p1.rvs") <(zstd -dcq "$T/c.rvs")
+	# 15 samples, the largest 700x700x3 in 12 raw blocks
+	run -0 bash -c "zstd -dcq '$T/p1.rvs' | python3 '$REPO/tests/rvparse.py' | grep -c '^sample'"
+	[ "$output" = 15 ]
+	[ "$(stat -c %s "$T/p1.rvs")" -gt $((3 * (562500 + 270900 + 67500 + 18432 + 1470000))) ]
+}

@@ -2336,6 +2336,126 @@ t_stored_frames(void)
 	free(pay);
 }
 
+/*
+ * Frame shells (rv_enc_shell + rv_writer_put_shell): the bytes equal
+ * rv_enc_frame()'s for every block layout, written to a non-blocking pipe
+ * that a slow reader empties (EAGAIN, short gathered writes); a shell that
+ * does not fit its payload is refused; a flipped payload byte in a frame
+ * written from a shell fails the checksum with the record and its offset.
+ */
+static void
+t_shells(void)
+{
+	static const size_t sizes[] = { 0, 1, 784, (128u << 10) - 64,
+	    (128u << 10) - 63, 128u << 10, 3 * (128u << 10) + 5,
+	    224 * 224 * 3, 500 * 375 * 3, 65535, 65536 };
+	const size_t ns = sizeof(sizes) / sizeof(sizes[0]);
+	const size_t maxp = 500 * 375 * 3;
+	struct rv_enc *e = rv_enc_new(RV_LEVEL_STORED);
+	struct rv_buf want = { 0 }, got = { 0 }, sh = { 0 };
+	unsigned char *pay = xmalloc(maxp);
+	struct rv_writer *w;
+	struct rv_reader *rd;
+	struct rv_rec r, x;
+	size_t i, off2 = 0;
+	int p[2], st;
+	char msg[200];
+	pid_t pid;
+
+	for (i = 0; i < maxp; i++)
+		pay[i] = (unsigned char)(i * 13 + (i >> 11));
+	for (i = 0; i < ns; i++) {
+		rv_rec_init(&r, RV_META);
+		r.id = i;
+		r.payload_len = sizes[i];
+		if (i == 2)
+			off2 = want.len;
+		EXPECT(rv_enc_frame(e, &r, pay, &want) == 0);
+	}
+	EXPECT(pipe(p) == 0);
+	pid = fork();
+	if (pid == 0) {
+		int bad = 0;
+
+		close(p[0]);
+		fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK);
+		w = rv_writer_new(p[1], "pipe", RV_LEVEL_STORED);
+		for (i = 0; i < ns; i++) {
+			rv_rec_init(&r, RV_META);
+			r.id = i;
+			r.payload_len = sizes[i];
+			sh.len = 0;
+			bad |= rv_enc_shell(e, &r, pay, &sh) < 0;
+			bad |= rv_writer_put_shell(w, sh.data, sh.len, pay,
+			    sizes[i]) < 0;
+		}
+		bad |= rv_writer_close(w) < 0;
+		_exit(bad);
+	}
+	close(p[1]);
+	for (i = 0;; i++) {
+		ssize_t n;
+
+		rv_buf_reserve(&got, 3000);
+		n = read(p[0], got.data + got.len, 3000);
+		if (n <= 0)
+			break;
+		got.len += (size_t)n;
+		if (i % 16 == 0)
+			usleep(200);
+	}
+	close(p[0]);
+	EXPECT(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0);
+	EXPECT_EQ(got.len, want.len);
+	EXPECT(got.len == want.len && memcmp(got.data, want.data,
+	    want.len) == 0);
+	/* zstd reads it as one frame a record */
+	for (i = 0, st = 0; i < got.len; i += ZSTD_findFrameCompressedSize(
+	    got.data + i, got.len - i))
+		st++;
+	EXPECT_EQ(st, (int)ns);
+
+	/* a shell that does not fit its payload */
+	w = rv_writer_new(open("/dev/null", O_WRONLY), "null",
+	    RV_LEVEL_STORED);
+	rv_rec_init(&r, RV_META);
+	r.payload_len = 200000;
+	sh.len = 0;
+	EXPECT(rv_enc_shell(e, &r, pay, &sh) == 0);
+	EXPECT_EQ(rv_writer_put_shell(w, sh.data, sh.len, pay, 300000), -1);
+	EXPECT_STR(rv_errmsg(), "'null': record 0: invalid frame shell");
+	rv_writer_close(w);
+	/* a compressing encoder makes no shell */
+	{
+		struct rv_enc *c = rv_enc_new(1);
+
+		EXPECT_EQ(rv_enc_shell(c, &r, pay, &sh), -1);
+		rv_enc_free(c);
+	}
+
+	/* record 2's last payload byte flipped */
+	{
+		size_t end2 = off2 + ZSTD_findFrameCompressedSize(
+		    got.data + off2, got.len - off2);
+
+		got.data[end2 - 5] ^= 0x01;
+	}
+	rd = as_raw(rv_reader_mem(got.data, got.len, "shells"));
+	EXPECT_EQ(rv_reader_next(rd, &x), 1);
+	EXPECT_EQ(rv_reader_next(rd, &x), 1);
+	EXPECT_EQ(rv_reader_next(rd, &x), -1);
+	snprintf(msg, sizeof(msg), "'shells': record 2 at byte %zu: corrupt "
+	    "frame: Restored data doesn't match checksum", off2);
+	EXPECT_STR(rv_errmsg(), msg);
+	rv_reader_close(rd);
+	rv_buf_release(&want);
+	rv_buf_release(&got);
+	rv_buf_release(&sh);
+	rv_enc_free(e);
+	free(pay);
+}
+
 /* Without --level or RV_LEVEL: a pipe gets the stored level, a file -1. */
 static void
 t_level_auto(void)
@@ -2393,6 +2513,7 @@ main(void)
 	RUN(t_no_alloc_per_record);
 	RUN(t_out);
 	RUN(t_stored_frames);
+	RUN(t_shells);
 	RUN(t_level_auto);
 	RUN(t_perf);
 	rmdir(tmpdir);
