@@ -3,7 +3,10 @@
  * lib/img.c): JPEG, PNG, WebP, GIF, TIFF and rv's own BMP parser.  Byte 0 picks the options (channels, --max-side, pixel cap,
  * PNG CRCs recomputed), the rest is the image.  The header read, a decode and a second decode
  * with other options on the same codec must agree with each other, and
- * every output pixel is read so that a short buffer shows.
+ * every output pixel is read so that a short buffer shows.  A JPEG also
+ * goes through the fused crop's window decode (rv_codec_decode_window) with
+ * a window and DCT scale drawn from its length, whose region must cover
+ * the window.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -98,6 +101,44 @@ fix_png_crcs(uint8_t *p, size_t n)
 	}
 }
 
+static uint32_t
+div_up(uint32_t a, uint32_t b)
+{
+	return (uint32_t)(((uint64_t)a + b - 1) / b);
+}
+
+/* The window decode of the fused crop, on a JPEG whose header reads. */
+static void
+window(struct rv_codec *c, const uint8_t *p, size_t n,
+    const struct rv_decode_opts *o, uint32_t h, uint32_t w)
+{
+	struct rv_img im = { 0 };
+	uint32_t win[4], org[2], full[2];
+	unsigned denom = 1u << (n % 4);
+	int rc;
+
+	win[0] = (uint32_t)(n * 7 % h);
+	win[1] = (uint32_t)(n * 13 % w);
+	win[2] = 1 + (uint32_t)(n * 3 % (h - win[0]));
+	win[3] = 1 + (uint32_t)(n * 5 % (w - win[1]));
+	rc = rv_codec_decode_window(c, p, n, o, denom, win, &im, org, full);
+	if (rc < 0 && rv_errmsg()[0] == '\0')
+		abort();
+	if (rc == 1) {
+		if (full[0] != h || full[1] != w || im.c != o->channels)
+			abort();
+		if ((uint64_t)org[0] * denom > win[0] ||
+		    (uint64_t)org[1] * denom > win[1] ||
+		    org[0] + im.h < div_up(win[0] + win[2], denom) ||
+		    org[1] + im.w < div_up(win[1] + win[3], denom) ||
+		    org[0] + im.h > div_up(h, denom) ||
+		    org[1] + im.w > div_up(w, denom))
+			abort();
+		(void)touch(&im);
+	}
+	rv_img_release(&im);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -145,6 +186,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* a failed decode leaves the codec usable */
 		(void)decode(c, data, size, &o, ok_info, h, w, &im);
 	}
+	if (ok_info && rv_codec_format(data, size) == RV_FMT_JPEG)
+		window(c, data, size, &o, h, w);
 	rv_img_release(&im);
 	rv_codec_free(c);
 	free(copy);

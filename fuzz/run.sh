@@ -36,7 +36,7 @@ cflags="-O1 -g -fno-omit-frame-pointer $san -fsanitize=fuzzer-no-link"
 # OpenMP is left out (clang would want libomp): its pragmas are ignored
 # and the kernels run on one thread, which is all a harness needs.
 blasdir="/usr/lib/$(gcc -print-multiarch)/openblas-openmp"
-libs="-ldnnl -lturbojpeg -lpng -lwebpdemux -lwebp -lgif -ltiff -larchive"
+libs="-ldnnl -lturbojpeg -ljpeg -lpng -lwebpdemux -lwebp -lgif -ltiff -larchive"
 libs="$libs -lzstd -lxxhash -lz -L$blasdir"
 libs="$libs -Wl,-rpath,$blasdir -lopenblas -lpthread -lm"
 
