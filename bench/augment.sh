@@ -5,18 +5,23 @@
 #   1. every registered op at 224x224x3: CPU us per call, rv_spec_apply
 #      (bench/augment_ops.c) against torchvision (bench/tv_augment.py);
 #   2. recipes, images per CPU second from decoded images in memory;
-#   3. whole programs: rv-decode | rv-augment against a PIL + torchvision
-#      loop that decodes each file and applies the same transforms.
+#   3. whole programs, the ImageNet recipe from the files: rv's default
+#      pipeline (rv-decode --encoded | rv-augment) at -j1 against a PIL +
+#      torchvision loop that decodes each file and applies the same
+#      transforms (per core), and at -j2 into rv-batch against a
+#      DataLoader with 2 workers (wall).
 # The case table below is what both sides run: same ops, same arguments,
 # same images.  Targets: every op >= 2x torchvision, the ImageNet recipe
-# >= 3x (per core); a miss prints MISSED but does not fail the run.
+# >= 3x (per core); from files, the default pipeline >= 5x the PIL loop
+# per core and >= 3x the DataLoader's wall images/s at -j2; a miss prints
+# MISSED but does not fail the run.
 #
 # Environment: RV_BUILD (build dir, default build: made with `make -s`
 # first), BENCH_ROUNDS (rounds of both sides, alternating, default 3),
 # BENCH_REPEAT (repeats per case per round, default 2: the figures are
 # medians of ROUNDS x REPEAT), BENCH_OP_MS (CPU ms per repeat of an op,
 # default 25), BENCH_EPOCHS (epochs of the 300-file set per program run,
-# default 2).
+# default 4), BENCH_PARTS (the parts to run, default 123).
 set -euo pipefail
 export LC_ALL=C
 
@@ -28,7 +33,8 @@ bin=$root/$build/bin
 rounds=${BENCH_ROUNDS:-3}
 repeat=${BENCH_REPEAT:-2}
 op_ms=${BENCH_OP_MS:-25}
-epochs=${BENCH_EPOCHS:-2}
+epochs=${BENCH_EPOCHS:-4}
+parts=${BENCH_PARTS:-123}
 py=/usr/bin/python3	# the only interpreter with torch and torchvision
 # What a user gets: the stream level picked for a pipe, not the shell's.
 unset RV_LEVEL
@@ -113,7 +119,7 @@ fi
 mkdir -p "$out"
 cc -std=c17 -O2 -Wall -D_POSIX_C_SOURCE=200809L -I"$root/lib" \
     -o "$out/augment_ops" "$here/augment_ops.c" "$root/$build/librv.a" \
-    -lturbojpeg -lpng -lwebpdemux -lwebp -lgif -ltiff -larchive -lzstd \
+    -lturbojpeg -ljpeg -lpng -lwebpdemux -lwebp -lgif -ltiff -larchive -lzstd \
     -lxxhash -lz -lpthread -lm ||
     die "cannot compile augment_ops.c against '$build/librv.a'"
 tmp=$(mktemp -d)
@@ -147,6 +153,7 @@ echo "# rv: $build/librv.a; torchvision $("$py" -c \
 echo "#   torch.set_num_threads(1); both sides one thread, same images"
 
 # --- 1 and 2: ops and recipes, images in memory -----------------------------
+if [[ $parts == *[12]* ]]; then
 # Rounds alternate the sides (rv first, then torchvision first, ...), so
 # both see the same mix of the machine's other load.
 run_ops_rv() {
@@ -261,7 +268,10 @@ while IFS=$'\t' read -r g name _ spec _; do
 	fi
 done <"$tmp/cases"
 
+fi	# parts 1 and 2
+
 # --- 3: whole programs ------------------------------------------------------
+[[ $parts == *3* ]] || exit "$status"
 # Results keyed by run: images/s (wall) and images per CPU second.
 declare -A PRATE PCORE
 n_all=${#all[@]}
@@ -304,13 +314,14 @@ run_rv() {
 	done
 }
 
-# run_py KEY [TRANSFORM]: the PIL loop; its own figures for the loop.
+# run_py KEY [TRANSFORM [MODE]]: the PIL loop (MODE pipeline, the
+# default) or a DataLoader with 2 workers (MODE loader); their own figures.
 run_py() {
-	local key=$1 tf=${2:-} i line n sec cpu
+	local key=$1 tf=${2:-} mode=${3:-pipeline} i line n sec cpu
 	for ((i = 0; i < 2; i++)); do
-		line=$("$py" "$here/tv_augment.py" pipeline --passes "$epochs" \
+		line=$("$py" "$here/tv_augment.py" "$mode" --passes "$epochs" \
 		    ${tf:+--transform "$tf"} "${all[@]}") ||
-		    die "tv_augment.py pipeline failed"
+		    die "tv_augment.py $mode failed"
 		n=$(sed -n 's/.*images=\([0-9]*\).*/\1/p' <<<"$line")
 		sec=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' <<<"$line")
 		cpu=$(sed -n 's/.*cpu=\([0-9.]*\).*/\1/p' <<<"$line")
@@ -325,32 +336,57 @@ prow() {
 
 rvd="'$bin/rv-decode' -q -v -j1 --epochs $epochs '$inet'"
 rva="'$bin/rv-augment' -q -v -j1 '$imagenet_spec' >/dev/null"
+rva2="'$bin/rv-augment' -q -v -j2 '$imagenet_spec' | '$bin/rv-batch' -q -b 256 >/dev/null"
 echo
-echo "# 3. whole programs, $n_all files x $epochs epochs, best of 2: rv timed"
-echo "#    whole (start-up, reads, decode, stream in and out; CPU of both"
-echo "#    processes), the PIL loop for its loop only (Image.open(path)."
-echo "#    convert('RGB') per file, as ImageFolder, then the transforms;"
-echo "#    one process, imports not timed); img/cpu-s is per core"
+echo "# 3. whole programs, the ImageNet recipe from $n_all files x $epochs epochs,"
+echo "#    best of 2.  rv timed whole (start-up, reads, decode, stream in and"
+echo "#    out; CPU of every process); the PIL loop for its loop only"
+echo "#    (Image.open(path).convert('RGB') per file, as ImageFolder, then the"
+echo "#    transforms; one process, imports not timed); the DataLoader from"
+echo "#    its first iterator, worker start-up included, CPU of the workers"
+echo "#    and the main process.  img/cpu-s is per core."
+echo "#    default: rv-decode --encoded | rv-augment, the pipeline the"
+echo "#    README, the man pages and rv-decode --help give for JPEGs"
 printf '%-44s %7s %9s %11s\n' run images img/s img/cpu-s
-run_rv "rv-decode | rv-augment" "rv-augment: $images samples (0 decoded)" \
-    "$rvd | $rva"
-prow "rv-decode | rv-augment"
-run_rv "rv-decode --encoded | rv-augment" \
-    "rv-augment: $images samples ($images decoded)" \
+run_rv "default, -j1" "rv-augment: $images samples ($images decoded" \
     "$rvd --encoded | $rva"
-prow "rv-decode --encoded | rv-augment"
+prow "default, -j1"
+run_rv "pixels: rv-decode | rv-augment, -j1" \
+    "rv-augment: $images samples (0 decoded)" "$rvd | $rva"
+prow "pixels: rv-decode | rv-augment, -j1"
 run_py "PIL decode + torchvision" "$imagenet_tv"
 prow "PIL decode + torchvision"
+run_rv "default, rv-augment -j2 | rv-batch -b 256" \
+    "rv-augment: $images samples ($images decoded" "$rvd --encoded | $rva2"
+prow "default, rv-augment -j2 | rv-batch -b 256"
+run_py "DataLoader, 2 workers, batch 256" "$imagenet_tv" loader
+prow "DataLoader, 2 workers, batch 256"
 run_rv "rv-decode alone (context)" "rv-decode: $images samples" \
     "$rvd >/dev/null"
 prow "rv-decode alone (context)"
 run_py "PIL decode alone (context)"
 prow "PIL decode alone (context)"
 echo "#    spec: $imagenet_spec"
-for k in "rv-decode | rv-augment" "rv-decode --encoded | rv-augment"; do
-	[ -n "${PCORE[$k]:-}" ] || continue
-	printf '  %-50s = %sx per core, %sx wall\n' "$k / torchvision" \
-	    "$(ratio "${PCORE[$k]}" "${PCORE[PIL decode + torchvision]}")" \
-	    "$(ratio "${PRATE[$k]}" "${PRATE[PIL decode + torchvision]}")"
-done
+tv="PIL decode + torchvision"
+dl="DataLoader, 2 workers, batch 256"
+# cmp A B TARGET FIELD: A / B of PCORE (core) or PRATE (wall), with verdict.
+cmp() {
+	local a=$1 b=$2 target=$3 field=$4 r
+	if [ "$field" = core ]; then
+		[ -n "${PCORE[$a]:-}" ] && [ -n "${PCORE[$b]:-}" ] || return 0
+		r=$(ratio "${PCORE[$a]}" "${PCORE[$b]}")
+	else
+		[ -n "${PRATE[$a]:-}" ] && [ -n "${PRATE[$b]:-}" ] || return 0
+		r=$(ratio "${PRATE[$a]}" "${PRATE[$b]}")
+	fi
+	printf '  %-62s = %5sx %s' "$a / $b" "$r" "$field"
+	if [ -n "$target" ]; then
+		printf '   (target %sx: %s)' "$target" "$(verdict "$r" "$target")"
+	fi
+	printf '\n'
+}
+cmp "default, -j1" "$tv" 5 core
+cmp "pixels: rv-decode | rv-augment, -j1" "$tv" "" core
+cmp "default, rv-augment -j2 | rv-batch -b 256" "$dl" 3 wall
+cmp "default, rv-augment -j2 | rv-batch -b 256" "$dl" "" core
 exit "$status"

@@ -60,7 +60,7 @@ mkdir -p "$out"
 blas=/usr/lib/$(gcc -print-multiarch)/openblas-openmp
 gcc -O2 -std=c17 -fopenmp -Wall -Wextra -D_POSIX_C_SOURCE=200809L \
     -I"$root/lib" -o "$out/conv-backends" "$here/conv-backends.c" \
-    "$root/$build/librv.a" -ldnnl -lturbojpeg -lpng -larchive -lzstd \
+    "$root/$build/librv.a" -ldnnl -lturbojpeg -ljpeg -lpng -larchive -lzstd \
     -lxxhash -lz -L"$blas" -Wl,-rpath,"$blas" -lopenblas -lpthread -lm ||
     die "cannot compile conv-backends.c against '$build/librv.a'"
 # One OpenMP runtime for the three: oneDNN, OpenBLAS and the kernels.

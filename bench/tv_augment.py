@@ -17,9 +17,20 @@ usage: tv_augment.py pipeline [--transform EXPR] [--passes N] file ...
     as ImageFolder's loader does, then the transform (none: decode only).
     Prints one line: images=N seconds=S cpu=C (the loop's wall and
     process CPU seconds; start-up and imports are not timed).
+usage: tv_augment.py loader [--transform EXPR] [--passes N] [--workers W]
+                            [--batch B] file ...
+    What a PyTorch user runs: a DataLoader over the files (PIL decode as
+    above, the transform, then F.pil_to_tensor: u8 CHW), W worker
+    processes (persistent across passes, the loader's fastest setting),
+    batches of B collated by default_collate, N passes (epochs).
+    Prints one line: images=N seconds=S cpu=C (wall from the first
+    iterator to the last batch, worker start-up included, as rv's
+    programs' start-up is; cpu: this process and its workers, from
+    /proc, user + system).
 """
 import argparse
 import math
+import os
 import sys
 import time
 
@@ -116,6 +127,56 @@ def cmd_pipeline(a):
     print("images=%d seconds=%.3f cpu=%.3f" % (n, wall, cpu))
 
 
+class Files(torch.utils.data.Dataset):
+    def __init__(self, files, fn):
+        self.files = files
+        self.fn = fn
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        img = load(self.files[i])
+        if self.fn is not None:
+            img = self.fn(img)
+        return F.pil_to_tensor(img)
+
+
+def tree_cpu(pid):
+    """User + system CPU seconds of pid and its live children (/proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open("/proc/%d/stat" % p) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open("/proc/%d/task/%d/children" % (p, p)) as f:
+                todo += [int(c) for c in f.read().split()]
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def cmd_loader(a):
+    fn = eval(a.transform, SCOPE) if a.transform else None
+    ds = Files(a.files, fn)
+    dl = torch.utils.data.DataLoader(ds, batch_size=a.batch, shuffle=True,
+                                     num_workers=a.workers,
+                                     persistent_workers=a.workers > 0)
+    n = 0
+    c0 = tree_cpu(os.getpid())
+    w0 = time.perf_counter()
+    for _ in range(a.passes):
+        for b in dl:
+            n += b.shape[0]
+    wall = time.perf_counter() - w0
+    cpu = tree_cpu(os.getpid()) - c0  # the workers are still alive here
+    print("images=%d seconds=%.3f cpu=%.3f" % (n, wall, cpu))
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -129,9 +190,17 @@ def main():
     p.add_argument("--transform", default="")
     p.add_argument("--passes", type=int, default=1)
     p.add_argument("files", nargs="+")
+    d = sub.add_parser("loader")
+    d.add_argument("--transform", default="")
+    d.add_argument("--passes", type=int, default=1)
+    d.add_argument("--workers", type=int, default=2)
+    d.add_argument("--batch", type=int, default=256)
+    d.add_argument("files", nargs="+")
     a = ap.parse_args()
     if a.cmd == "ops":
         cmd_ops(a)
+    elif a.cmd == "loader":
+        cmd_loader(a)
     else:
         cmd_pipeline(a)
     return 0

@@ -383,3 +383,44 @@ EOF
 	run -0 wc -l < "$T/s.txt"
 	[ "$output" = 100 ]
 }
+
+@test "rv-augment: resize equals Pillow's on random sizes, every SIMD width and tail" {
+	need_torch PIL
+	mkdir -p "$T/d"
+	# 48 images of random sizes, grey and RGB, noise and smooth; each
+	# resized by rv (through a stream) and by Image.resize with
+	# torchvision's size rule (shorter side to size, int() of the other)
+	run -0 "$PY" - "$T" "$REPO/python" <<'PY'
+import subprocess, sys
+import numpy as np
+from PIL import Image
+t, sys.path[:0] = sys.argv[1], [sys.argv[2]]
+import rvstream
+rng = np.random.default_rng(3)
+bad = []
+for k in range(48):
+    h, w = (int(v) for v in rng.integers(5, 400, 2))
+    c = 1 if k % 4 == 0 else 3
+    a = rng.integers(0, 256, (h, w, c), dtype=np.uint8)
+    if k % 2:
+        a = (np.cumsum(a, axis=0, dtype=np.int64) % 256).astype(np.uint8)
+    im = Image.fromarray(a[:, :, 0] if c == 1 else a)
+    im.save(t + "/d/i.png")
+    interp = ("bilinear", "bicubic")[k // 2 % 2]
+    size = int(rng.integers(3, 300))
+    subprocess.run("rv-decode -q --channels %d %s/d | rv-augment -q "
+                   "'resize size=%d interp=%s' -o %s/o.rvs"
+                   % (c, t, size, interp, t), shell=True, check=True)
+    got = [np.asarray(b.images)[0] for b in
+           rvstream.Reader(t + "/o.rvs", batch_size=1)][0]
+    s, l = (w, h) if w <= h else (h, w)
+    ls = int(size * l / s)
+    wh = (size, ls) if w <= h else (ls, size)
+    ref = np.asarray(im.resize(wh, Image.BILINEAR if interp == "bilinear"
+                               else Image.BICUBIC)).reshape(got.shape)
+    if not np.array_equal(got, ref):
+        bad.append("%dx%dx%d -> %s %s" % (w, h, c, wh, interp))
+print("\n".join(bad) or "all equal")
+PY
+	[ "$output" = "all equal" ]
+}
