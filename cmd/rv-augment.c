@@ -25,7 +25,7 @@
 
 static const char usage[] =
     "usage: rv-augment [-qv] [-j N] [-o FILE] [--exact] [--level L] [--seed S]\n"
-    "                  SPEC [file ...]\n"
+    "                  [--strict] SPEC [file ...]\n"
     "       rv-augment --list-ops\n"
     "  -o, --output FILE  write the stream to FILE (default stdout)\n"
     "  -j, --jobs N       threads (default: all cores)\n"
@@ -35,6 +35,8 @@ static const char usage[] =
     "      --level L      zstd level -7..19, 0 stores (default: $RV_LEVEL,\n"
     "                     else 0 to a pipe, -1 to a file)\n"
     "      --seed S       seed of the ops' random numbers (default 0)\n"
+    "      --strict       an encoded image that does not decode is fatal\n"
+    "                     instead of skipped\n"
     "  -q, --quiet        no progress\n"
     "  -v, --verbose      print a summary at the end\n"
     "  -h, --help         print this help\n"
@@ -43,6 +45,7 @@ static const char usage[] =
 enum {
 	OPT_LIST_OPS = RV_OPT_FIRST_PRIVATE,
 	OPT_EXACT,
+	OPT_STRICT,
 };
 
 /* A chunk: up to 64 records per thread, fewer for large images (par.h). */
@@ -56,6 +59,7 @@ struct augment_opts {
 	const char *spec_text;
 	int level;		/* resolved for the output */
 	int exact;		/* --exact */
+	int strict;		/* --strict */
 	char **inputs;
 	int ninputs;
 };
@@ -86,6 +90,7 @@ struct job {
 	uint64_t decoded;	/* encoded samples decoded (main thread) */
 	uint64_t fused;		/* of them, with the crop fused */
 	uint64_t scaled;	/* of those, below full scale */
+	uint64_t skipped;	/* encoded samples that did not decode */
 };
 
 /* The chain as the stream's metadata says it stands. */
@@ -114,6 +119,7 @@ parse_args(int argc, char *argv[], struct augment_opts *o)
 		{ "exact", no_argument, NULL, OPT_EXACT },
 		{ "list-ops", no_argument, NULL, OPT_LIST_OPS },
 		{ "output", required_argument, NULL, 'o' },
+		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ NULL, 0, NULL, 0 }
 	};
 	static char *stdin_only[] = { "-" };
@@ -135,6 +141,9 @@ parse_args(int argc, char *argv[], struct augment_opts *o)
 			break;
 		case OPT_EXACT:
 			o->exact = 1;
+			break;
+		case OPT_STRICT:
+			o->strict = 1;
 			break;
 		default:
 			rv_usage_error(argv, usage);
@@ -181,6 +190,7 @@ worker_start(void *arg)
 		worker_stop(w);
 		return NULL;
 	}
+	rv_codec_set_strict(w->codec, o->strict);
 	return w;
 }
 
@@ -243,8 +253,13 @@ augment_one(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
 		s->fused = rv_spec_decode_apply(&j->spec, w->codec, &s->rec,
 		    s->in.data, s->in.len, &w->img, &w->ctx, j->o->c.seed,
 		    RV_STAGE_AUGMENT, s->rec.epoch, s->rec.id);
-		if (s->fused < 0)
-			goto bad;
+		if (s->fused < 0) {
+			/* a bad image in the dataset: augment_done decides */
+			rv_preferr("'%s': record %llu (id %llu)", s->input,
+			    (unsigned long long)s->recno,
+			    (unsigned long long)s->rec.id);
+			return RV_PAR_SKIP;
+		}
 	} else {
 		rv_seterr("sample of dtype '%s' has no pixels",
 		    rv_dtype_name(s->rec.dtype));
@@ -275,6 +290,14 @@ augment_done(void *ctx, size_t i, const struct rv_par_slot *slot)
 	struct job *j = ctx;
 	const struct item *s = &j->items[i];
 
+	if (slot->status == RV_PAR_SKIP) {
+		if (j->o->strict)
+			return rv_seterr("%s", slot->msg);
+		rv_warn("%s (skipped)", slot->msg);
+		j->decoded--;
+		j->skipped++;
+		return 0;
+	}
 	j->fused += s->fused > 0;
 	j->scaled += s->fused > 1;
 	return s->pass ? rv_writer_put(j->w, &s->rec, s->in.data) : 0;
@@ -486,11 +509,15 @@ out:
 	rv_progress_done(&prog);
 	if (status == 0 && o.c.verbose) {
 		double dt = rv_now() - t0;
-		char fu[96] = "";
+		char fu[160] = "";
+		size_t k = 0;
 
+		if (job.skipped > 0)
+			k = (size_t)snprintf(fu, sizeof(fu), ", %llu skipped",
+			    (unsigned long long)job.skipped);
 		if (job.fused > 0)
-			snprintf(fu, sizeof(fu), ", %llu with the crop fused, "
-			    "%llu of them below full scale",
+			snprintf(fu + k, sizeof(fu) - k, ", %llu with the crop "
+			    "fused, %llu of them below full scale",
 			    (unsigned long long)job.fused,
 			    (unsigned long long)job.scaled);
 		rv_warn("%llu samples (%llu decoded%s), %zu op%s, %.2f s, "

@@ -260,22 +260,45 @@ assert max(d) < 6, d
 PYEOF
 }
 
-@test "rv-augment: a fused decode still reports a cut or damaged JPEG with its record" {
+@test "rv-augment: a cut JPEG in encoded input is skipped, named and counted; --strict stops" {
 	mkdir "$T/tr"
-	cp "$FIX/img/rgb.jpg" "$FIX/img/truncated.jpg" "$T/tr/"
+	cp "$FIX/img/rgb.jpg" "$FIX/img/truncated.jpg" "$FIX/img/grey.jpg" "$T/tr/"
 	rv-decode -q --encoded "$T/tr" -o "$T/tr.rvs"
-	run -1 --separate-stderr rv-augment 'rrc size=16' "$T/tr.rvs" -o "$T/out.rvs"
-	[ "$stderr" = "rv-augment: '$T/tr.rvs': record 2 (id 1): truncated JPEG data" ]
-	[ ! -e "$T/out.rvs" ]
+	# fused (rrc first) and not (flip): the same warning, the rest go on
+	for spec in 'rrc size=16' flip; do
+		run -0 --separate-stderr rv-augment -v "$spec" "$T/tr.rvs" \
+		    -o "$T/out.rvs"
+		[ "${stderr_lines[0]}" = "rv-augment: '$T/tr.rvs': record 3 (id 2): truncated JPEG data (skipped)" ]
+		[[ "${stderr_lines[1]}" == "rv-augment: 2 samples (2 decoded, 1 skipped"* ]]
+		samples "$T/out.rvs" > "$T/s.txt"
+		run -0 wc -l < "$T/s.txt"
+		[ "$output" = 2 ]
+		run -1 --separate-stderr rv-augment --strict "$spec" \
+		    "$T/tr.rvs" -o "$T/out2.rvs"
+		[ "$stderr" = "rv-augment: '$T/tr.rvs': record 3 (id 2): truncated JPEG data" ]
+		[ ! -e "$T/out2.rvs" ]
+	done
 }
 
-@test "rv-augment: a bad JPEG in encoded input stops the run with its record" {
-	mkdir "$T/tr"
-	cp "$FIX/img/rgb.jpg" "$FIX/img/truncated.jpg" "$T/tr/"
-	rv-decode -q --encoded "$T/tr" -o "$T/tr.rvs"
-	run -1 --separate-stderr rv-augment flip "$T/tr.rvs" -o "$T/out.rvs"
-	[ "$stderr" = "rv-augment: '$T/tr.rvs': record 2 (id 1): truncated JPEG data" ]
-	[ ! -e "$T/out.rvs" ]
+@test "rv-augment: --strict refuses JPEG header junk that the default reads through" {
+	mkdir "$T/j"
+	# bytes that are no marker after the first segment, as Pillow's
+	# junk_jpeg_header.jpg has them
+	/usr/bin/python3 -c 'import sys
+b = open(sys.argv[1], "rb").read()
+n = 4 + (b[4] << 8 | b[5])
+open(sys.argv[2], "wb").write(b[:n] + b"junk\x00\x13\x37" + b[n:])' \
+	    "$FIX/img/rgb.jpg" "$T/j/junk.jpg"
+	rv-decode -q --encoded "$T/j" -o "$T/j.rvs"
+	for spec in 'rrc size=16' flip; do
+		run -0 --separate-stderr rv-augment -v "$spec" "$T/j.rvs" \
+		    -o "$T/a.rvs"
+		[[ "$stderr" == "rv-augment: 1 samples (1 decoded"[,\)]* ]]
+		run -1 --separate-stderr rv-augment --strict "$spec" "$T/j.rvs" \
+		    -o "$T/b.rvs"
+		[ "$stderr" = "rv-augment: '$T/j.rvs': record 1 (id 0): corrupt JPEG data: 7 extraneous bytes before marker 0xdb" ]
+		[ ! -e "$T/b.rvs" ]
+	done
 }
 
 @test "rv-augment: a batch record is an error" {
