@@ -52,9 +52,6 @@ enum {
 #define CHUNK_PER_THREAD	64
 /* Op buffers larger than this are freed before a sample is framed. */
 #define BIG_TMP			((size_t)64 << 20)
-/* Smaller outputs are framed whole, on the workers; larger ones, stored,
- * go out from their own buffer around a shell (rv_enc_shell). */
-#define SHELL_MIN		((size_t)64 << 10)
 
 struct augment_opts {
 	struct rv_common c;
@@ -75,7 +72,6 @@ struct item {
 	uint64_t recno;
 	int pass;		/* write rec and `in` unchanged */
 	int fused;		/* rv_spec_decode_apply()'s DCT denominator */
-	int shell;		/* the slot holds a shell; `in` its pixels */
 };
 
 struct worker {
@@ -230,7 +226,6 @@ augment_one(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
 	struct rv_rec out;
 
 	s->fused = 0;
-	s->shell = 0;
 	if (s->pass)
 		return RV_PAR_OK;
 	if (s->rec.channels != 1 && s->rec.channels != 3) {
@@ -280,24 +275,6 @@ augment_one(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
 	out.channels = w->img.c;
 	out.payload_len = (uint64_t)w->img.h * w->img.w * w->img.c;
 	out.payload = NULL;
-	if (out.payload_len >= SHELL_MIN &&
-	    rv_enc_level(w->enc) == RV_LEVEL_STORED) {
-		/* the pixels wait in `in` (its buffer becomes the worker's
-		 * next image) and are written where they lie */
-		unsigned char *data = s->in.data;
-		size_t cap = s->in.cap;
-
-		if (rv_enc_shell(w->enc, &out, w->img.data, &slot->frame) < 0)
-			goto bad;
-		s->in.data = w->img.data;
-		s->in.cap = w->img.cap;
-		s->in.len = (size_t)out.payload_len;
-		w->img.data = data;
-		w->img.cap = cap;
-		w->img.h = w->img.w = w->img.c = 0;
-		s->shell = 1;
-		return RV_PAR_OK;
-	}
 	if (rv_enc_frame(w->enc, &out, w->img.data, &slot->frame) < 0)
 		goto bad;
 	return RV_PAR_OK;
@@ -306,11 +283,7 @@ bad:
 	    (unsigned long long)s->recno, (unsigned long long)s->rec.id);
 }
 
-/*
- * In order: a record passed on goes out where its slot stands, a sample
- * as its frame or as its shell around its pixels; a bad image is skipped
- * (fatal with --strict).
- */
+/* In order: a record passed on goes out where its slot stands. */
 static int
 augment_done(void *ctx, size_t i, const struct rv_par_slot *slot)
 {
@@ -325,17 +298,9 @@ augment_done(void *ctx, size_t i, const struct rv_par_slot *slot)
 		j->skipped++;
 		return 0;
 	}
-	if (slot->status != RV_PAR_OK)
-		return 0;
-	if (s->pass)
-		return rv_writer_put(j->w, &s->rec, s->in.data);
 	j->fused += s->fused > 0;
 	j->scaled += s->fused > 1;
-	if (s->shell)
-		return rv_writer_put_shell(j->w, slot->frame.data,
-		    slot->frame.len, s->in.data, s->in.len);
-	return rv_writer_put_frames(j->w, slot->frame.data, slot->frame.len,
-	    1);
+	return s->pass ? rv_writer_put(j->w, &s->rec, s->in.data) : 0;
 }
 
 /* Add rec to the chunk, taking its payload from the reader. */
@@ -526,7 +491,7 @@ main(int argc, char *argv[])
 		.nthreads = nw, .max_items = (size_t)CHUNK_PER_THREAD * nw,
 		.start = worker_start, .stop = worker_stop, .arg = &o,
 		.item = augment_one, .each = augment_done, .ctx = &job,
-		.prog = &prog });
+		.out = job.w, .prog = &prog });
 	if (!job.par)
 		goto fail;
 	nitems = rv_par_max(job.par);

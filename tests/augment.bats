@@ -447,23 +447,3 @@ print("\n".join(bad) or "all equal")
 PY
 	[ "$output" = "all equal" ]
 }
-
-@test "rv-augment: large samples written around their pixels are the frames a compressed run holds" {
-	mkdir "$T/p"
-	cp "$FIX/img/rgb.jpg" "$FIX/img/progressive.jpg" "$FIX/img/grey.jpg" \
-	    "$FIX/img/rgb444.jpg" "$T/p/"
-	rv-decode -q --encoded --epochs 2 "$T/p" -o "$T/p.rvs"
-	# RGB at 200 px is over 64 KiB (shell and pixels, stored, to a pipe);
-	# grey is not (whole frames); --level 3 compresses every frame
-	run -0 bash -c "set -o pipefail; rv-augment -q -j 2 'resize size=200; flip' \
-	    '$T/p.rvs' | cat > '$T/stored.rvs'"
-	rv-augment -q -j 2 --level 3 'resize size=200; flip' "$T/p.rvs" \
-	    -o "$T/packed.rvs"
-	samples "$T/stored.rvs" > "$T/a.txt"
-	samples "$T/packed.rvs" > "$T/b.txt"
-	run -0 wc -l < "$T/a.txt"
-	[ "$output" = 8 ]
-	cmp "$T/a.txt" "$T/b.txt"
-	# every frame's checksum holds
-	zstd -tq "$T/stored.rvs"
-}
