@@ -90,7 +90,6 @@ struct job {
 	uint64_t decoded;	/* encoded samples decoded (main thread) */
 	uint64_t fused;		/* of them, with the crop fused */
 	uint64_t scaled;	/* of those, below full scale */
-	uint64_t skipped;	/* encoded samples that did not decode */
 };
 
 /* The chain as the stream's metadata says it stands. */
@@ -294,10 +293,9 @@ augment_done(void *ctx, size_t i, const struct rv_par_slot *slot)
 		if (j->o->strict)
 			return rv_seterr("%s", slot->msg);
 		rv_warn("%s (skipped)", slot->msg);
-		j->decoded--;
-		j->skipped++;
 		return 0;
 	}
+	j->decoded += !s->pass && s->rec.dtype != RV_DT_U8;
 	j->fused += s->fused > 0;
 	j->scaled += s->fused > 1;
 	return s->pass ? rv_writer_put(j->w, &s->rec, s->in.data) : 0;
@@ -320,8 +318,6 @@ add_item(struct job *j, struct rv_reader *r, struct rv_rec *rec,
 	s->input = input;
 	s->recno = recno;
 	s->pass = pass;
-	if (!pass && rec->dtype != RV_DT_U8)
-		j->decoded++;
 	return 0;
 }
 
@@ -509,12 +505,13 @@ out:
 	rv_progress_done(&prog);
 	if (status == 0 && o.c.verbose) {
 		double dt = rv_now() - t0;
+		uint64_t skipped = rv_par_stats(job.par)->skipped;
 		char fu[160] = "";
 		size_t k = 0;
 
-		if (job.skipped > 0)
+		if (skipped > 0)
 			k = (size_t)snprintf(fu, sizeof(fu), ", %llu skipped",
-			    (unsigned long long)job.skipped);
+			    (unsigned long long)skipped);
 		if (job.fused > 0)
 			snprintf(fu + k, sizeof(fu) - k, ", %llu with the crop "
 			    "fused, %llu of them below full scale",
