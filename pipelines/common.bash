@@ -12,6 +12,13 @@
 #   evlimit  and for the test set: --limit EVAL_LIMIT
 #   target   rv-train-gpu options: --target-acc TARGET
 #   evalopt  and --eval-every EVAL_EVERY (evaluate every N steps too)
+#   seed     SEED, else 0: every stage's --seed (rv-decode's shuffle,
+#            rv-augment's and rv-refurbish's ops, rv-score's draws, the
+#            trainer's initialisation)
+#   partial, final, reuse
+#            the refurbishing pipelines' split and reuse: PARTIAL, FINAL
+#            and REUSE, else RandAugment as the partial, random crop and
+#            flip as the final, reuse 3 (pipeline_env sets them for all)
 # shellcheck shell=bash
 # shellcheck disable=SC2034	# the variables are the sourcing script's
 
@@ -28,6 +35,10 @@ pipeline_env() {
 	[ -z "${TARGET:-}" ] || target=(--target-acc "$TARGET")
 	evalopt=()
 	[ -z "${EVAL_EVERY:-}" ] || evalopt=(--eval-every "$EVAL_EVERY")
+	seed="${SEED:-0}"
+	partial="${PARTIAL:-randaugment n=1 m=5}"
+	final="${FINAL:-random_crop size=28 padding=2; flip}"
+	reuse="${REUSE:-3}"
 	mkdir -p "$out"
 	PATH="$bin:$here/scripts:$PATH"
 }

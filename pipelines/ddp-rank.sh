@@ -19,7 +19,8 @@
 # with torch), and:
 #   BATCH       samples per batch on each rank (default 64: a global batch
 #               of 128 on 2 ranks)
-#   REUSE       rv-refurbish --reuse (default 3)
+#   PARTIAL, FINAL, REUSE
+#               rv-refurbish's split and --reuse (pipelines/common.bash)
 #   SEED        rv-decode's, rv-refurbish's and rv-score's --seed
 #               (default 0): the same on every rank, so the shards are
 #               disjoint
@@ -50,8 +51,6 @@ pipeline_env ddp-train
 me="ddp-rank: rank $RANK"
 py="${PYTHON:-/usr/bin/python3}"
 batch="${BATCH:-64}"
-reuse="${REUSE:-3}"
-seed="${SEED:-0}"
 test_set="$out/fmnist-test.rvs"
 [ -s "$test_set" ] || {
 	echo "$me: '$test_set': missing: decode the test set first (the launcher does)" >&2
@@ -111,8 +110,7 @@ rank_pipeline() {
 	rv-decode -q "${shard[@]}" --shuffle --seed "$seed" "${limit[@]}" \
 	    "$data/train-images-idx3-ubyte.gz" \
 	    "$data/train-labels-idx1-ubyte.gz" |
-	    rv-refurbish -q -j 1 --partial 'randaugment n=1 m=5' \
-		--final 'random_crop size=28 padding=2; flip' \
+	    rv-refurbish -q -j 1 --partial "$partial" --final "$final" \
 		--reuse "$reuse" --epochs "$epochs" --batch "$group" \
 		--seed "$seed" |
 	    rv-score -q --feedback "$fifo" --seed "$seed" "${score[@]}" |

@@ -14,6 +14,7 @@
 #   cat epochs/*.rvs | rv-batch | rv-train-gpu
 # Run it after `make`:
 #   [OUT=dir] [EPOCHS=5] [LIMIT=N] [EVAL_LIMIT=N] \
+#       [SEED=S] [PARTIAL=spec] [FINAL=spec] [REUSE=r] \
 #       pipelines/offline-refurbish.sh
 # OUT (default out/offline-refurbish) receives the decoded data, the epoch
 # files (epochs/000.rvs ...), the trainer's log (train.log), its summary
@@ -21,6 +22,8 @@
 # uses only the first N training images, EVAL_LIMIT the first N test images
 # (a quick run); RV_BIN names the programs' directory (default
 # build/bin), FMNIST the dataset's (Debian's dataset-fashion-mnist).
+# SEED (default 0) seeds every stage; PARTIAL, FINAL and REUSE set the
+# split and the reuse (pipelines/common.bash has the defaults).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=pipelines/common.bash
@@ -30,11 +33,9 @@ pipeline_env offline-refurbish
 # resumed from: start afresh.
 rm -rf "$out/epochs"
 mkdir -p "$out/epochs"
-partial='randaugment n=1 m=5'
-final='random_crop size=28 padding=2; flip'
 # The options that decide the bytes of the epochs: the same in both runs.
-refurbish=(rv-refurbish -v --partial "$partial" --final "$final" --reuse 3
-    --epochs "$epochs" --batch 128 -o "$out/epochs/%03d.rvs")
+refurbish=(rv-refurbish -v --partial "$partial" --final "$final" --reuse "$reuse"
+    --seed "$seed" --epochs "$epochs" --batch 128 -o "$out/epochs/%03d.rvs")
 
 echo "== decoding Fashion-MNIST (train and test) into $out" >&2
 decode_fmnist train -q
@@ -66,6 +67,6 @@ cat "${files[@]}" |
 	--log "$out/train.log" -o "$out/summary.txt"
 cat "$out/summary.txt"
 rv-plot -o "$out/curves.png" --x epoch \
-    --title "cnn-small, Fashion-MNIST, refurbished offline (reuse 3)" \
+    --title "cnn-small, Fashion-MNIST, refurbished offline (reuse $reuse)" \
     "offline=$out/train.log"
 echo "== summary: $out/summary.txt; learning curves: $out/curves.png; epochs: $out/epochs" >&2

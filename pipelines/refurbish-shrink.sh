@@ -2,7 +2,7 @@
 # The main job: decode Fashion-MNIST (Debian's dataset-fashion-mnist) into
 # rv streams, print the training set's summary and draw contact sheets,
 # then train cnn-small on the CPU from a refurbished and shrunk stream:
-# rv-refurbish computes RandAugment (the partial) once per 3 epochs and a
+# rv-refurbish computes RandAugment (the partial) once per $reuse epochs and a
 # fresh crop and flip (the final) at every use; rv-score's assistant,
 # learning online from the trainer's per-sample gradient norms (fed back
 # through a FIFO), keeps half of every group of 256 that rv-refurbish
@@ -20,7 +20,7 @@
 #       rv-train-gpu --feedback fb
 # Run it from `make demo`, or after `make`:
 #   [OUT=dir] [EPOCHS=5] [TARGET=acc] [EVAL_EVERY=N] [LIMIT=N] \
-#       [EVAL_LIMIT=N] \
+#       [EVAL_LIMIT=N] [SEED=S] [PARTIAL=spec] [FINAL=spec] [REUSE=r] \
 #       pipelines/refurbish-shrink.sh
 # OUT (default out) receives the decoded data, the contact sheets
 # (fmnist-grid.png, fmnist-refurbished.png), the trainer's log (train.log),
@@ -31,13 +31,13 @@
 # first N test images (a quick run); RV_BIN names the programs' directory
 # (default build/bin), FMNIST the dataset's.
 # EVAL_EVERY N evaluates every N steps too (rv-train-gpu --eval-every).
+# SEED (default 0) seeds every stage; PARTIAL, FINAL and REUSE set the
+# split and the reuse (pipelines/common.bash has the defaults).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=pipelines/common.bash
 . "$here/pipelines/common.bash"
 pipeline_env ""
-partial='randaugment n=1 m=5'
-final='random_crop size=28 padding=2; flip'
 
 echo "== decoding Fashion-MNIST (train and test) into $out" >&2
 decode_fmnist train -v
@@ -51,8 +51,8 @@ rv-inspect -q --grid "$out/fmnist-grid.png" -k 100 "$out/fmnist-train.rvs" \
 echo "== contact sheet of the first 100 samples: $out/fmnist-grid.png" >&2
 
 # What the trainer sees: the first epoch's first 100 refurbished samples.
-rv-refurbish -q --partial "$partial" --final "$final" --reuse 3 \
-    --epochs 1 --batch 128 "$out/fmnist-train.rvs" |
+rv-refurbish -q --partial "$partial" --final "$final" --reuse "$reuse" \
+    --seed "$seed" --epochs 1 --batch 128 "$out/fmnist-train.rvs" |
     rv-inspect -q --grid "$out/fmnist-refurbished.png" -k 100 > /dev/null
 echo "== contact sheet of the first 100 refurbished samples: $out/fmnist-refurbished.png" >&2
 
@@ -65,13 +65,15 @@ fifo="$out/feedback.fifo"
 rm -f "$fifo"
 mkfifo "$fifo"
 trap 'rm -f "$fifo"' EXIT
-echo "== training cnn-small for $epochs epochs on a refurbished, shrunk stream: partial '$partial' once per 3 epochs, final '$final' every epoch, rv-score's assistant keeping the half of every 256 it predicts most informative (the first epoch whole)" >&2
+echo "== training cnn-small for $epochs epochs on a refurbished, shrunk stream: partial '$partial' once per $reuse epochs, final '$final' every epoch, rv-score's assistant keeping the half of every 256 it predicts most informative (the first epoch whole)" >&2
 {
 	upstream rv-refurbish -v -j 1 --partial "$partial" --final "$final" \
-	    --reuse 3 --epochs "$epochs" --batch 256 "$out/fmnist-train.rvs" |
-	    upstream rv-score -v --feedback "$fifo" --budget 0.5 |
+	    --reuse "$reuse" --epochs "$epochs" --batch 256 --seed "$seed" \
+	    "$out/fmnist-train.rvs" |
+	    upstream rv-score -v --feedback "$fifo" --budget 0.5 --seed "$seed" |
 	    upstream rv-batch -q -b 128 |
 	    rv-train-gpu -v -m cnn-small --schedule cosine --epochs "$epochs" \
+		--seed "$seed" \
 		--eval "$out/fmnist-test.rvs" "${target[@]}" "${evalopt[@]}" \
 		--feedback "$fifo" --log "$out/train.log" \
 		--save "$out/cnn-small.ck" -o "$out/train-summary.txt"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Data refurbishing: the augmentation of pipelines/standard.sh split in two.
 # rv-refurbish reads the decoded dataset once, runs the expensive partial
-# (RandAugment) once per 3 epochs, caches it, and runs the cheap final
+# (RandAugment) once per $reuse epochs, caches it, and runs the cheap final
 # (random crop and flip) at every use, so each cached partial is served 3
 # times, each time cropped and flipped afresh; its cache-aware shuffle
 # orders every epoch.  rv-batch collates and rv-train-gpu trains cnn-small
@@ -10,7 +10,7 @@
 #       rv-batch | rv-train-gpu
 # Run it after `make`:
 #   [OUT=dir] [EPOCHS=5] [TARGET=acc] [EVAL_EVERY=N] [LIMIT=N] \
-#       [EVAL_LIMIT=N] \
+#       [EVAL_LIMIT=N] [SEED=S] [PARTIAL=spec] [FINAL=spec] [REUSE=r] \
 #       pipelines/refurbish.sh
 # OUT (default out/refurbish) receives the decoded data, the trainer's log
 # (train.log), its summary (summary.txt, also printed) and the learning
@@ -21,13 +21,13 @@
 # run); RV_BIN names the programs' directory (default build/bin), FMNIST
 # the dataset's (Debian's dataset-fashion-mnist).
 # EVAL_EVERY N evaluates every N steps too (rv-train-gpu --eval-every).
+# SEED (default 0) seeds every stage; PARTIAL, FINAL and REUSE set the
+# split and the reuse (pipelines/common.bash has the defaults).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=pipelines/common.bash
 . "$here/pipelines/common.bash"
 pipeline_env refurbish
-partial='randaugment n=1 m=5'
-final='random_crop size=28 padding=2; flip'
 
 # rv-refurbish reads its input once; from a file it indexes the records and
 # reads back by offset the samples whose partial it must compute afresh.
@@ -37,15 +37,17 @@ decode_fmnist test -q
 
 # One core for refurbishing 28x28 images, which costs little; the trainer
 # takes every core and says in its summary whether it waited for input.
-echo "== training cnn-small for $epochs epochs on a refurbished stream: partial '$partial' once per 3 epochs, final '$final' every epoch" >&2
+echo "== training cnn-small for $epochs epochs on a refurbished stream: partial '$partial' once per $reuse epochs, final '$final' every epoch" >&2
 upstream rv-refurbish -v -j 1 --partial "$partial" --final "$final" \
-    --reuse 3 --epochs "$epochs" --batch 128 "$out/fmnist-train.rvs" |
+    --reuse "$reuse" --epochs "$epochs" --batch 128 --seed "$seed" \
+    "$out/fmnist-train.rvs" |
     upstream rv-batch -q -b 128 |
     rv-train-gpu -v -m cnn-small --schedule cosine --epochs "$epochs" \
+	--seed "$seed" \
 	--eval "$out/fmnist-test.rvs" "${target[@]}" "${evalopt[@]}" \
 	--log "$out/train.log" -o "$out/summary.txt"
 cat "$out/summary.txt"
 rv-plot -o "$out/curves.png" --x epoch \
-    --title "cnn-small, Fashion-MNIST, refurbished (reuse 3)" \
+    --title "cnn-small, Fashion-MNIST, refurbished (reuse $reuse)" \
     "refurbished=$out/train.log"
 echo "== summary: $out/summary.txt; learning curves: $out/curves.png" >&2

@@ -15,7 +15,7 @@
 #       rv-batch | rv-train-gpu --feedback fb
 # Run it after `make`:
 #   [OUT=dir] [EPOCHS=5] [TARGET=acc] [EVAL_EVERY=N] [LIMIT=N] \
-#       [EVAL_LIMIT=N] \
+#       [EVAL_LIMIT=N] [SEED=S] [PARTIAL=spec] [FINAL=spec] \
 #       pipelines/shrink.sh
 # OUT (default out/shrink) receives the test set, the trainer's log
 # (train.log), its summary (summary.txt, also printed) and the learning
@@ -26,12 +26,14 @@
 # RV_BIN names the programs' directory (default build/bin), FMNIST the
 # dataset's (Debian's dataset-fashion-mnist).
 # EVAL_EVERY N evaluates every N steps too (rv-train-gpu --eval-every).
+# SEED (default 0) seeds every stage; the augmentation is PARTIAL then
+# FINAL, as the refurbishing pipelines split it (pipelines/common.bash).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=pipelines/common.bash
 . "$here/pipelines/common.bash"
 pipeline_env shrink
-spec='randaugment n=1 m=5; random_crop size=28 padding=2; flip'
+spec="$partial; $final"
 
 echo "== decoding the Fashion-MNIST test set into $out" >&2
 decode_fmnist test -q
@@ -42,11 +44,13 @@ mkfifo "$fifo"
 trap 'rm -f "$fifo"' EXIT
 echo "== training cnn-small for $epochs epochs on a shrunk stream: '$spec' afresh in every epoch, rv-score's assistant keeping samples with probability 0.3 + 0.7 p" >&2
 upstream rv-decode -q -j 1 "${limit[@]}" --epochs "$epochs" --shuffle \
+    --seed "$seed" \
     "$data/train-images-idx3-ubyte.gz" "$data/train-labels-idx1-ubyte.gz" |
-    upstream rv-augment -q -j 1 "$spec" |
-    upstream rv-score -v --feedback "$fifo" |
+    upstream rv-augment -q -j 1 --seed "$seed" "$spec" |
+    upstream rv-score -v --feedback "$fifo" --seed "$seed" |
     upstream rv-batch -q -b 128 |
     rv-train-gpu -v -m cnn-small --schedule cosine --epochs "$epochs" \
+	--seed "$seed" \
 	--eval "$out/fmnist-test.rvs" "${target[@]}" "${evalopt[@]}" --feedback "$fifo" \
 	--log "$out/train.log" -o "$out/summary.txt"
 cat "$out/summary.txt"

@@ -9,7 +9,7 @@
 #   rv-decode --epochs E --shuffle | rv-augment SPEC | rv-batch | rv-train-gpu
 # Run it after `make`:
 #   [OUT=dir] [EPOCHS=5] [TARGET=acc] [EVAL_EVERY=N] [LIMIT=N] \
-#       [EVAL_LIMIT=N] \
+#       [EVAL_LIMIT=N] [SEED=S] [PARTIAL=spec] [FINAL=spec] \
 #       pipelines/standard.sh
 # OUT (default out/standard) receives the test set, the trainer's log
 # (train.log), its summary (summary.txt, also printed) and the learning
@@ -19,12 +19,14 @@
 # run); RV_BIN names the programs' directory (default build/bin), FMNIST
 # the dataset's (Debian's dataset-fashion-mnist).
 # EVAL_EVERY N evaluates every N steps too (rv-train-gpu --eval-every).
+# SEED (default 0) seeds every stage; the augmentation is PARTIAL then
+# FINAL, as the refurbishing pipelines split it (pipelines/common.bash).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=pipelines/common.bash
 . "$here/pipelines/common.bash"
 pipeline_env standard
-spec='randaugment n=1 m=5; random_crop size=28 padding=2; flip'
+spec="$partial; $final"
 
 echo "== decoding the Fashion-MNIST test set into $out" >&2
 decode_fmnist test -q
@@ -34,10 +36,12 @@ decode_fmnist test -q
 # waited for input.
 echo "== training cnn-small for $epochs epochs, every sample augmented afresh in every epoch: '$spec'" >&2
 upstream rv-decode -q -j 1 "${limit[@]}" --epochs "$epochs" --shuffle \
+    --seed "$seed" \
     "$data/train-images-idx3-ubyte.gz" "$data/train-labels-idx1-ubyte.gz" |
-    upstream rv-augment -v -j 1 "$spec" |
+    upstream rv-augment -v -j 1 --seed "$seed" "$spec" |
     upstream rv-batch -q -b 128 |
     rv-train-gpu -v -m cnn-small --schedule cosine --epochs "$epochs" \
+	--seed "$seed" \
 	--eval "$out/fmnist-test.rvs" "${target[@]}" "${evalopt[@]}" \
 	--log "$out/train.log" -o "$out/summary.txt"
 cat "$out/summary.txt"

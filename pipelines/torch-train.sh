@@ -11,6 +11,7 @@
 # Run it after `make`, with a python3 that has torch (Debian:
 # python3-torch) and python3-zstandard:
 #   [OUT=dir] [EPOCHS=5] [LIMIT=N] [EVAL_LIMIT=N] [PYTHON=python3] \
+#       [SEED=S] [PARTIAL=spec] [FINAL=spec] [REUSE=r] \
 #       pipelines/torch-train.sh
 # OUT (default out/torch-train) receives the data, the summary and the
 # per-epoch log; LIMIT uses only the first N training images, EVAL_LIMIT
@@ -30,12 +31,12 @@ rm -f "$fifo"
 mkfifo "$fifo"
 trap 'rm -f "$fifo"' EXIT
 echo "== training cnn-small in PyTorch ($py) for $epochs epochs on a refurbished, shrunk rv stream" >&2
-rv-refurbish -q -j 1 --partial 'randaugment n=1 m=5' \
-    --final 'random_crop size=28 padding=2; flip' --reuse 3 \
+rv-refurbish -q -j 1 --partial "$partial" --final "$final" \
+    --reuse "$reuse" --seed "$seed" \
     --epochs "$epochs" --batch 256 "$out/fmnist-train.rvs" |
-    rv-score -v --feedback "$fifo" --budget 0.5 |
+    rv-score -v --feedback "$fifo" --budget 0.5 --seed "$seed" |
     rv-batch -q -b 128 |
     "$py" "$here/pipelines/torch-train.py" --feedback "$fifo" \
-	--eval "$out/fmnist-test.rvs" --epochs "$epochs" \
+	--eval "$out/fmnist-test.rvs" --epochs "$epochs" --seed "$seed" \
 	--log "$out/torch-train.log" | tee "$out/summary.txt"
 echo "== summary: $out/summary.txt; per-epoch log: $out/torch-train.log" >&2

@@ -160,29 +160,54 @@ main_summary_ok() {
 	[ "$(find "$T/out/epochs" -type f | wc -l)" -eq 3 ]
 }
 
-@test "experiment.sh: the four pipelines to a target; a table of 4 rows and the curves against wall time and gradient computations" {
+@test "experiment.sh: five pipelines over two seeds to two targets; tables over the seeds and per seed, the curves of each seed" {
 	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=2000 \
-	    EVAL_LIMIT=1000 EPOCHS=2 TARGET=0.5 \
+	    EVAL_LIMIT=1000 EPOCHS=2 TARGET="0.4 0.5" SEEDS="3 5" \
 	    bash "$REPO/pipelines/experiment.sh"
 	[ "$output" = "$(cat "$T/out/results.md")" ]
-	[[ "${lines[0]}" == "cnn-small on Fashion-MNIST (first 2000 training images), to 0.5 test accuracy, at most 2 epochs; "* ]]
-	[ "${lines[1]}" = "| pipeline | reached | wall (s) | data wait | grads | samples | epochs | final acc | wall vs standard | grads vs standard |" ]
-	[ "$(grep -c '^| ' "$T/out/results.md")" -eq 5 ]	# header, 4 rows
-	local row='\| [0-9]+\.[0-9] \| [0-9]+\.[0-9]% \| [0-9]+ \| [0-9]+ \| [12] \| 0\.[5-9][0-9]* \| [0-9]+\.[0-9]{2} \| [0-9]+\.[0-9]{2} \|$'
-	[[ "${lines[3]}" =~ ^"| standard | yes | "[0-9.]+" | "[0-9.]+"% | "[0-9]+" | "[0-9]+" | "[12]" | 0."[0-9]+" | 1.00 | 1.00 |"$ ]]
-	[[ "${lines[4]}" =~ ^"| refurbished | yes "$row ]]
-	[[ "${lines[5]}" =~ ^"| shrunk | yes "$row ]]
-	[[ "${lines[6]}" =~ ^"| refurbished+shrunk | yes "$row ]]
-	is_png "$T/out/acc-wall.png" "$T/out/acc-grads.png"
-	for p in standard refurbish shrink refurbish-shrink; do
-		grep -q '"event":"summary","reached":true,"target_acc":0.5,' \
-		    "$T/out/$p/train.log"
+	[[ "${lines[0]}" == "cnn-small on Fashion-MNIST (first 2000 training images), seeds 3 5, each run stopping at 0.5 test accuracy or after 2 epochs; reuse 3; "* ]]
+	# to each target, 5 rows; every run reached both targets
+	local ms='[0-9]+(\.[0-9]+)? ± [0-9]+(\.[0-9]+)?'
+	run -0 grep -c -E "^\| [a-zA-Z(), +]+ \| (40|50) % \| 2/2 \| $ms \| $ms( †)? \| $ms \| $ms( †)? \|\$" "$T/out/results.md"
+	[ "$output" -eq 10 ]
+	grep -qE "^\| standard \| 50 % \| 2/2 \| $ms \| 1\.00 ± 0\.00 \| $ms \| 1\.00 ± 0\.00 \|\$" "$T/out/results.md"
+	for l in 'refurbished, split A' 'refurbished, split B' shrunk \
+	    'refurbished (A) + shrunk'; do
+		grep -qF "| $l | 40 % | 2/2 | " "$T/out/results.md"
+		grep -qF "| $l | 50 % | 2/2 | " "$T/out/results.md"
 	done
+	# the accuracies: 5 rows
+	run -0 grep -c -E '^\| [a-zA-Z(), +]+ \| [0-9.]+ ± [0-9.]+ % \| ' "$T/out/results.md"
+	[ "$output" -eq 5 ]
+	for s in 3 5; do
+		[ "$(grep -c '^| ' "$T/out/seed$s/results.md")" -eq 6 ]	# header, 5 rows
+		is_png "$T/out/seed$s/acc-wall.png" "$T/out/seed$s/acc-grads.png"
+		for p in standard refurbish refurbish-b shrink refurbish-shrink; do
+			grep -q '"event":"summary","reached":true,"target_acc":0.5,' \
+			    "$T/out/seed$s/$p/train.log"
+		done
+		grep -q "^cnn-small on Fashion-MNIST (first 2000 training images), seed $s, to 0.5 test accuracy" "$T/out/seed$s/results.md"
+	done
+	# the seeds give different runs, and split B moved the crop
+	! cmp -s "$T/out/seed3/standard/train.log" "$T/out/seed5/standard/train.log"
+	[[ "$(cat "$T/out/seed3/refurbish-b/stderr.txt")" == *"partial 'randaugment n=1 m=5; random_crop size=28 padding=2' once per 3 epochs, final 'flip' every epoch"* ]]
 	# the main job stopped at its target: its summary counts only the
 	# epochs trained, though the stages upstream ran ahead
-	grep -qx 'target     0.5, reached' "$T/out/refurbish-shrink/summary.txt"
-	main_summary_ok "$T/out/refurbish-shrink" 2000
-	[[ "$stderr" == *"== table: $T/out/results.md; curves: $T/out/acc-wall.png (against wall time), $T/out/acc-grads.png (against gradient computations)"* ]]
+	grep -qx 'target     0.5, reached' "$T/out/seed3/refurbish-shrink/summary.txt"
+	main_summary_ok "$T/out/seed3/refurbish-shrink" 2000
+	[[ "$stderr" == *"== tables: $T/out/results.md (per seed: $T/out/seedS/results.md); curves: $T/out/seedS/acc-wall.png (against wall time), $T/out/seedS/acc-grads.png (against gradient computations)"* ]]
+}
+
+@test "pipelines: SEED reaches every stage; the same seed gives the same trained model" {
+	run -0 env OUT="$T/a" RV_BIN="$BIN" LIMIT=1000 EVAL_LIMIT=500 \
+	    EPOCHS=1 SEED=7 bash "$REPO/pipelines/refurbish.sh"
+	run -0 env OUT="$T/b" RV_BIN="$BIN" LIMIT=1000 EVAL_LIMIT=500 \
+	    EPOCHS=1 SEED=7 bash "$REPO/pipelines/refurbish.sh"
+	run -0 env OUT="$T/c" RV_BIN="$BIN" LIMIT=1000 EVAL_LIMIT=500 \
+	    EPOCHS=1 SEED=8 bash "$REPO/pipelines/refurbish.sh"
+	strip() { grep '"event":"eval"' "$1" | sed 's/,"wall":[^,}]*//'; }
+	[ "$(strip "$T/a/train.log")" = "$(strip "$T/b/train.log")" ]
+	[ "$(strip "$T/a/train.log")" != "$(strip "$T/c/train.log")" ]
 }
 
 @test "pipeline: decode | batch | inspect keeps every sample, in order" {
