@@ -27,7 +27,7 @@
 # and the cosine schedule's length, default 10), SHRINK_TARGET (test
 # accuracy, a fraction, default 0.915), SHRINK_THREADS (the trainer's -j,
 # default nproc), SHRINK_SEEDS (the seeds, each a full set of runs;
-# default "$SHRINK_SEED", and SHRINK_SEED defaults to 0), SHRINK_LIMIT
+# default "$SHRINK_SEED", else "0 1 2"), SHRINK_LIMIT
 # (train on the first N training images only, for a quick check; default
 # all 60000), SHRINK_POLICIES (default "uniform assistant assistant-image
 # autoassist history uniform-0.45"; uniform-F keeps a fraction F),
@@ -55,7 +55,7 @@ esac
 epochs=${SHRINK_EPOCHS:-10}
 target=${SHRINK_TARGET:-0.915}
 threads=${SHRINK_THREADS:-$(nproc)}
-read -r -a seeds <<<"${SHRINK_SEEDS:-${SHRINK_SEED:-0}}"
+read -r -a seeds <<<"${SHRINK_SEEDS:-${SHRINK_SEED:-0 1 2}}"
 limit=${SHRINK_LIMIT:-}
 read -r -a policies <<<"${SHRINK_POLICIES:-uniform assistant assistant-image autoassist history uniform-0.45}"
 eval_every=${SHRINK_EVAL_EVERY:-100}
@@ -250,7 +250,7 @@ fi
 # Per seed and policy, for the table over seeds: grads to the target ("-"
 # when not reached), final accuracy (%) and the assistant's last AUC and
 # positive share.
-declare -A AGG_GRADS AGG_FINAL AGG_AUC AGG_POS AGG_REACHED
+declare -A AGG_GRADS AGG_WALL AGG_FINAL AGG_AUC AGG_POS AGG_REACHED AGG_ACCG AGG_ACCW
 
 # ratio P KEY-ARRAY: P's value over uniform's, "-" when either is missing.
 ratio() {
@@ -325,8 +325,27 @@ table_seed() {
 			    "'${sg:-nothing}' grads, the log ${GRADS[$p]}"
 		fi
 		AGG_GRADS[$p $seed]=${GRADS[$p]}
+		AGG_WALL[$p $seed]=${WALL[$p]}
 		AGG_REACHED[$p $seed]=$r
 		AGG_FINAL[$p $seed]=$(pct "$a")
+	done
+
+	# The equal budgets: the fewest grads and the least wall time any
+	# policy's run of this seed ended at; each policy's test accuracy at
+	# its last evaluation within them.
+	local gmin wmin
+	read -r gmin wmin < <(for p in "${policies[@]}"; do
+		jfield eval eval_acc grads wall <"$sout/$p.log" |
+		    awk -F'\t' '$1 != "null"' | tail -n 1
+	done | awk -F'\t' 'NR == 1 || $2 < g { g = $2 }
+	    NR == 1 || $3 < w { w = $3 } END { print g, w }')
+	for p in "${policies[@]}"; do
+		read -r "AGG_ACCG[$p $seed]" "AGG_ACCW[$p $seed]" < <(jfield eval \
+		    eval_acc grads wall <"$sout/$p.log" | awk -F'\t' \
+		    -v g="$gmin" -v w="$wmin" '$1 != "null" && $2 <= g { ag = $1 }
+		    $1 != "null" && $3 <= w + 1e-9 { aw = $1 }
+		    END { printf "%s %s\n", ag == "" ? "-" : 100 * ag,
+			aw == "" ? "-" : 100 * aw }')
 	done
 
 	echo "# grads_tgt, wall_tgt: grads (samples backpropagated) and the"
@@ -487,43 +506,97 @@ stats() {
 		printf "%.6g %.6g %.6g %.6g %d\n", m, sd, lo, hi, n }'
 }
 
+# apart A B: 1 when the two space-separated lists of numbers ("-" skipped),
+# each of two or more, have disjoint minimum-maximum ranges: a difference
+# beyond the seed-to-seed spread.
+apart() {
+	if awk -v a="$1" -v b="$2" 'function range(s, r,   v, n, i, k) {
+		n = split(s, v, " "); k = 0
+		for (i = 1; i <= n; i++) {
+			if (v[i] == "-") continue
+			if (!k++ || v[i] + 0 < r["lo"]) r["lo"] = v[i] + 0
+			if (k == 1 || v[i] + 0 > r["hi"]) r["hi"] = v[i] + 0
+		}
+		return k
+	}
+	BEGIN {
+		if (range(a, ra) < 2 || range(b, rb) < 2) exit 1
+		exit !(ra["hi"] < rb["lo"] || rb["hi"] < ra["lo"])
+	}' </dev/null; then
+		echo " †"
+	fi
+}
+
+# msd "V..." FMT: "mean ± sd" of the numbers among V in FMT, with the
+# count when some are missing.
+msd() {
+	local m sd n
+	local -a v
+	read -r -a v <<<"$1"
+	read -r m sd _ _ n < <(stats "${v[@]}")
+	if [ "$n" = 0 ]; then
+		echo -
+		return
+	fi
+	# shellcheck disable=SC2059
+	if [ "$n" = 1 ]; then
+		printf "$2" "$m"
+	else
+		printf "$2 ± $2" "$m" "$sd"
+	fi
+	[ "$n" = "${#seeds[@]}" ] || printf ' (%d)' "$n"
+}
+
 if [ "${#seeds[@]}" -gt 1 ]; then
-	echo "## over the seeds ${seeds[*]}: mean, sd (sample), min-max"
-	echo "#   grads_tgt: grads to $target (seeds that reached it, of n);"
-	echo "#   grads_x: each seed's grads over uniform's of the same seed;"
-	echo "#   final_acc: %; auc: the assistant's, in rv-score's last line"
-	printf '%-15s %5s %22s %16s %22s %20s\n' policy reach \
-	    "grads_tgt mean±sd" "min-max" "grads_x mean (min-max)" \
-	    "final_acc mean±sd"
+	echo "## over the seeds ${seeds[*]}: mean ± sd (sample); in"
+	echo "#   parentheses the number of seeds when some have no value"
+	echo "#   grads_tgt, wall_tgt: grads and wall seconds to $target (the"
+	echo "#   seeds that reached it, of n); grads_x, wall_x: each seed's"
+	echo "#   over uniform's of the same seed; acc_eq_grads, acc_eq_wall:"
+	echo "#   test accuracy (%) at the last evaluation within the fewest"
+	echo "#   grads, and the least wall time, that any policy of the same"
+	echo "#   seed ended at; final_acc: %.  †: beyond the seed-to-seed"
+	echo "#   spread: the values over the seeds and uniform's do not"
+	echo "#   overlap (disjoint min-max ranges)"
+	printf '%-15s %5s %20s %14s %15s %12s %15s %15s %15s\n' policy reach \
+	    grads_tgt grads_x wall_tgt wall_x acc_eq_grads acc_eq_wall \
+	    final_acc
 	for p in "${policies[@]}"; do
-		gv=() fv=() av=() xv=()
+		gv='' wv='' fv='' agv='' awv='' xv='' yv=''
+		ugv='' uwv='' ufv='' uagv='' uawv=''
 		nr=0
 		for s in "${seeds[@]}"; do
-			gv+=("${AGG_GRADS[$p $s]}")
-			fv+=("${AGG_FINAL[$p $s]}")
-			av+=("${AGG_AUC[$p $s]}")
+			gv="$gv ${AGG_GRADS[$p $s]}"
+			wv="$wv ${AGG_WALL[$p $s]}"
+			fv="$fv ${AGG_FINAL[$p $s]}"
+			agv="$agv ${AGG_ACCG[$p $s]}"
+			awv="$awv ${AGG_ACCW[$p $s]}"
+			ugv="$ugv ${AGG_GRADS[uniform $s]:--}"
+			uwv="$uwv ${AGG_WALL[uniform $s]:--}"
+			ufv="$ufv ${AGG_FINAL[uniform $s]:--}"
+			uagv="$uagv ${AGG_ACCG[uniform $s]:--}"
+			uawv="$uawv ${AGG_ACCW[uniform $s]:--}"
 			[ "${AGG_REACHED[$p $s]}" != true ] || nr=$((nr + 1))
 			if [ "${AGG_GRADS[$p $s]}" != - ] &&
 			    [ "${AGG_GRADS[uniform $s]:--}" != - ]; then
-				xv+=("$(calc "a / b" -v a="${AGG_GRADS[$p $s]}" \
-				    -v b="${AGG_GRADS[uniform $s]}")")
+				xv="$xv $(calc "a / b" -v a="${AGG_GRADS[$p $s]}" \
+				    -v b="${AGG_GRADS[uniform $s]}")"
+				yv="$yv $(calc "a / b" -v a="${AGG_WALL[$p $s]}" \
+				    -v b="${AGG_WALL[uniform $s]}")"
 			fi
 		done
-		read -r gm gs gl gh _ < <(stats "${gv[@]}")
-		read -r xm _ xl xh _ < <(stats "${xv[@]+"${xv[@]}"}")
-		read -r fm fs fl fh _ < <(stats "${fv[@]}")
-		printf '%-15s %5s %22s %16s %22s %20s\n' "$p" \
-		    "$nr/${#seeds[@]}" \
-		    "$(awk -v m="$gm" -v s="$gs" 'BEGIN { if (m == "-") print "-"
-			else printf "%.0f ± %.0f", m, s }')" \
-		    "$(awk -v l="$gl" -v h="$gh" 'BEGIN { if (l == "-") print "-"
-			else printf "%.0f-%.0f", l, h }')" \
-		    "$(awk -v m="$xm" -v l="$xl" -v h="$xh" 'BEGIN {
-			if (m == "-") print "-"
-			else printf "%.3fx (%.3f-%.3f)", m, l, h }')" \
-		    "$(awk -v m="$fm" -v s="$fs" -v l="$fl" -v h="$fh" 'BEGIN {
-			if (m == "-") print "-"
-			else printf "%.2f ± %.2f (%.2f-%.2f)", m, s, l, h }')"
+		if [ "$p" = uniform ]; then
+			dg='' dw='' df='' dag='' daw=''
+		else
+			dg=$(apart "$gv" "$ugv") dw=$(apart "$wv" "$uwv")
+			df=$(apart "$fv" "$ufv") dag=$(apart "$agv" "$uagv")
+			daw=$(apart "$awv" "$uawv")
+		fi
+		printf '%-15s %5s %20s %14s %15s %12s %15s %15s %15s\n' "$p" \
+		    "$nr/${#seeds[@]}" "$(msd "$gv" %.0f)" \
+		    "$(msd "$xv" %.2f)$dg" "$(msd "$wv" %.1f)" \
+		    "$(msd "$yv" %.2f)$dw" "$(msd "$agv" %.2f)$dag" \
+		    "$(msd "$awv" %.2f)$daw" "$(msd "$fv" %.2f)$df"
 	done
 	printf '%-15s %22s %16s %22s %16s\n' policy "asst_auc mean±sd" \
 	    "min-max" "asst_pos mean±sd" "min-max"
