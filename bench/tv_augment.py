@@ -12,9 +12,12 @@ usage: tv_augment.py ops [-r REPEAT] [-t MS] [-R MS] CASES file ...
     milliseconds after a calibration.  Prints, tab-separated, one line per
     repeat: GROUP NAME INPUT US WALL_US 0 CALLS (US, WALL_US: process CPU
     and wall microseconds per call).
-usage: tv_augment.py pipeline [--transform EXPR] [--passes N] file ...
+usage: tv_augment.py pipeline [--transform EXPR] [--passes N] [--seed S]
+                             file ...
     The DataLoader-free loop: for each file, Image.open(path).convert('RGB')
-    as ImageFolder's loader does, then the transform (none: decode only).
+    as ImageFolder's loader does, then the transform (none: decode only);
+    with --seed, torch.manual_seed(S) first, so that the transforms'
+    random draws are the same from run to run.
     Prints one line: images=N seconds=S cpu=C (the loop's wall and
     process CPU seconds; start-up and imports are not timed).
 usage: tv_augment.py loader [--transform EXPR] [--passes N] [--workers W]
@@ -113,6 +116,8 @@ def cmd_ops(a):
 def cmd_pipeline(a):
     fn = eval(a.transform, SCOPE) if a.transform else None
     load(a.files[0])  # warm the imports' lazy parts
+    if a.seed is not None:
+        torch.manual_seed(a.seed)
     n = 0
     c0 = time.process_time()
     w0 = time.perf_counter()
@@ -189,6 +194,7 @@ def main():
     p = sub.add_parser("pipeline")
     p.add_argument("--transform", default="")
     p.add_argument("--passes", type=int, default=1)
+    p.add_argument("--seed", type=int, default=None)
     p.add_argument("files", nargs="+")
     d = sub.add_parser("loader")
     d.add_argument("--transform", default="")
