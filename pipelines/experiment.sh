@@ -93,22 +93,8 @@ for r in "${runs[@]}"; do
 	: "${partial[$r]:=$aug_partial}" "${final[$r]:=$aug_crop; flip}"
 done
 
-# Each trainer's log ends with a summary line, a flat JSON object.
-json() {	# json LINE KEY: the value of KEY in the JSON object LINE
-	printf '%s\n' "$1" | sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p"
-}
-# evals LOG: the log's evaluations, one per line: grads, wall, accuracy.
-evals() {
-	awk '
-	function val(k) {
-		if (!match($0, "\"" k "\":[^,}]*"))
-			return ""
-		return substr($0, RSTART + length(k) + 3, RLENGTH - length(k) - 3)
-	}
-	/"event":"eval"/ && val("eval_acc") != "null" {
-		print val("grads"), val("wall"), val("eval_acc")
-	}' "$1"
-}
+# shellcheck source=scripts/seeds.bash
+. "$here/scripts/seeds.bash"
 
 # seed_table S: seed S's own table, from the summary lines of its logs.
 seed_table() {
@@ -118,12 +104,12 @@ seed_table() {
 	echo "| pipeline | reached | wall (s) | data wait | grads | samples | epochs | final acc | wall vs standard | grads vs standard |"
 	echo "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|"
 	for r in "${runs[@]}"; do
-		line=$(grep '"event":"summary"' "$out/seed$s/$r/train.log" | tail -n 1)
+		line=$(seeds_summary "$out/seed$s/$r/train.log")
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "${label[$r]}" \
-		    "$(json "$line" reached)" "$(json "$line" wall)" \
-		    "$(json "$line" wait_frac)" "$(json "$line" grads)" \
-		    "$(json "$line" samples)" "$(json "$line" epochs)" \
-		    "$(json "$line" eval_acc)"
+		    "$(seeds_json "$line" reached)" "$(seeds_json "$line" wall)" \
+		    "$(seeds_json "$line" wait_frac)" "$(seeds_json "$line" grads)" \
+		    "$(seeds_json "$line" samples)" "$(seeds_json "$line" epochs)" \
+		    "$(seeds_json "$line" eval_acc)"
 	done | awk -F '\t' '
 	function ratio(a, b) {
 		if (reached[1] != "true" || $2 != "true" || b <= 0)
@@ -162,13 +148,13 @@ for s in "${seeds[@]}"; do
 			tail -n 20 "$d/stderr.txt" >&2
 			die "pipelines/${script[$r]}.sh failed; its output is in $d"
 		fi
-		line=$(grep '"event":"summary"' "$d/train.log" | tail -n 1)
+		line=$(seeds_summary "$d/train.log")
 		reached="not reached"
-		[ "$(json "$line" reached)" != true ] || reached=reached
+		[ "$(seeds_json "$line" reached)" != true ] || reached=reached
 		printf '   target %s: test accuracy %s, %.1f s, %d gradient computations\n' \
-		    "$reached" "$(json "$line" eval_acc)" "$(json "$line" wall)" \
-		    "$(json "$line" grads)" >&2
-		evals "$d/train.log" > "$d/evals.txt"
+		    "$reached" "$(seeds_json "$line" eval_acc)" "$(seeds_json "$line" wall)" \
+		    "$(seeds_json "$line" grads)" >&2
+		seeds_evals "$d/train.log" > "$d/evals.txt"
 		[ -s "$d/evals.txt" ] || die "$d/train.log: no evaluation"
 	done
 	seed_table "$s" > "$out/seed$s/results.md"
@@ -183,34 +169,16 @@ for s in "${seeds[@]}"; do
 
 	# The equal budgets: the fewest grads and the least wall time that
 	# any run of this seed ended at.
-	read -r gmin wmin < <(for r in "${runs[@]}"; do
-		tail -n 1 "$out/seed$s/$r/evals.txt"
-	done | awk 'NR == 1 || $1 < g { g = $1 } NR == 1 || $2 < w { w = $2 }
-	    END { print g, w }')
+	evs=()
+	for r in "${runs[@]}"; do
+		evs+=("$out/seed$s/$r/evals.txt")
+	done
+	read -r gmin wmin < <(seeds_budgets "${evs[@]}")
 	for r in "${runs[@]}"; do
 		d="$out/seed$s/$r"
-		line=$(grep '"event":"summary"' "$d/train.log" | tail -n 1)
-		awk -v s="$s" -v r="$r" -v g="$gmin" -v w="$wmin" \
-		    -v wait="$(json "$line" wait_frac)" -v tl="${targets[*]}" '
-		BEGIN { nt = split(tl, t, " ") }
-		$1 <= g { ag = $3 }
-		$2 <= w + 1e-9 { aw = $3 }
-		{
-			acc = $3
-			for (i = 1; i <= nt; i++)
-				if (!(i in tg) && $3 >= t[i]) {
-					tg[i] = $1
-					tw[i] = $2
-				}
-		}
-		END {
-			printf "%s\t%s\t%s\t%s\t%s\t%s", s, r, wait, acc,
-			    ag == "" ? "-" : ag, aw == "" ? "-" : aw
-			for (i = 1; i <= nt; i++)
-				printf "\t%s\t%s", (i in tg) ? tg[i] : "-",
-				    (i in tw) ? tw[i] : "-"
-			printf "\n"
-		}' "$d/evals.txt" >> "$out/runs.tsv"
+		line=$(seeds_summary "$d/train.log")
+		seeds_row "$s" "$r" "$d/evals.txt" "$gmin" "$wmin" \
+		    "$(seeds_json "$line" wait_frac)" "${targets[*]}" >> "$out/runs.tsv"
 	done
 done
 
@@ -219,121 +187,8 @@ labels=$(for r in "${runs[@]}"; do printf '%s=%s\t' "$r" "${label[$r]}"; done)
 {
 	echo "cnn-small on Fashion-MNIST$([ -z "${LIMIT:-}" ] || echo " (first $LIMIT training images)"), seeds ${seeds[*]}, each run stopping at $stop test accuracy or after $epochs epochs; reuse $reuse; $(nproc) cores"
 	echo
-	awk -F '\t' -v order="${runs[*]}" -v labels="$labels" \
-	    -v tl="${targets[*]}" -v nseeds="${#seeds[@]}" '
-	function mean(a, n,   i, m) {
-		m = 0
-		for (i = 1; i <= n; i++) m += a[i]
-		return m / n
-	}
-	function sd(a, n,   i, m, v) {
-		if (n < 2) return 0
-		m = mean(a, n); v = 0
-		for (i = 1; i <= n; i++) v += (a[i] - m) ^ 2
-		return sqrt(v / (n - 1))
-	}
-	# fmt A N F: mean ± sd in format F, with the count when some seeds
-	# have no value
-	function fmt(a, n, f,   x) {
-		if (n == 0) return "-"
-		x = n == 1 ? sprintf(f, a[1]) : \
-		    sprintf(f " ± " f, mean(a, n), sd(a, n))
-		return n < nseeds ? x " (" n " seed" (n == 1 ? "" : "s") ")" : x
-	}
-	# vals K C: the values of column C of run K over the seeds (all
-	# of them, or "-" where a value is missing) into v, their count
-	function vals(k, c, v,   i, n) {
-		n = 0
-		for (i = 1; i <= ns; i++)
-			if ((k, seed[i]) in row) {
-				split(row[k, seed[i]], f, "\t")
-				if (f[c] != "-") v[++n] = f[c]
-			}
-		return n
-	}
-	function pct(a, n,   i) {
-		for (i = 1; i <= n; i++) a[i] *= 100
-	}
-	# apart A NA B NB: 1 when the ranges of A and B are disjoint
-	function apart(a, na, b, nb,   i, amin, amax, bmin, bmax) {
-		if (na < 2 || nb < 2) return 0
-		amin = amax = a[1]; bmin = bmax = b[1]
-		for (i = 2; i <= na; i++) { if (a[i] < amin) amin = a[i]; if (a[i] > amax) amax = a[i] }
-		for (i = 2; i <= nb; i++) { if (b[i] < bmin) bmin = b[i]; if (b[i] > bmax) bmax = b[i] }
-		return amax < bmin || bmax < amin
-	}
-	# ratios K C: per seed, column C of K over standard'\''s, where both
-	function ratios(k, c, q,   i, n, a, b) {
-		n = 0
-		for (i = 1; i <= ns; i++) {
-			if (!((k, seed[i]) in row) || !(("standard", seed[i]) in row))
-				continue
-			split(row[k, seed[i]], a, "\t")
-			split(row["standard", seed[i]], b, "\t")
-			if (a[c] != "-" && b[c] != "-" && b[c] > 0)
-				q[++n] = a[c] / b[c]
-		}
-		return n
-	}
-	BEGIN {
-		nk = split(order, key, " ")
-		nt = split(tl, t, " ")
-		n = split(labels, l, "\t")
-		for (i = 1; i <= n; i++) {
-			p = index(l[i], "=")
-			if (p) name[substr(l[i], 1, p - 1)] = substr(l[i], p + 1)
-		}
-	}
-	{
-		if (!($1 in seen)) { seen[$1] = 1; seed[++ns] = $1 }
-		row[$2, $1] = $0
-	}
-	END {
-		print "To each target: in how many seeds the run reached it, and the gradient computations (grads) and the trainer'\''s wall time at the first evaluation at or above it, mean ± standard deviation over those seeds; against standard training of the same seed."
-		print ""
-		print "| pipeline | target | reached | grads | grads vs standard | wall (s) | wall vs standard |"
-		print "|---|--:|--:|--:|--:|--:|--:|"
-		for (j = 1; j <= nt; j++) {
-			cg = 7 + 2 * (j - 1); cw = cg + 1
-			delete sg; delete sw
-			nsg = vals("standard", cg, sg); vals("standard", cw, sw)
-			for (i = 1; i <= nk; i++) {
-				k = key[i]
-				delete g; delete w; delete rg; delete rw
-				ng = vals(k, cg, g); vals(k, cw, w)
-				nrg = ratios(k, cg, rg); ratios(k, cw, rw)
-				dg = (k != "standard" && apart(g, ng, sg, nsg)) ? " †" : ""
-				dw = (k != "standard" && apart(w, ng, sw, nsg)) ? " †" : ""
-				printf "| %s | %g %% | %d/%d | %s | %s%s | %s | %s%s |\n",
-				    name[k], 100 * t[j], ng, nseeds,
-				    fmt(g, ng, "%.0f"), fmt(rg, nrg, "%.2f"), dg,
-				    fmt(w, ng, "%.1f"), fmt(rw, nrg, "%.2f"), dw
-			}
-		}
-		print ""
-		print "Test accuracy (%) at equal budgets: each run'\''s last evaluation within the fewest gradient computations, and within the least wall time, that any pipeline of the same seed ended at; and at the end of the run.  Mean ± standard deviation over the seeds; data wait: the share of the trainer'\''s time spent waiting for input."
-		print ""
-		print "| pipeline | data wait | acc at equal grads | acc at equal wall | final acc |"
-		print "|---|--:|--:|--:|--:|"
-		delete sa; delete sb; delete sc
-		nsa = vals("standard", 5, sa); nsb = vals("standard", 6, sb)
-		nsc = vals("standard", 4, sc)
-		for (i = 1; i <= nk; i++) {
-			k = key[i]
-			delete wt; delete a; delete b; delete c
-			nw = vals(k, 3, wt)
-			na = vals(k, 5, a); nb = vals(k, 6, b); nc = vals(k, 4, c)
-			da = (k != "standard" && apart(a, na, sa, nsa)) ? " †" : ""
-			db = (k != "standard" && apart(b, nb, sb, nsb)) ? " †" : ""
-			dc = (k != "standard" && apart(c, nc, sc, nsc)) ? " †" : ""
-			pct(wt, nw); pct(a, na); pct(b, nb); pct(c, nc)
-			printf "| %s | %s %% | %s%s | %s%s | %s%s |\n", name[k],
-			    fmt(wt, nw, "%.2f"), fmt(a, na, "%.2f"), da,
-			    fmt(b, nb, "%.2f"), db, fmt(c, nc, "%.2f"), dc
-		}
-		print ""
-		print "†: beyond the seed-to-seed spread: the values over the seeds and standard training'\''s do not overlap (disjoint minimum-maximum ranges; with three seeds each, two pipelines that do not differ are that far apart one time in ten).  Split A: partial RandAugment, final crop and flip; split B: partial RandAugment and crop, final flip.  wall: the trainer'\''s seconds, evaluations included.  One table per seed, with samples and epochs: seedS/results.md."
-	}' "$out/runs.tsv"
+	seeds_tables "$out/runs.tsv" "${runs[*]}" "$labels" "${targets[*]}" \
+	    "${#seeds[@]}" "" "Split A: partial RandAugment, final crop and flip; split B: partial RandAugment and crop, final flip.  wall: the trainer's seconds, evaluations included.  One table per seed, with samples and epochs: seedS/results.md."
 } > "$out/results.md"
 cat "$out/results.md"
 echo "== tables: $out/results.md (per seed: $out/seedS/results.md); curves: $out/seedS/acc-wall.png (against wall time), $out/seedS/acc-grads.png (against gradient computations)" >&2

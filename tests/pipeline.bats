@@ -226,3 +226,16 @@ main_summary_ok() {
 	[ "$output" = 100000 ]
 	[ -z "$stderr" ]
 }
+
+@test "experiment.sh: bad TARGET, SEEDS or EPOCHS are refused with a one-line error, before anything runs" {
+	local e=(env OUT="$T/out" RV_BIN="$BIN")
+	run -1 "${e[@]}" TARGET="0.9 95" bash "$REPO/pipelines/experiment.sh"
+	[ "$output" = "experiment.sh: TARGET: '95' is not an accuracy in (0, 1)" ]
+	run -1 "${e[@]}" TARGET=" " bash "$REPO/pipelines/experiment.sh"
+	[ "$output" = "experiment.sh: TARGET: no target accuracy" ]
+	run -1 "${e[@]}" SEEDS="0 -1" bash "$REPO/pipelines/experiment.sh"
+	[ "$output" = "experiment.sh: SEEDS: '-1' is not a non-negative integer" ]
+	run -1 "${e[@]}" EPOCHS=0 bash "$REPO/pipelines/experiment.sh"
+	[ "$output" = "experiment.sh: EPOCHS: '0' is not a positive integer" ]
+	[ ! -e "$T/out" ]
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env bats
+# bench/regime.sh, the benchmark of the regime where refurbishing pays, in
+# a short variant (a few hundred photographs, two epochs, two seeds) so
+# that it does not rot: its image set (bench/fmnist_photos.py), its five
+# pipelines with every stage timed, and its tables over the seeds
+# (scripts/seeds.bash, which pipelines/experiment.sh shares).
+
+load helpers
+
+setup() {
+	need_fmnist
+	[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import PIL, numpy' 2>/dev/null ||
+	    skip "needs /usr/bin/python3 with PIL and numpy"
+	T="$BATS_TEST_TMPDIR"
+	# two backgrounds, ImageMagick's seeded plasma: the same bytes
+	# every time
+	mkdir -p "$T/photos"
+	convert -seed 1 -size 640x480 plasma:green-blue "$T/photos/a.jpg"
+	convert -seed 2 -size 500x500 plasma:yellow-red "$T/photos/b.jpg"
+}
+
+@test "fmnist_photos.py: labelled 480x360 JPEGs of Fashion-MNIST's garments, the same bytes every build" {
+	local py="$REPO/bench/fmnist_photos.py" fm=/usr/share/datasets/fashion-mnist
+	run -0 /usr/bin/python3 "$py" "$fm" "$T/photos" "$T/a" 120 30
+	run -0 /usr/bin/python3 "$py" "$fm" "$T/photos" "$T/b" 120 30
+	diff -r "$T/a" "$T/b"
+	[ "$(find "$T/a/train" -name '*.jpg' | wc -l)" -eq 120 ]
+	[ "$(find "$T/a/test" -name '*.jpg' | wc -l)" -eq 30 ]
+	[ -z "$(find "$T/a" -name '*.tmp')" ]
+	run -0 identify -format '%m %wx%h\n' "$T/a/train/0/"*.jpg
+	[ "$(printf '%s\n' "${lines[@]}" | sort -u)" = "JPEG 480x360" ]
+	# the directories are the labels: the first 120 training labels'
+	# counts, through rv-decode
+	run -0 bash -c "'$BIN/rv-decode' -q --encoded '$T/a/train' | '$BIN/rv-inspect'"
+	[[ "$output" == *"samples      120 "* ]]
+	[[ "$output" == *"classes      10 (120 labelled, 0 unlabelled)"* ]]
+	local want got
+	want=$(/usr/bin/python3 -c "
+import gzip
+d = gzip.open('$fm/train-labels-idx1-ubyte.gz').read()[8:128]
+print(' '.join(str(d.count(bytes([c]))) for c in range(10)))")
+	got=$(for c in 0 1 2 3 4 5 6 7 8 9; do find "$T/a/train/$c" -name '*.jpg' | wc -l; done | paste -sd ' ')
+	[ "$got" = "$want" ]
+	# bad arguments: a one-line usage error, nothing written
+	run -1 /usr/bin/python3 "$py" "$fm" "$T/photos" "$T/c" 120
+	[[ "$output" == *"usage: fmnist_photos.py FMNIST_DIR PHOTO_DIR OUT N_TRAIN N_TEST"* ]]
+	run -1 /usr/bin/python3 "$py" "$fm" "$T/photos" "$T/c" 60001 10
+	[[ "$output" == *"train: 60000 images, not 60001"* ]]
+	run -1 /usr/bin/python3 "$py" "$fm" "$T/photos" "$T/c" 10 10001
+	[[ "$output" == *"test: 10000 images, not 10001"* ]]
+	run -1 /usr/bin/python3 "$py" "$fm" "$T" "$T/c" 10 10
+	[[ "$output" == *"no photographs"* ]]
+	[ ! -e "$T/c" ]
+}
+
+@test "regime.sh: five pipelines over two seeds, every stage timed; tables over the seeds with the CPU per stage" {
+	run -0 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
+	    REGIME_OUT="$T/out" REGIME_PHOTOS="$T/photos" REGIME_TRAIN=400 \
+	    REGIME_TEST=100 REGIME_EPOCHS=2 REGIME_SEEDS="4 7" \
+	    REGIME_TARGET="0.05 0.1" REGIME_EVAL_EVERY=2 \
+	    bash "$REPO/bench/regime.sh"
+	[ "$output" = "$(cat "$T/out/results.md")" ]
+	[[ "${lines[0]}" == "Fashion-MNIST on photographs (400 training, 100 test JPEGs of 480x360), 'rrc size=64 scale=0.25,1; flip; randaugment n=2 m=9' to 64 px, "*"seeds 4 7; each run stopping at 0.1 test accuracy or after 2 epochs; evaluations every 2 steps and at epoch ends; "* ]]
+	# to each target, 5 rows; a 10-class model reaches 5% and 10% at
+	# its first evaluations
+	local ms='[0-9]+(\.[0-9]+)? ± [0-9]+(\.[0-9]+)?'
+	run -0 grep -c -E "^\| [a-zA-Z(), =0-9+]+ \| (5|10) % \| 2/2 \| $ms \| $ms( †)? \| $ms \| $ms( †)? \|\$" "$T/out/results.md"
+	[ "$output" -eq 10 ]
+	for l in standard 'refurbished, r=2' 'refurbished, r=3' shrunk \
+	    'refurbished (r=3) + shrunk'; do
+		grep -qF "| $l | 10 % | 2/2 | " "$T/out/results.md"
+		# the CPU table: four numbers per run
+		grep -qE "^\| ${l//[()+]/.} \| $ms( †)? \| $ms( †)? \| $ms( †)? \| $ms( †)? \|\$" "$T/out/results.md"
+	done
+	grep -qF '| pipeline | data CPU (s) | rv-score + rv-batch CPU (s) | trainer CPU (s) | data share of CPU (%) |' "$T/out/results.md"
+	for s in 4 7; do
+		for k in standard refurbish-2 refurbish-3 shrink both; do
+			local d="$T/out/seed$s/$k"
+			grep -q '"event":"summary","reached":true,"target_acc":0.1,' "$d/train.log"
+			for f in data batch train; do
+				tail -n 1 "$d/$f.time" | grep -qE '^[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$'
+			done
+		done
+		# rv-score ran in the shrinking runs only, with the budget
+		# in "both"
+		[ -f "$T/out/seed$s/shrink/score.time" ] && [ ! -f "$T/out/seed$s/standard/score.time" ]
+		grep -q 'rv-score:' "$T/out/seed$s/both/score"
+	done
+	# the seeds give different runs
+	! cmp -s "$T/out/seed4/standard/train.log" "$T/out/seed7/standard/train.log"
+	[ "$(wc -l < "$T/out/runs.tsv")" -eq 10 ]
+	# the image set is built once per recipe
+	[ "$(cat "$T/out/data/.done")" = "v1 train=400 test=100 photos=$T/photos" ]
+	[[ "$stderr" == *"== building 400 + 100 images"* ]]
+	run -0 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
+	    REGIME_OUT="$T/out" REGIME_PHOTOS="$T/photos" REGIME_TRAIN=400 \
+	    REGIME_TEST=100 REGIME_EPOCHS=1 REGIME_SEEDS=4 \
+	    REGIME_RUNS="standard refurbish-2" REGIME_REUSE=2 \
+	    bash "$REPO/bench/regime.sh"
+	[[ "$stderr" != *"== building"* ]]
+	[ "$(wc -l < "$T/out/runs.tsv")" -eq 2 ]
+}
+
+@test "regime.sh: bad settings are refused with a one-line error, before anything runs" {
+	local e=(env RV_BUILD="${RV_BUILD:-build}" REGIME_OUT="$T/out"
+	    REGIME_PHOTOS="$T/photos")
+	run -1 "${e[@]}" REGIME_SEEDS="1 x" bash "$REPO/bench/regime.sh"
+	[ "$output" = "regime.sh: REGIME_SEEDS: 'x': not an integer" ]
+	run -1 "${e[@]}" REGIME_SEEDS="1 1" bash "$REPO/bench/regime.sh"
+	[ "$output" = "regime.sh: REGIME_SEEDS: '1' twice" ]
+	run -1 "${e[@]}" REGIME_TARGET="0.5 1.5" bash "$REPO/bench/regime.sh"
+	[ "$output" = "regime.sh: REGIME_TARGET: '1.5': not an accuracy in (0, 1)" ]
+	run -1 "${e[@]}" REGIME_EPOCHS=0 bash "$REPO/bench/regime.sh"
+	[ "$output" = "regime.sh: REGIME_EPOCHS: at least 1" ]
+	run -1 "${e[@]}" REGIME_TRAIN=70000 bash "$REPO/bench/regime.sh"
+	[ "$output" = "regime.sh: REGIME_TRAIN: '70000': from 1 to 60000" ]
+	run -1 "${e[@]}" REGIME_REUSE="2 0" bash "$REPO/bench/regime.sh"
+	[ "$output" = "regime.sh: REGIME_REUSE: '0': not a positive integer" ]
+	run -1 "${e[@]}" REGIME_RUNS="shrink standard" bash "$REPO/bench/regime.sh"
+	[ "$output" = "regime.sh: REGIME_RUNS: the first run must be standard, the baseline" ]
+	run -1 "${e[@]}" REGIME_RUNS="standard refurbish-x" bash "$REPO/bench/regime.sh"
+	[ "$output" = "regime.sh: REGIME_RUNS: 'refurbish-x': standard, refurbish-R, shrink or both" ]
+	[ ! -e "$T/out" ]
+}
