@@ -79,6 +79,8 @@ die() {
 	echo "regime.sh: $*" >&2
 	exit 1
 }
+# shellcheck source=scripts/seeds.bash
+. "$root/scripts/seeds.bash"
 
 # --- set-up -----------------------------------------------------------------
 for v in EPOCHS:epochs TRAIN:ntrain TEST:ntest EVAL_EVERY:eval_every; do
@@ -90,13 +92,7 @@ done
     die "REGIME_TRAIN: '$ntrain': from 1 to 60000"
 ((10#$ntest >= 1 && 10#$ntest <= 10000)) ||
     die "REGIME_TEST: '$ntest': from 1 to 10000"
-[ "${#seeds[@]}" -ge 1 ] || die "REGIME_SEEDS: no seed"
-declare -A seen=()
-for s in "${seeds[@]}"; do
-	[[ $s =~ ^[0-9]+$ ]] || die "REGIME_SEEDS: '$s': not an integer"
-	[ -z "${seen[$s]:-}" ] || die "REGIME_SEEDS: '$s' twice"
-	seen[$s]=1
-done
+msg=$(seeds_check REGIME_SEEDS "${seeds[@]}") || die "$msg"
 [ "${#targets[@]}" -ge 1 ] || die "REGIME_TARGET: no target accuracy"
 for t in "${targets[@]}"; do
 	[[ $t =~ ^0?\.[0-9]+$ ]] || die "REGIME_TARGET: '$t': not an accuracy in (0, 1)"
@@ -127,8 +123,6 @@ done
 [ -x /usr/bin/time ] || die "/usr/bin/time is missing: apt-get install time"
 [ -f "$fmnist/train-images-idx3-ubyte.gz" ] ||
     die "'$fmnist' is missing: apt-get install dataset-fashion-mnist"
-# shellcheck source=scripts/seeds.bash
-. "$root/scripts/seeds.bash"
 
 if [ -z "$photos" ]; then
 	bash "$here/photos.sh" "$here/out/photos"

@@ -35,18 +35,22 @@
 # evaluate every N steps; default 100, so that a run's grads at the
 # target are not rounded up to an epoch end; 0: epoch ends only),
 # SHRINK_REPORT (1: run nothing, print the table of the last run's logs
-# again).  Output in bench/out/shrink/seedS/ for each seed S: per policy
+# again), SHRINK_OUT (the output directory, default bench/out/shrink).
+# Output in SHRINK_OUT/seedS/ for each seed S: per policy
 # P, P.log (the trainer's --log), P.summary, P.score (rv-score -v), P.wall
 # (pipeline seconds); grads.png and wall.png (scripts/rv-plot --x grads,
-# --x wall).  With more than one seed, a last table gives per policy the
-# mean, standard deviation, minimum and maximum over the seeds of the
-# grads to the target, the final accuracy and the assistant's AUC.
+# --x wall).  With more than one seed, last tables (scripts/seeds.bash)
+# give per policy the mean and standard deviation over the seeds of the
+# grads and wall time to the target and their ratios to uniform's, the
+# accuracy at equal grads, at equal wall time and at the end, the data
+# wait, and the assistant's AUC and positive share, with a dagger where a
+# difference from uniform exceeds the seed-to-seed spread.
 set -euo pipefail
 export LC_ALL=C
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-out=$here/out/shrink
+out=${SHRINK_OUT:-$here/out/shrink}
 build=${RV_BUILD:-build}
 case $build in
 /*) bin=$build/bin ;;
@@ -71,19 +75,15 @@ die() {
 	echo "shrink.sh: $*" >&2
 	exit 1
 }
+# shellcheck source=scripts/seeds.bash
+. "$root/scripts/seeds.bash"
 
 # --- set-up -----------------------------------------------------------------
 for v in epochs threads eval_every; do
 	[[ ${!v} =~ ^[0-9]+$ ]] ||
 	    die "SHRINK_${v^^}: '${!v}': not an integer"
 done
-[ "${#seeds[@]}" -ge 1 ] || die "SHRINK_SEEDS: no seed"
-declare -A seen_seed=()
-for s in "${seeds[@]}"; do
-	[[ $s =~ ^[0-9]+$ ]] || die "SHRINK_SEEDS: '$s': not an integer"
-	[ -z "${seen_seed[$s]:-}" ] || die "SHRINK_SEEDS: '$s' twice"
-	seen_seed[$s]=1
-done
+msg=$(seeds_check SHRINK_SEEDS "${seeds[@]}") || die "$msg"
 if [ "$epochs" -lt 1 ] || [ "$threads" -lt 1 ]; then
 	die "SHRINK_EPOCHS and SHRINK_THREADS must be at least 1"
 fi
@@ -250,7 +250,6 @@ fi
 # Per seed and policy, for the table over seeds: grads to the target ("-"
 # when not reached), final accuracy (%) and the assistant's last AUC and
 # positive share.
-declare -A AGG_GRADS AGG_WALL AGG_FINAL AGG_AUC AGG_POS AGG_REACHED AGG_ACCG AGG_ACCW
 
 # ratio P KEY-ARRAY: P's value over uniform's, "-" when either is missing.
 ratio() {
@@ -324,28 +323,8 @@ table_seed() {
 			echo "# warning: $p: the summary's target line says" \
 			    "'${sg:-nothing}' grads, the log ${GRADS[$p]}"
 		fi
-		AGG_GRADS[$p $seed]=${GRADS[$p]}
-		AGG_WALL[$p $seed]=${WALL[$p]}
-		AGG_REACHED[$p $seed]=$r
-		AGG_FINAL[$p $seed]=$(pct "$a")
-	done
-
-	# The equal budgets: the fewest grads and the least wall time any
-	# policy's run of this seed ended at; each policy's test accuracy at
-	# its last evaluation within them.
-	local gmin wmin
-	read -r gmin wmin < <(for p in "${policies[@]}"; do
-		jfield eval eval_acc grads wall <"$sout/$p.log" |
-		    awk -F'\t' '$1 != "null"' | tail -n 1
-	done | awk -F'\t' 'NR == 1 || $2 < g { g = $2 }
-	    NR == 1 || $3 < w { w = $3 } END { print g, w }')
-	for p in "${policies[@]}"; do
-		read -r "AGG_ACCG[$p $seed]" "AGG_ACCW[$p $seed]" < <(jfield eval \
-		    eval_acc grads wall <"$sout/$p.log" | awk -F'\t' \
-		    -v g="$gmin" -v w="$wmin" '$1 != "null" && $2 <= g { ag = $1 }
-		    $1 != "null" && $3 <= w + 1e-9 { aw = $1 }
-		    END { printf "%s %s\n", ag == "" ? "-" : 100 * ag,
-			aw == "" ? "-" : 100 * aw }')
+		seeds_evals "$log" >"$tmp/$p.evals"
+		[ -s "$tmp/$p.evals" ] || die "'$log': no evaluation"
 	done
 
 	echo "# grads_tgt, wall_tgt: grads (samples backpropagated) and the"
@@ -417,9 +396,21 @@ table_seed() {
 			printf "%-15s %6d %8.1f %9s %9s %9s %8s %8s %8s\n", p,
 			    n, seen ? 100 * kept / seen : 0, last, fb, um, acc,
 			    auc, pos
-		}' "$f" | tee "$tmp/row"
-		AGG_AUC[$p $seed]=$(awk '{ print $8 }' "$tmp/row")
-		AGG_POS[$p $seed]=$(awk '{ print $9 }' "$tmp/row")
+		}' "$f" | tee "$tmp/$p.score"
+	done
+
+	# This seed's lines of the table over the seeds: the equal budgets
+	# are the fewest grads and the least wall time any policy's run of
+	# this seed ended at; the assistant's last AUC and positive share.
+	local gmin wmin ev=()
+	for p in "${policies[@]}"; do
+		ev+=("$tmp/$p.evals")
+	done
+	read -r gmin wmin < <(seeds_budgets "${ev[@]}")
+	for p in "${policies[@]}"; do
+		seeds_row "$seed" "$p" "$tmp/$p.evals" "$gmin" "$wmin" \
+		    "$(jfield summary wait_frac <"$sout/$p.log")" "$target" \
+		    "$(awk '{ print $8, $9 }' "$tmp/$p.score")" >>"$tmp/runs.tsv"
 	done
 	for p in "${policies[@]}"; do
 		if [ "${FBDROP[$p]:-0}" != 0 ]; then
@@ -489,133 +480,19 @@ for s in "${seeds[@]}"; do
 done
 
 # --- over the seeds -------------------------------------------------------------
-# stats V...: "mean sd min max n" of the numbers among V ("-" skipped;
-# sd is the sample standard deviation, 0 for one value).
-stats() {
-	printf '%s\n' "$@" | awk '$1 != "-" && $1 != "" {
-	    v[n++] = $1 + 0; s += $1 }
-	    END {
-		if (n == 0) { print "- - - - 0"; exit }
-		m = s / n; lo = hi = v[0]
-		for (i = 0; i < n; i++) {
-			q += (v[i] - m) ^ 2
-			if (v[i] < lo) lo = v[i]
-			if (v[i] > hi) hi = v[i]
-		}
-		sd = n > 1 ? sqrt(q / (n - 1)) : 0
-		printf "%.6g %.6g %.6g %.6g %d\n", m, sd, lo, hi, n }'
-}
-
-# apart A B: 1 when the two space-separated lists of numbers ("-" skipped),
-# each of two or more, have disjoint minimum-maximum ranges: a difference
-# beyond the seed-to-seed spread.
-apart() {
-	if awk -v a="$1" -v b="$2" 'function range(s, r,   v, n, i, k) {
-		n = split(s, v, " "); k = 0
-		for (i = 1; i <= n; i++) {
-			if (v[i] == "-") continue
-			if (!k++ || v[i] + 0 < r["lo"]) r["lo"] = v[i] + 0
-			if (k == 1 || v[i] + 0 > r["hi"]) r["hi"] = v[i] + 0
-		}
-		return k
-	}
-	BEGIN {
-		if (range(a, ra) < 2 || range(b, rb) < 2) exit 1
-		exit !(ra["hi"] < rb["lo"] || rb["hi"] < ra["lo"])
-	}' </dev/null; then
-		echo " †"
-	fi
-}
-
-# msd "V..." FMT: "mean ± sd" of the numbers among V in FMT, with the
-# count when some are missing.
-msd() {
-	local m sd n
-	local -a v
-	read -r -a v <<<"$1"
-	read -r m sd _ _ n < <(stats "${v[@]}")
-	if [ "$n" = 0 ]; then
-		echo -
-		return
-	fi
-	# shellcheck disable=SC2059
-	if [ "$n" = 1 ]; then
-		printf "$2" "$m"
-	else
-		printf "$2 ± $2" "$m" "$sd"
-	fi
-	[ "$n" = "${#seeds[@]}" ] || printf ' (%d)' "$n"
-}
-
 if [ "${#seeds[@]}" -gt 1 ]; then
-	echo "## over the seeds ${seeds[*]}: mean ± sd (sample); in"
-	echo "#   parentheses the number of seeds when some have no value"
-	echo "#   grads_tgt, wall_tgt: grads and wall seconds to $target (the"
-	echo "#   seeds that reached it, of n); grads_x, wall_x: each seed's"
-	echo "#   over uniform's of the same seed; acc_eq_grads, acc_eq_wall:"
-	echo "#   test accuracy (%) at the last evaluation within the fewest"
-	echo "#   grads, and the least wall time, that any policy of the same"
-	echo "#   seed ended at; final_acc: %.  †: beyond the seed-to-seed"
-	echo "#   spread: the values over the seeds and uniform's do not"
-	echo "#   overlap (disjoint min-max ranges)"
-	printf '%-15s %5s %20s %14s %15s %12s %15s %15s %15s\n' policy reach \
-	    grads_tgt grads_x wall_tgt wall_x acc_eq_grads acc_eq_wall \
-	    final_acc
+	# uniform, when run, is the baseline: first
+	order=()
+	[ -z "${seen_policy[uniform]:-}" ] || order=(uniform)
 	for p in "${policies[@]}"; do
-		gv='' wv='' fv='' agv='' awv='' xv='' yv=''
-		ugv='' uwv='' ufv='' uagv='' uawv=''
-		nr=0
-		for s in "${seeds[@]}"; do
-			gv="$gv ${AGG_GRADS[$p $s]}"
-			wv="$wv ${AGG_WALL[$p $s]}"
-			fv="$fv ${AGG_FINAL[$p $s]}"
-			agv="$agv ${AGG_ACCG[$p $s]}"
-			awv="$awv ${AGG_ACCW[$p $s]}"
-			ugv="$ugv ${AGG_GRADS[uniform $s]:--}"
-			uwv="$uwv ${AGG_WALL[uniform $s]:--}"
-			ufv="$ufv ${AGG_FINAL[uniform $s]:--}"
-			uagv="$uagv ${AGG_ACCG[uniform $s]:--}"
-			uawv="$uawv ${AGG_ACCW[uniform $s]:--}"
-			[ "${AGG_REACHED[$p $s]}" != true ] || nr=$((nr + 1))
-			if [ "${AGG_GRADS[$p $s]}" != - ] &&
-			    [ "${AGG_GRADS[uniform $s]:--}" != - ]; then
-				xv="$xv $(calc "a / b" -v a="${AGG_GRADS[$p $s]}" \
-				    -v b="${AGG_GRADS[uniform $s]}")"
-				yv="$yv $(calc "a / b" -v a="${AGG_WALL[$p $s]}" \
-				    -v b="${AGG_WALL[uniform $s]}")"
-			fi
-		done
-		if [ "$p" = uniform ]; then
-			dg='' dw='' df='' dag='' daw=''
-		else
-			dg=$(apart "$gv" "$ugv") dw=$(apart "$wv" "$uwv")
-			df=$(apart "$fv" "$ufv") dag=$(apart "$agv" "$uagv")
-			daw=$(apart "$awv" "$uawv")
-		fi
-		printf '%-15s %5s %20s %14s %15s %12s %15s %15s %15s\n' "$p" \
-		    "$nr/${#seeds[@]}" "$(msd "$gv" %.0f)" \
-		    "$(msd "$xv" %.2f)$dg" "$(msd "$wv" %.1f)" \
-		    "$(msd "$yv" %.2f)$dw" "$(msd "$agv" %.2f)$dag" \
-		    "$(msd "$awv" %.2f)$daw" "$(msd "$fv" %.2f)$df"
+		[ "$p" = uniform ] || order+=("$p")
 	done
-	printf '%-15s %22s %16s %22s %16s\n' policy "asst_auc mean±sd" \
-	    "min-max" "asst_pos mean±sd" "min-max"
-	for p in "${policies[@]}"; do
-		av=() pv=()
-		for s in "${seeds[@]}"; do
-			av+=("${AGG_AUC[$p $s]}")
-			pv+=("${AGG_POS[$p $s]}")
-		done
-		read -r am as al ah _ < <(stats "${av[@]}")
-		read -r pm ps pl ph _ < <(stats "${pv[@]}")
-		printf '%-15s %22s %16s %22s %16s\n' "$p" \
-		    "$(awk -v m="$am" -v s="$as" 'BEGIN { if (m == "-") print "-"
-			else printf "%.3f ± %.3f", m, s }')" \
-		    "$(awk -v l="$al" -v h="$ah" 'BEGIN { if (l == "-") print "-"
-			else printf "%.3f-%.3f", l, h }')" \
-		    "$(awk -v m="$pm" -v s="$ps" 'BEGIN { if (m == "-") print "-"
-			else printf "%.3f ± %.3f", m, s }')" \
-		    "$(awk -v l="$pl" -v h="$ph" 'BEGIN { if (l == "-") print "-"
-			else printf "%.3f-%.3f", l, h }')"
-	done
+	labels=$(for p in "${order[@]}"; do printf '%s=%s\t' "$p" "$p"; done)
+	echo "## over the seeds ${seeds[*]}"
+	echo
+	seeds_tables "$tmp/runs.tsv" "${order[*]}" "$labels" "$target" \
+	    "${#seeds[@]}" "$(printf '%s\t%s' "assistant AUC|%.3f" \
+	    "assistant's positive share|%.3f")" \
+	    "Assistant AUC and positive share: rv-score's last -v epoch line, for the policies with an assistant.  wall: the trainer's seconds, evaluations included." \
+	    "rv-score policy"
 fi

@@ -62,14 +62,13 @@ die() {
 	echo "experiment.sh: $*" >&2
 	exit 1
 }
+# shellcheck source=scripts/seeds.bash
+. "$here/scripts/seeds.bash"
 [ "${#targets[@]}" -ge 1 ] || die "TARGET: no target accuracy"
 for t in "${targets[@]}"; do
 	[[ $t =~ ^0?\.[0-9]+$ ]] || die "TARGET: '$t' is not an accuracy in (0, 1)"
 done
-[ "${#seeds[@]}" -ge 1 ] || die "SEEDS: no seed"
-for s in "${seeds[@]}"; do
-	[[ $s =~ ^[0-9]+$ ]] || die "SEEDS: '$s' is not a non-negative integer"
-done
+msg=$(seeds_check SEEDS "${seeds[@]}") || die "$msg"
 [[ $epochs =~ ^[1-9][0-9]*$ ]] || die "EPOCHS: '$epochs' is not a positive integer"
 # The runs stop at the highest target; the others are read off their logs.
 stop=$(printf '%s\n' "${targets[@]}" | sort -g | tail -n 1)
@@ -92,9 +91,6 @@ declare -A final=([refurbish-b]=flip)
 for r in "${runs[@]}"; do
 	: "${partial[$r]:=$aug_partial}" "${final[$r]:=$aug_crop; flip}"
 done
-
-# shellcheck source=scripts/seeds.bash
-. "$here/scripts/seeds.bash"
 
 # seed_table S: seed S's own table, from the summary lines of its logs.
 seed_table() {

@@ -1,9 +1,33 @@
-# Shared by pipelines/experiment.sh and bench/regime.sh (sourced, not run):
-# runs over seeds, each a trainer's --log, reduced to one line per run and
-# then to tables of mean +- standard deviation over the seeds, against
-# standard training, with a dagger where a difference exceeds the
-# seed-to-seed spread.
+# Shared by pipelines/experiment.sh, bench/regime.sh and bench/shrink.sh
+# (sourced, not run): runs over seeds, each a trainer's --log, reduced to
+# one line per run and then to tables of mean +- standard deviation over
+# the seeds, against a baseline run (standard training), with a dagger
+# where a difference exceeds the seed-to-seed spread.
 # shellcheck shell=bash
+
+# seeds_check NAME SEED...: nothing when the SEEDs are non-negative
+# integers, at least one and none twice; else a one-line message naming
+# NAME (the setting they came from), and status 1.
+seeds_check() {
+	local name=$1 s
+	local -A seen=()
+	shift
+	if [ "$#" -lt 1 ]; then
+		echo "$name: no seed"
+		return 1
+	fi
+	for s; do
+		if ! [[ $s =~ ^[0-9]+$ ]]; then
+			echo "$name: '$s': not a non-negative integer"
+			return 1
+		fi
+		if [ -n "${seen[$s]:-}" ]; then
+			echo "$name: '$s' twice"
+			return 1
+		fi
+		seen[$s]=1
+	done
+}
 
 # seeds_json LINE KEY: the value of KEY in the flat JSON object LINE.
 seeds_json() {
@@ -71,15 +95,16 @@ seeds_row() {
 	}' "$3"
 }
 
-# seeds_tables RUNS "KEYS" "LABELS" "TARGETS" NSEEDS "EXTRAS" NOTE: the
-# tables over the seeds from RUNS (lines of seeds_row).  KEYS: the runs in
-# order, the first "standard", the baseline; LABELS: KEY=label pairs
-# separated by tabs; EXTRAS: the headings of the extra columns separated by
-# tabs, each "heading|printf format" (a third table, none if empty); NOTE:
-# a line printed under the tables.
+# seeds_tables RUNS "KEYS" "LABELS" "TARGETS" NSEEDS "EXTRAS" NOTE [HEAD]:
+# the tables over the seeds from RUNS (lines of seeds_row).  KEYS: the runs
+# in order, the first the baseline the others are compared with; LABELS:
+# KEY=label pairs separated by tabs; EXTRAS: the headings of the extra
+# columns separated by tabs, each "heading|printf format" (a third table,
+# none if empty); NOTE: a line printed under the tables; HEAD: the first
+# column's heading (default "pipeline").
 seeds_tables() {
 	awk -F '\t' -v order="$2" -v labels="$3" -v tl="$4" -v nseeds="$5" \
-	    -v extras="$6" -v note="$7" '
+	    -v extras="$6" -v note="$7" -v head="${8:-pipeline}" '
 	function mean(a, n,   i, m) {
 		m = 0
 		for (i = 1; i <= n; i++) m += a[i]
@@ -121,28 +146,30 @@ seeds_tables() {
 		for (i = 2; i <= nb; i++) { if (b[i] < bmin) bmin = b[i]; if (b[i] > bmax) bmax = b[i] }
 		return amax < bmin || bmax < amin
 	}
-	# ratios K C: per seed, column C of K over standard'\''s, where both
+	# ratios K C: per seed, column C of K over the baseline'\''s, where
+	# both
 	function ratios(k, c, q,   i, n, a, b) {
 		n = 0
 		for (i = 1; i <= ns; i++) {
-			if (!((k, seed[i]) in row) || !(("standard", seed[i]) in row))
+			if (!((k, seed[i]) in row) || !((base, seed[i]) in row))
 				continue
 			split(row[k, seed[i]], a, "\t")
-			split(row["standard", seed[i]], b, "\t")
+			split(row[base, seed[i]], b, "\t")
 			if (a[c] != "-" && b[c] != "-" && b[c] > 0)
 				q[++n] = a[c] / b[c]
 		}
 		return n
 	}
-	# dag K C A NA: " †" when K is not standard and its values A of
-	# column C lie apart from standard'\''s
+	# dag K C A NA: " †" when K is not the baseline and its values A of
+	# column C lie apart from the baseline'\''s
 	function dag(k, c, a, na,   s, n) {
-		if (k == "standard") return ""
-		n = vals("standard", c, s)
+		if (k == base) return ""
+		n = vals(base, c, s)
 		return apart(a, na, s, n) ? " †" : ""
 	}
 	BEGIN {
 		nk = split(order, key, " ")
+		base = key[1]
 		nt = split(tl, t, " ")
 		n = split(labels, l, "\t")
 		for (i = 1; i <= n; i++) {
@@ -156,9 +183,10 @@ seeds_tables() {
 		row[$2, $1] = $0
 	}
 	END {
-		print "To each target: in how many seeds the run reached it, and the gradient computations (grads) and the trainer'\''s wall time at the first evaluation at or above it, mean ± standard deviation over those seeds; against standard training of the same seed."
+		bn = name[base]
+		print "To each target: in how many seeds the run reached it, and the gradient computations (grads) and the trainer'\''s wall time at the first evaluation at or above it, mean ± standard deviation over those seeds; against " bn " of the same seed."
 		print ""
-		print "| pipeline | target | reached | grads | grads vs standard | wall (s) | wall vs standard |"
+		print "| " head " | target | reached | grads | grads vs " bn " | wall (s) | wall vs " bn " |"
 		print "|---|--:|--:|--:|--:|--:|--:|"
 		for (j = 1; j <= nt; j++) {
 			cg = 7 + 2 * (j - 1); cw = cg + 1
@@ -175,9 +203,9 @@ seeds_tables() {
 			}
 		}
 		print ""
-		print "Test accuracy (%) at equal budgets: each run'\''s last evaluation within the fewest gradient computations, and within the least wall time, that any pipeline of the same seed ended at; and at the end of the run.  Mean ± standard deviation over the seeds; data wait: the share of the trainer'\''s time spent waiting for input."
+		print "Test accuracy (%) at equal budgets: each run'\''s last evaluation within the fewest gradient computations, and within the least wall time, that any run of the same seed ended at; and at the end of the run.  Mean ± standard deviation over the seeds; data wait: the share of the trainer'\''s time spent waiting for input."
 		print ""
-		print "| pipeline | data wait | acc at equal grads | acc at equal wall | final acc |"
+		print "| " head " | data wait | acc at equal grads | acc at equal wall | final acc |"
 		print "|---|--:|--:|--:|--:|"
 		for (i = 1; i <= nk; i++) {
 			k = key[i]
@@ -193,7 +221,7 @@ seeds_tables() {
 		}
 		if (ne) {
 			print ""
-			printf "| pipeline |"
+			printf "| %s |", head
 			for (e = 1; e <= ne; e++) {
 				split(ex[e], h, "|")
 				printf " %s |", h[1]
@@ -215,6 +243,6 @@ seeds_tables() {
 			}
 		}
 		print ""
-		print "†: beyond the seed-to-seed spread: the values over the seeds and standard training'\''s do not overlap (disjoint minimum-maximum ranges; with three seeds each, two pipelines that do not differ are that far apart one time in ten).  " note
+		print "†: beyond the seed-to-seed spread: the values over the seeds and " bn "'\''s do not overlap (disjoint minimum-maximum ranges; with three seeds each, two runs that do not differ are that far apart one time in ten).  " note
 	}' "$1"
 }

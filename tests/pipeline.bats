@@ -234,7 +234,9 @@ main_summary_ok() {
 	run -1 "${e[@]}" TARGET=" " bash "$REPO/pipelines/experiment.sh"
 	[ "$output" = "experiment.sh: TARGET: no target accuracy" ]
 	run -1 "${e[@]}" SEEDS="0 -1" bash "$REPO/pipelines/experiment.sh"
-	[ "$output" = "experiment.sh: SEEDS: '-1' is not a non-negative integer" ]
+	[ "$output" = "experiment.sh: SEEDS: '-1': not a non-negative integer" ]
+	run -1 "${e[@]}" SEEDS="2 2" bash "$REPO/pipelines/experiment.sh"
+	[ "$output" = "experiment.sh: SEEDS: '2' twice" ]
 	run -1 "${e[@]}" EPOCHS=0 bash "$REPO/pipelines/experiment.sh"
 	[ "$output" = "experiment.sh: EPOCHS: '0' is not a positive integer" ]
 	[ ! -e "$T/out" ]

@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
-# bench/regime.sh, the benchmark of the regime where refurbishing pays, in
-# a short variant (a few hundred photographs, two epochs, two seeds) so
-# that it does not rot: its image set (bench/fmnist_photos.py), its five
-# pipelines with every stage timed, and its tables over the seeds
-# (scripts/seeds.bash, which pipelines/experiment.sh shares).
+# The benchmarks over seeds, in short variants so that they do not rot:
+# bench/regime.sh, the regime where refurbishing pays (a few hundred
+# photographs, two epochs, two seeds): its image set
+# (bench/fmnist_photos.py), its five pipelines with every stage timed and
+# its tables; bench/shrink.sh's tables over the seeds.  Both tabulate
+# through scripts/seeds.bash, as pipelines/experiment.sh does.
 
 load helpers
 
@@ -105,7 +106,7 @@ print(' '.join(str(d.count(bytes([c]))) for c in range(10)))")
 	local e=(env RV_BUILD="${RV_BUILD:-build}" REGIME_OUT="$T/out"
 	    REGIME_PHOTOS="$T/photos")
 	run -1 "${e[@]}" REGIME_SEEDS="1 x" bash "$REPO/bench/regime.sh"
-	[ "$output" = "regime.sh: REGIME_SEEDS: 'x': not an integer" ]
+	[ "$output" = "regime.sh: REGIME_SEEDS: 'x': not a non-negative integer" ]
 	run -1 "${e[@]}" REGIME_SEEDS="1 1" bash "$REPO/bench/regime.sh"
 	[ "$output" = "regime.sh: REGIME_SEEDS: '1' twice" ]
 	run -1 "${e[@]}" REGIME_TARGET="0.5 1.5" bash "$REPO/bench/regime.sh"
@@ -121,4 +122,32 @@ print(' '.join(str(d.count(bytes([c]))) for c in range(10)))")
 	run -1 "${e[@]}" REGIME_RUNS="standard refurbish-x" bash "$REPO/bench/regime.sh"
 	[ "$output" = "regime.sh: REGIME_RUNS: 'refurbish-x': standard, refurbish-R, shrink or both" ]
 	[ ! -e "$T/out" ]
+}
+
+@test "shrink.sh: policies over two seeds; tables over the seeds against uniform, with the assistant's AUC" {
+	run -0 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
+	    SHRINK_OUT="$T/shrink" SHRINK_LIMIT=5000 SHRINK_EPOCHS=2 \
+	    SHRINK_SEEDS="1 2" SHRINK_POLICIES="assistant uniform" \
+	    SHRINK_TARGET=0.95 SHRINK_EVAL_EVERY=0 SHRINK_THREADS=1 \
+	    bash "$REPO/bench/shrink.sh"
+	local o="$output"
+	# uniform, the baseline, comes first whatever the order asked
+	[[ "$o" == *"## over the seeds 1 2"* ]]
+	[[ "$o" == *"| rv-score policy | target | reached | grads | grads vs uniform | wall (s) | wall vs uniform |"* ]]
+	local ms='[0-9]+(\.[0-9]+)? ± [0-9]+(\.[0-9]+)?'
+	run -0 grep -c -E "^\| (uniform|assistant) \| 95 % \| 0/2 \| - \| - \| - \| - \|\$" <<<"$o"
+	[ "$output" -eq 2 ]
+	run -0 grep -E "^\| [a-z]+ \| $ms % \| " <<<"$o"
+	[[ "${lines[0]}" == "| uniform | "* ]] && [ "${#lines[@]}" -eq 2 ]
+	# the assistant learnt in the second epoch: its AUC and positive
+	# share over the seeds; the others have none
+	grep -qE "^\| assistant \| $ms( †)? \| $ms( †)? \|\$" <<<"$o"
+	grep -qx '| uniform | - | - |' <<<"$o"
+	[ -s "$T/shrink/seed1/assistant.log" ] && [ -s "$T/shrink/seed2/uniform.score" ]
+	# the report mode prints the same tables from the logs
+	run -0 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
+	    SHRINK_OUT="$T/shrink" SHRINK_LIMIT=5000 SHRINK_EPOCHS=2 \
+	    SHRINK_SEEDS="1 2" SHRINK_POLICIES="assistant uniform" \
+	    SHRINK_TARGET=0.95 SHRINK_REPORT=1 bash "$REPO/bench/shrink.sh"
+	[ "$(sed -n '/^## over the seeds/,$p' <<<"$output")" = "$(sed -n '/^## over the seeds/,$p' <<<"$o")" ]
 }
