@@ -166,8 +166,11 @@ run() {
 	    --mean 0.5 --std 0.25 --eval "$tmp/test.rvs"
 	    --target-acc "$stop" --log "$d/train.log" -o "$d/summary")
 	[ "$eval_every" = 0 ] || train+=(--eval-every "$eval_every")
+	# pipefail: a failing rv-decode fails the stage (141, SIGPIPE at the
+	# target, passes the check below)
 	# shellcheck disable=SC2016 # the positional parameters of bash -c
-	local decode=(bash -c '"$1/rv-decode" -q -j 1 --encoded --epochs "$2" \
+	local decode=(bash -c 'set -o pipefail
+	    "$1/rv-decode" -q -j 1 --encoded --epochs "$2" \
 	    --shuffle --seed "$3" "$4" | "$1/rv-augment" -q -j 1 --seed "$3" "$5"'
 	    - "$bin" "$epochs" "$s" "$data/train" "$spec")
 	case $k in
