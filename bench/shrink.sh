@@ -247,9 +247,6 @@ fi
 # From each log: the summary line (reached, epochs, the last evaluation)
 # and the first eval line at or above the target (grads and wall there).
 # The trainer's own summary says the same in its "target" line: checked.
-# Per seed and policy, for the table over seeds: grads to the target ("-"
-# when not reached), final accuracy (%) and the assistant's last AUC and
-# positive share.
 
 # ratio P KEY-ARRAY: P's value over uniform's, "-" when either is missing.
 ratio() {
