@@ -68,8 +68,8 @@ mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# shellcheck source=bench/jsonl.bash
-. "$here/jsonl.bash"
+# shellcheck source=scripts/jsonl.bash
+. "$root/scripts/jsonl.bash"
 
 lim=()
 [ -z "$limit" ] || lim=(--limit "$limit")

@@ -213,12 +213,12 @@ run() {
 	done
 	seeds_evals "$d/train.log" >"$d/evals.txt"
 	[ -s "$d/evals.txt" ] || die "$d/train.log: no evaluation"
-	line=$(seeds_summary "$d/train.log")
+	IFS=$'\t' read -r reached acc wall grads wait < <(seeds_summary \
+	    "$d/train.log" reached eval_acc wall grads wait_frac)
+	[ "$reached" = true ] && reached=reached || reached="not reached"
 	printf '   %s: test accuracy %s, %.1f s, %d gradient computations, data wait %.1f%%\n' \
-	    "$([ "$(seeds_json "$line" reached)" = true ] && echo reached || echo "not reached")" \
-	    "$(seeds_json "$line" eval_acc)" "$(seeds_json "$line" wall)" \
-	    "$(seeds_json "$line" grads)" \
-	    "$(awk -v w="$(seeds_json "$line" wait_frac)" 'BEGIN { print 100 * w }')" >&2
+	    "$reached" "$acc" "$wall" "$grads" \
+	    "$(awk -v w="$wait" 'BEGIN { print 100 * w }')" >&2
 }
 
 : >"$out/runs.tsv"
@@ -231,14 +231,13 @@ for s in "${seeds[@]}"; do
 	read -r gmin wmin < <(seeds_budgets "${evs[@]}")
 	for k in "${runs[@]}"; do
 		d=$out/seed$s/$k
-		line=$(seeds_summary "$d/train.log")
 		dc=$(cpu "$d/data.time")
 		tc=$(cpu "$d/train.time")
 		oc=$(cpu "$d/batch.time")
 		[ ! -f "$d/score.time" ] || oc=$(awk -v a="$oc" -v b="$(cpu "$d/score.time")" 'BEGIN { printf "%.2f", a + b }')
 		share=$(awk -v a="$dc" -v b="$tc" -v c="$oc" 'BEGIN { printf "%.2f", 100 * a / (a + b + c) }')
 		seeds_row "$s" "$k" "$d/evals.txt" "$gmin" "$wmin" \
-		    "$(seeds_json "$line" wait_frac)" "${targets[*]}" \
+		    "$(seeds_summary "$d/train.log" wait_frac)" "${targets[*]}" \
 		    "$dc" "$oc" "$tc" "$share" >>"$out/runs.tsv"
 	done
 done

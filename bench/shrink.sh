@@ -116,9 +116,6 @@ mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# shellcheck source=bench/jsonl.bash
-. "$(dirname "$0")/jsonl.bash"
-
 # policy_args P: rv-score's options for policy P, one a line.
 policy_args() {
 	case $1 in

@@ -30,8 +30,8 @@ esac
 runs=${RUNS:-3}
 py=/usr/bin/python3	# Debian's, with python3-torch
 data=/usr/share/datasets/fashion-mnist
-# shellcheck source=bench/jsonl.bash
-. "$here/jsonl.bash"
+# shellcheck source=scripts/jsonl.bash
+. "$root/scripts/jsonl.bash"
 
 die() { echo "bench/torch-reader: $*" >&2; exit 1; }
 [ -x "$bin/rv-batch" ] || die "no $bin/rv-batch: run make first"

@@ -78,8 +78,8 @@ mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# shellcheck source=bench/jsonl.bash
-. "$(dirname "$0")/jsonl.bash"
+# shellcheck source=scripts/jsonl.bash
+. "$root/scripts/jsonl.bash"
 
 echo "# training benchmark: cnn-small on Fashion-MNIST, epochs $epochs," \
     "threads $threads, lr $lr, batch $batch, seed $seed"

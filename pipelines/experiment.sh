@@ -94,18 +94,15 @@ done
 
 # seed_table S: seed S's own table, from the summary lines of its logs.
 seed_table() {
-	local s=$1 r line
+	local s=$1 r
 	echo "cnn-small on Fashion-MNIST$([ -z "${LIMIT:-}" ] || echo " (first $LIMIT training images)"), seed $s, to $stop test accuracy, at most $epochs epochs; $(nproc) cores"
 	echo
 	echo "| pipeline | reached | wall (s) | data wait | grads | samples | epochs | final acc | wall vs standard | grads vs standard |"
 	echo "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|"
 	for r in "${runs[@]}"; do
-		line=$(seeds_summary "$out/seed$s/$r/train.log")
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "${label[$r]}" \
-		    "$(seeds_json "$line" reached)" "$(seeds_json "$line" wall)" \
-		    "$(seeds_json "$line" wait_frac)" "$(seeds_json "$line" grads)" \
-		    "$(seeds_json "$line" samples)" "$(seeds_json "$line" epochs)" \
-		    "$(seeds_json "$line" eval_acc)"
+		printf '%s\t%s\n' "${label[$r]}" \
+		    "$(seeds_summary "$out/seed$s/$r/train.log" reached wall \
+		    wait_frac grads samples epochs eval_acc)"
 	done | awk -F '\t' '
 	function ratio(a, b) {
 		if (reached[1] != "true" || $2 != "true" || b <= 0)
@@ -144,12 +141,11 @@ for s in "${seeds[@]}"; do
 			tail -n 20 "$d/stderr.txt" >&2
 			die "pipelines/${script[$r]}.sh failed; its output is in $d"
 		fi
-		line=$(seeds_summary "$d/train.log")
-		reached="not reached"
-		[ "$(seeds_json "$line" reached)" != true ] || reached=reached
+		IFS=$'\t' read -r reached acc wall grads < <(seeds_summary \
+		    "$d/train.log" reached eval_acc wall grads)
+		[ "$reached" = true ] && reached=reached || reached="not reached"
 		printf '   target %s: test accuracy %s, %.1f s, %d gradient computations\n' \
-		    "$reached" "$(seeds_json "$line" eval_acc)" "$(seeds_json "$line" wall)" \
-		    "$(seeds_json "$line" grads)" >&2
+		    "$reached" "$acc" "$wall" "$grads" >&2
 		seeds_evals "$d/train.log" > "$d/evals.txt"
 		[ -s "$d/evals.txt" ] || die "$d/train.log: no evaluation"
 	done
@@ -172,9 +168,9 @@ for s in "${seeds[@]}"; do
 	read -r gmin wmin < <(seeds_budgets "${evs[@]}")
 	for r in "${runs[@]}"; do
 		d="$out/seed$s/$r"
-		line=$(seeds_summary "$d/train.log")
 		seeds_row "$s" "$r" "$d/evals.txt" "$gmin" "$wmin" \
-		    "$(seeds_json "$line" wait_frac)" "${targets[*]}" >> "$out/runs.tsv"
+		    "$(seeds_summary "$d/train.log" wait_frac)" "${targets[*]}" \
+		    >> "$out/runs.tsv"
 	done
 done
 

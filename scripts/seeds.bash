@@ -1,9 +1,13 @@
 # Shared by pipelines/experiment.sh, bench/regime.sh and bench/shrink.sh
-# (sourced, not run): runs over seeds, each a trainer's --log, reduced to
-# one line per run and then to tables of mean +- standard deviation over
-# the seeds, against a baseline run (standard training), with a dagger
-# where a difference exceeds the seed-to-seed spread.
+# (sourced, not run; it sources jsonl.bash, the one log reader): runs over
+# seeds, each a trainer's --log, reduced to one line per run and then to
+# tables of mean +- standard deviation over the seeds, against a baseline
+# run (standard training), with a dagger where a difference exceeds the
+# seed-to-seed spread.
 # shellcheck shell=bash
+
+# shellcheck source=scripts/jsonl.bash
+. "$(dirname "${BASH_SOURCE[0]}")/jsonl.bash"
 
 # seeds_check NAME SEED...: nothing when the SEEDs are non-negative
 # integers, at least one and none twice; else a one-line message naming
@@ -29,28 +33,17 @@ seeds_check() {
 	done
 }
 
-# seeds_json LINE KEY: the value of KEY in the flat JSON object LINE.
-seeds_json() {
-	printf '%s\n' "$1" | sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p"
-}
-
-# seeds_summary LOG: the trainer's summary line, the log's last.
+# seeds_summary LOG KEY...: the values of KEY... in the trainer's summary
+# line (the log's last), separated by tabs.
 seeds_summary() {
-	grep '"event":"summary"' "$1" | tail -n 1
+	jfield summary "${@:2}" <"$1" | tail -n 1
 }
 
 # seeds_evals LOG: the log's evaluations, one per line: grads, wall,
 # accuracy.
 seeds_evals() {
-	awk '
-	function val(k) {
-		if (!match($0, "\"" k "\":[^,}]*"))
-			return ""
-		return substr($0, RSTART + length(k) + 3, RLENGTH - length(k) - 3)
-	}
-	/"event":"eval"/ && val("eval_acc") != "null" {
-		print val("grads"), val("wall"), val("eval_acc")
-	}' "$1"
+	jfield eval grads wall eval_acc <"$1" |
+	    awk -F '\t' '$3 != "null" { print $1, $2, $3 }'
 }
 
 # seeds_budgets EVALS...: the equal budgets of one seed's runs, the fewest

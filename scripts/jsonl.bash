@@ -1,5 +1,6 @@
-# Shared by bench/train.sh and bench/shrink.sh (sourced, not run):
-# reading rv-train-gpu's --log JSON lines and awk arithmetic.
+# Sourced, not run, by scripts/seeds.bash and the bench scripts: the one
+# reader of rv-train-gpu's --log JSON lines (and of the torch sides' JSON
+# lines), and awk arithmetic.
 # shellcheck shell=bash
 
 # jfield EVENT KEY... < LOG: for each line of event EVENT (any event if
