@@ -124,6 +124,39 @@ print(' '.join(str(d.count(bytes([c]))) for c in range(10)))")
 	[ ! -e "$T/out" ]
 }
 
+@test "regime.sh: a stage that fails mid-run, or an image set that cannot be built, stops the run with a one-line error and no tables" {
+	# a build whose rv-augment fails in the training runs' data stage
+	# (it passes through the set-up's "rv-augment ... -o test.rvs")
+	mkdir -p "$T/b/bin" "$T/empty"
+	local p
+	for p in rv-decode rv-refurbish rv-score rv-batch rv-train-gpu; do
+		ln -s "$BIN/$p" "$T/b/bin/$p"
+	done
+	printf '%s\n' '#!/bin/sh' \
+	    "case \" \$* \" in *\" -o \"*) exec '$BIN/rv-augment' \"\$@\" ;; esac" \
+	    'head -c 100000 >/dev/null' \
+	    'echo "rv-augment: failing on purpose" >&2' 'exit 3' \
+	    >"$T/b/bin/rv-augment"
+	chmod +x "$T/b/bin/rv-augment"
+	run -1 --separate-stderr env RV_BUILD="$T/b" REGIME_OUT="$T/out" \
+	    REGIME_PHOTOS="$T/photos" REGIME_TRAIN=200 REGIME_TEST=50 \
+	    REGIME_EPOCHS=1 REGIME_SEEDS=3 bash "$REPO/bench/regime.sh"
+	[ "$output" = "" ]
+	[ "${stderr_lines[-1]}" = "regime.sh: seed 3, standard: stage 1 of the pipeline exited 3; its files are in $T/out/seed3/standard" ]
+	[[ "$stderr" == *"rv-augment: failing on purpose"* ]]
+	[ ! -e "$T/out/results.md" ] && [ ! -s "$T/out/runs.tsv" ]
+	# the image set was complete: it is kept for the next run
+	[ "$(cat "$T/out/data/.done")" = "v1 train=200 test=50 photos=$T/photos" ]
+	# photographs that are not there: the image set is not built
+	run -1 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
+	    REGIME_OUT="$T/out2" REGIME_PHOTOS="$T/empty" REGIME_TRAIN=200 \
+	    REGIME_TEST=50 REGIME_EPOCHS=1 REGIME_SEEDS=3 \
+	    bash "$REPO/bench/regime.sh"
+	[ "${stderr_lines[-1]}" = "regime.sh: fmnist_photos.py failed" ]
+	[[ "$stderr" == *"no photographs"* ]]
+	[ ! -e "$T/out2/data/.done" ] && [ ! -e "$T/out2/results.md" ]
+}
+
 @test "shrink.sh: policies over two seeds; tables over the seeds against uniform, with the assistant's AUC" {
 	run -0 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
 	    SHRINK_OUT="$T/shrink" SHRINK_LIMIT=5000 SHRINK_EPOCHS=2 \
