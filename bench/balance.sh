@@ -20,17 +20,18 @@
 # the mean and the spread (min-max) over seeds.
 #
 # Builds nothing: expects `make`.  Environment: RV_BUILD (build dir,
-# default build), BAL_SEEDS (default "0 1 2"), BAL_EPOCHS (E, default 5),
-# BAL_LIMIT (the first N training images; default all 60000),
-# BAL_THREADS (the trainer's -j, default nproc).  Output in
-# bench/out/balance/: per composition C and seed S, C-S.misses (EPOCH
-# MISSES a batch), C-S.log (the trainer's), C-S.score (rv-score -v).
+# default build), BAL_SEEDS (default "0 1 2"), BAL_EPOCHS (E, at least 2,
+# default 5), BAL_LIMIT (the first N training images, at least 256;
+# default all 60000), BAL_THREADS (the trainer's -j, default nproc),
+# BAL_OUT (the output directory, default bench/out/balance/).  Output:
+# per composition C and seed S, C-S.misses (EPOCH MISSES a batch),
+# C-S.log (the trainer's), C-S.score (rv-score -v).
 set -euo pipefail
 export LC_ALL=C
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-out=$here/out/balance
+out=${BAL_OUT:-$here/out/balance}
 build=${RV_BUILD:-build}
 case $build in
 /*) bin=$build/bin ;;
@@ -52,8 +53,10 @@ for v in epochs threads; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] ||
 	    die "BAL_${v^^}: '${!v}': not a positive integer"
 done
-[ -z "$limit" ] || [[ $limit =~ ^[1-9][0-9]*$ ]] ||
-    die "BAL_LIMIT: '$limit': not a positive integer"
+[ "$epochs" -ge 2 ] ||
+    die "BAL_EPOCHS: at least 2: the misses are counted after the first epoch"
+[ -z "$limit" ] || { [[ $limit =~ ^[1-9][0-9]*$ ]] && [ "$limit" -ge 256 ]; } ||
+    die "BAL_LIMIT: '$limit': at least 256, two batches of 128 (--budget 0.5 keeps one)"
 [ "${#seeds[@]}" -ge 1 ] || die "BAL_SEEDS: no seed"
 for s in "${seeds[@]}"; do
 	[[ $s =~ ^[0-9]+$ ]] || die "BAL_SEEDS: '$s': not an integer"

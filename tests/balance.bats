@@ -175,3 +175,34 @@ loop() {
 	    -o "$W/out.rvs" "$W/big.rvs"
 	meta "$W/out.rvs" | grep -x 'score.window=1000' > /dev/null
 }
+
+@test "bench/balance.sh: both compositions over two seeds, a row per run from its own logs, a line per composition over the seeds; bad settings refused" {
+	run -0 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
+	    BAL_OUT="$W/out" BAL_SEEDS="3 5" BAL_EPOCHS=2 BAL_LIMIT=1000 \
+	    BAL_THREADS=1 bash "$REPO/bench/balance.sh"
+	[ "${lines[0]}" = "# misses per trained batch: cnn-small on Fashion-MNIST (1000 training images), 2 epochs, reuse 3, batch 128, trainer -j 1; seeds 3 5" ]
+	# per run: comp, seed, misses mean, sd, min, max; kept %;
+	# accuracy %; grads; wall
+	local num='[0-9]+\.[0-9]+' c s row grads
+	for c in draws budget; do
+		for s in 3 5; do
+			row=$(printf '%s\n' "${lines[@]}" | grep -E "^$c +$s ")
+			[[ $row =~ ^$c\ +$s\ +$num\ +$num\ +[0-9]+\ +[0-9]+\ +$num\ +$num\ +([0-9]+)\ +$num$ ]]
+			# grads: the trainer's summary line's
+			grads=$(grep '"event":"summary"' "$W/out/$c-$s.log" |
+			    grep -o '"grads":[0-9]*')
+			[ "${BASH_REMATCH[1]}" = "${grads#*:}" ]
+			[ -s "$W/out/$c-$s.misses" ]
+		done
+		# the budget keeps the whole first epoch and half the second
+		[ "$c" = draws ] || [[ $row == *" 75.0 "* ]]
+		printf '%s\n' "${lines[@]}" | grep -qE "^$c +sd of misses $num \($num-$num\), range [0-9]+-[0-9]+; kept $num%; accuracy $num% \($num-$num\); grads [0-9]+; wall [0-9]+ s \([0-9]+-[0-9]+\)\$"
+	done
+	run -1 env RV_BUILD="${RV_BUILD:-build}" BAL_OUT="$W/bad" BAL_EPOCHS=1 \
+	    bash "$REPO/bench/balance.sh"
+	[ "$output" = "balance.sh: BAL_EPOCHS: at least 2: the misses are counted after the first epoch" ]
+	run -1 env RV_BUILD="${RV_BUILD:-build}" BAL_OUT="$W/bad" BAL_LIMIT=200 \
+	    bash "$REPO/bench/balance.sh"
+	[ "$output" = "balance.sh: BAL_LIMIT: '200': at least 256, two batches of 128 (--budget 0.5 keeps one)" ]
+	[ ! -e "$W/bad" ]
+}
