@@ -1199,6 +1199,7 @@ struct rv_writer {
 	struct rv_buf out;
 	struct iovec *iov;	/* rv_writer_put_shell's pieces */
 	size_t niov;
+	struct rv_buf shell;	/* rv_writer_put's shell of a large payload */
 	uint64_t bytes, nrec;
 	int failed;
 };
@@ -1242,6 +1243,20 @@ rv_writer_put(struct rv_writer *w, const struct rv_rec *rec,
 {
 	if (w->failed)
 		return -1;
+	/*
+	 * A large stored payload is written from where it lies, around its
+	 * frame's shell: the same bytes without the copy into the buffer
+	 * (rv-batch's batches, rv-score's samples).
+	 */
+	if (rec->payload_len >= SHELL_COPY_MAX &&
+	    w->enc->level == RV_LEVEL_STORED) {
+		w->shell.len = 0;
+		if (rv_enc_shell(w->enc, rec, payload, &w->shell) < 0)
+			return rv_preferr("'%s': record %llu", w->name,
+			    (unsigned long long)w->nrec);
+		return rv_writer_put_shell(w, w->shell.data, w->shell.len,
+		    payload, (size_t)rec->payload_len);
+	}
 	if (rv_enc_frame(w->enc, rec, payload, &w->out) < 0)
 		return rv_preferr("'%s': record %llu", w->name,
 		    (unsigned long long)w->nrec);
@@ -1359,6 +1374,7 @@ rv_writer_close(struct rv_writer *w)
 	rc = rv_writer_flush(w);
 	rv_enc_free(w->enc);
 	rv_buf_release(&w->out);
+	rv_buf_release(&w->shell);
 	free(w->iov);
 	free(w->name);
 	free(w);

@@ -2364,10 +2364,12 @@ t_shells(void)
 
 	for (i = 0; i < maxp; i++)
 		pay[i] = (unsigned char)(i * 13 + (i >> 11));
-	for (i = 0; i < ns; i++) {
+	/* every size twice: written around its shell, then by
+	 * rv_writer_put (which does the same from 64 KiB up) */
+	for (i = 0; i < 2 * ns; i++) {
 		rv_rec_init(&r, RV_META);
-		r.id = i;
-		r.payload_len = sizes[i];
+		r.id = i % ns;
+		r.payload_len = sizes[i % ns];
 		if (i == 2)
 			off2 = want.len;
 		EXPECT(rv_enc_frame(e, &r, pay, &want) == 0);
@@ -2380,15 +2382,20 @@ t_shells(void)
 		close(p[0]);
 		fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK);
 		w = rv_writer_new(p[1], "pipe", RV_LEVEL_STORED);
-		for (i = 0; i < ns; i++) {
+		for (i = 0; i < 2 * ns; i++) {
 			rv_rec_init(&r, RV_META);
-			r.id = i;
-			r.payload_len = sizes[i];
+			r.id = i % ns;
+			r.payload_len = sizes[i % ns];
+			if (i >= ns) {
+				bad |= rv_writer_put(w, &r, pay) < 0;
+				continue;
+			}
 			sh.len = 0;
 			bad |= rv_enc_shell(e, &r, pay, &sh) < 0;
 			bad |= rv_writer_put_shell(w, sh.data, sh.len, pay,
 			    sizes[i]) < 0;
 		}
+		bad |= rv_writer_records(w) != 2 * ns;
 		bad |= rv_writer_close(w) < 0;
 		_exit(bad);
 	}
@@ -2414,7 +2421,7 @@ t_shells(void)
 	for (i = 0, st = 0; i < got.len; i += ZSTD_findFrameCompressedSize(
 	    got.data + i, got.len - i))
 		st++;
-	EXPECT_EQ(st, (int)ns);
+	EXPECT_EQ(st, (int)(2 * ns));
 
 	/* a shell that does not fit its payload */
 	w = rv_writer_new(open("/dev/null", O_WRONLY), "null",
@@ -2425,6 +2432,9 @@ t_shells(void)
 	EXPECT(rv_enc_shell(e, &r, pay, &sh) == 0);
 	EXPECT_EQ(rv_writer_put_shell(w, sh.data, sh.len, pay, 300000), -1);
 	EXPECT_STR(rv_errmsg(), "'null': record 0: invalid frame shell");
+	/* a large record without its payload: refused, as a small one is */
+	EXPECT_EQ(rv_writer_put(w, &r, NULL), -1);
+	EXPECT_STR(rv_errmsg(), "'null': record 0: invalid record: no payload");
 	rv_writer_close(w);
 	/* a compressing encoder makes no shell */
 	{
