@@ -97,8 +97,6 @@ struct score_opts {
 	const char *output, *feedback;
 	char **inputs;
 	int ninputs;
-	int argc;
-	char **argv;
 	int keep_set, window_set;	/* for the conflicts */
 	int aa;				/* --assistant autoassist */
 	int assistant_set, features_set, target_set;
@@ -203,8 +201,6 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 	memset(o, 0, sizeof(*o));
 	rv_common_init(&o->c);
 	rv_shrink_conf_init(cf);
-	o->argc = argc;
-	o->argv = argv;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "o:",
 	    longopts, NULL)) != -1) {
@@ -382,8 +378,10 @@ put_meta(struct score *sc, const struct rv_rec *rec)
 	if (sc->conf.budget > 0 && !sc->o->window_set && sc->s == NULL &&
 	    window_from(sc, &m) < 0)
 		goto out;
-	rv_meta_producer(&m, sc->o->argc, sc->o->argv);
-	if (rv_score_meta_conf(&m, &sc->conf) < 0)
+	/* the options that shape the output are score.* keys, never argv:
+	 * the bytes do not depend on -j, -o or -q */
+	if (rv_meta_set(&m, "producer", "rv-score " RV_VERSION_STRING) < 0 ||
+	    rv_score_meta_conf(&m, &sc->conf) < 0)
 		goto out;
 	rc = rv_meta_put(sc->w, &m) < 0 ? 1 : 0;
 	sc->meta_out = 1;

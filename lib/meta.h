@@ -57,7 +57,5 @@ int rv_meta_check(const struct rv_meta *m);
 int rv_meta_counts(const struct rv_meta *m);
 int rv_meta_stats(const struct rv_meta *m, const char *key, float v[4],
     int *n);
-/* Set producer=prog version and argv=joined arguments (shell-quoted). */
-void rv_meta_producer(struct rv_meta *m, int argc, char *const argv[]);
 
 #endif

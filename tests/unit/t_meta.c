@@ -1,7 +1,7 @@
 /*
  * Stream metadata: set/get/replace, the key and value rules, the
  * "key=value\n" encoding and its parser (strict: a reader must not guess),
- * merging, the producer/argv keys, and a META record written and read back.
+ * merging, and a META record written and read back.
  */
 #include <stdint.h>
 #include <string.h>
@@ -160,21 +160,6 @@ t_merge(void)
 	rv_meta_release(&b);
 }
 
-static void
-t_producer(void)
-{
-	struct rv_meta m;
-	char *argv[] = { "rv-decode", "--limit", "50", "a b.gz", "it's", "",
-	    "x\ny", "--seed=1,2:3%4+5@6", NULL };
-
-	rv_meta_init(&m);
-	rv_meta_producer(&m, 8, argv);
-	EXPECT_STR(rv_meta_get(&m, "producer"), "t_meta 0.1.0");
-	EXPECT_STR(rv_meta_get(&m, "argv"), "rv-decode --limit 50 'a b.gz' "
-	    "'it'\\''s' '' 'x y' --seed=1,2:3%4+5@6");
-	rv_meta_release(&m);
-}
-
 /* A META record through a writer and a reader. */
 static void
 t_record(void)
@@ -302,7 +287,6 @@ main(void)
 	RUN(t_encode_parse);
 	RUN(t_parse_errors);
 	RUN(t_merge);
-	RUN(t_producer);
 	RUN(t_record);
 	RUN(t_values);
 	return UNIT_DONE();
