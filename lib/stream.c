@@ -1192,6 +1192,15 @@ zerr:
  * less than the system calls of a gathered write. */
 #define SHELL_COPY_MAX	(64u << 10)
 
+/*
+ * rv_writer_put writes a stored payload of this size or more around its
+ * shell.  Its callers' payloads are hot (just read or collated), so the
+ * copy is cheap below the cache's size: rv-score's 150 KB samples written
+ * around shells cost 15% more CPU (a gathered write each, against one
+ * write per 256 KiB), while rv-batch's 38 MB batches cost 19% less.
+ */
+#define PUT_SHELL_MIN	(1u << 20)
+
 struct rv_writer {
 	char *name;
 	int fd;
@@ -1246,9 +1255,9 @@ rv_writer_put(struct rv_writer *w, const struct rv_rec *rec,
 	/*
 	 * A large stored payload is written from where it lies, around its
 	 * frame's shell: the same bytes without the copy into the buffer
-	 * (rv-batch's batches, rv-score's samples).
+	 * (rv-batch's batches of large images).
 	 */
-	if (rec->payload_len >= SHELL_COPY_MAX &&
+	if (rec->payload_len >= PUT_SHELL_MIN &&
 	    w->enc->level == RV_LEVEL_STORED) {
 		w->shell.len = 0;
 		if (rv_enc_shell(w->enc, rec, payload, &w->shell) < 0)

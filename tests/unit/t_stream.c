@@ -2348,9 +2348,10 @@ t_shells(void)
 {
 	static const size_t sizes[] = { 0, 1, 784, (128u << 10) - 64,
 	    (128u << 10) - 63, 128u << 10, 3 * (128u << 10) + 5,
-	    224 * 224 * 3, 500 * 375 * 3, 65535, 65536 };
+	    224 * 224 * 3, 500 * 375 * 3, 65535, 65536, (1u << 20) - 1,
+	    1u << 20, 3 * (1u << 20) + 7 };
 	const size_t ns = sizeof(sizes) / sizeof(sizes[0]);
-	const size_t maxp = 500 * 375 * 3;
+	const size_t maxp = 3 * (1u << 20) + 7;
 	struct rv_enc *e = rv_enc_new(RV_LEVEL_STORED);
 	struct rv_buf want = { 0 }, got = { 0 }, sh = { 0 };
 	unsigned char *pay = xmalloc(maxp);
@@ -2365,7 +2366,7 @@ t_shells(void)
 	for (i = 0; i < maxp; i++)
 		pay[i] = (unsigned char)(i * 13 + (i >> 11));
 	/* every size twice: written around its shell, then by
-	 * rv_writer_put (which does the same from 64 KiB up) */
+	 * rv_writer_put (which does the same from 1 MiB up) */
 	for (i = 0; i < 2 * ns; i++) {
 		rv_rec_init(&r, RV_META);
 		r.id = i % ns;
