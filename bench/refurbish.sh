@@ -80,12 +80,8 @@ declare -A NS
 NS[inet]=$(find "$inet" -name '*.jpg' -type f | wc -l)
 NS[fmnist]=$fm_n
 
-# calc EXPR [VAR=VALUE...]: awk arithmetic, printed with %.6g.
-calc() {
-	local e=$1
-	shift
-	awk "$@" "BEGIN { printf \"%.6g\", ($e) }" </dev/null
-}
+# shellcheck source=scripts/jsonl.bash
+. "$root/scripts/jsonl.bash"	# calc
 
 # lt A B: true if A < B (reals).
 lt() {
