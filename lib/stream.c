@@ -1277,22 +1277,25 @@ int
 rv_writer_put_frames(struct rv_writer *w, const void *p, size_t n,
     uint64_t nrec)
 {
+	struct iovec iov[2];
+
 	if (w->failed)
 		return -1;
 	w->nrec += nrec;
-	if (w->out.len + n >= FLUSH_AT) {
-		if (rv_writer_flush(w) < 0)
-			return -1;
-		if (n >= FLUSH_AT) {
-			if (rv_write_full(w->fd, p, n) < 0) {
-				w->failed = 1;
-				return rv_preferr("'%s'", w->name);
-			}
-			w->bytes += n;
-			return 0;
-		}
+	if (w->out.len + n < FLUSH_AT) {
+		rv_buf_append(&w->out, p, n);
+		return 0;
 	}
-	rv_buf_append(&w->out, p, n);
+	/* what was queued and these frames in one gathered write: the
+	 * frames are not copied into the buffer first */
+	iov[0] = (struct iovec){ w->out.data, w->out.len };
+	iov[1] = (struct iovec){ (void *)p, n };
+	if (rv_writev_full(w->fd, iov, 2) < 0) {
+		w->failed = 1;
+		return rv_preferr("'%s'", w->name);
+	}
+	w->bytes += w->out.len + n;
+	w->out.len = 0;
 	return 0;
 }
 

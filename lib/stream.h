@@ -171,7 +171,9 @@ struct rv_writer *rv_writer_new(int fd, const char *name, int level);
 /* Encode and queue one record. */
 int rv_writer_put(struct rv_writer *w, const struct rv_rec *rec,
     const void *payload);
-/* Queue frames already encoded with rv_enc_frame(). */
+/* Queue frames already encoded with rv_enc_frame() (p borrowed for the
+ * call only): once queue and frames reach the flush size, both go out in
+ * one gathered write, the frames from where they lie. */
 int rv_writer_put_frames(struct rv_writer *w, const void *p, size_t n,
     uint64_t nrec);
 /*
