@@ -1197,7 +1197,7 @@ zerr:
  * shell.  Its callers' payloads are hot (just read or collated), so the
  * copy is cheap below the cache's size: rv-score's 150 KB samples written
  * around shells cost 15% more CPU (a gathered write each, against one
- * write per 256 KiB), while rv-batch's 38 MB batches cost 19% less.
+ * write per 256 KiB), while rv-batch's 38 MB batches cost 22% less.
  */
 #define PUT_SHELL_MIN	(1u << 20)
 

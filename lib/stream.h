@@ -168,7 +168,8 @@ struct rv_writer;
 /* Write to fd (not closed by the writer); name is used in messages.
  * RV_LEVEL_AUTO picks the level from fd (rv_stream_level_fd). */
 struct rv_writer *rv_writer_new(int fd, const char *name, int level);
-/* Encode and queue one record. */
+/* Encode and queue one record; a stored payload of 1 MiB or more goes
+ * out at once, from where it lies, around its frame's shell. */
 int rv_writer_put(struct rv_writer *w, const struct rv_rec *rec,
     const void *payload);
 /* Queue frames already encoded with rv_enc_frame() (p borrowed for the
