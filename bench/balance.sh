@@ -48,6 +48,8 @@ die() {
 	echo "balance.sh: $*" >&2
 	exit 1
 }
+# shellcheck source=scripts/seeds.bash
+. "$root/scripts/seeds.bash"	# seeds_check; jfield (jsonl.bash)
 
 for v in epochs threads; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] ||
@@ -57,10 +59,7 @@ done
     die "BAL_EPOCHS: at least 2: the misses are counted after the first epoch"
 [ -z "$limit" ] || { [[ $limit =~ ^[1-9][0-9]*$ ]] && [ "$limit" -ge 256 ]; } ||
     die "BAL_LIMIT: '$limit': at least 256, two batches of 128 (--budget 0.5 keeps one)"
-[ "${#seeds[@]}" -ge 1 ] || die "BAL_SEEDS: no seed"
-for s in "${seeds[@]}"; do
-	[[ $s =~ ^[0-9]+$ ]] || die "BAL_SEEDS: '$s': not an integer"
-done
+msg=$(seeds_check BAL_SEEDS "${seeds[@]}") || die "$msg"
 for p in rv-decode rv-refurbish rv-score rv-batch rv-train-gpu rv-inspect; do
 	[ -x "$bin/$p" ] || die "'$bin/$p' is missing: run 'make' first"
 done
@@ -70,9 +69,6 @@ PATH="$bin:$PATH"
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-# shellcheck source=scripts/jsonl.bash
-. "$root/scripts/jsonl.bash"
 
 lim=()
 [ -z "$limit" ] || lim=(--limit "$limit")

@@ -68,14 +68,13 @@ die() {
 	echo "cores-per-gpu.sh: $*" >&2
 	exit 1
 }
+# shellcheck source=scripts/seeds.bash
+. "$root/scripts/seeds.bash"	# seeds_check
 
 for v in epochs tv_passes; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "'${!v}': not a positive integer"
 done
-[ "${#seeds[@]}" -ge 1 ] || die "BENCH_SEEDS: no seed"
-for s in "${seeds[@]}"; do
-	[[ $s =~ ^[0-9]+$ ]] || die "BENCH_SEEDS: '$s' is not a seed"
-done
+msg=$(seeds_check BENCH_SEEDS "${seeds[@]}") || die "$msg"
 for r in 2 3 4; do
 	((epochs % r == 0)) || echo "cores-per-gpu.sh: note: $epochs epochs" \
 	    "are not a multiple of reuse $r" >&2

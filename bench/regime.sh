@@ -218,7 +218,7 @@ run() {
 	[ "$reached" = true ] && reached=reached || reached="not reached"
 	printf '   %s: test accuracy %s, %.1f s, %d gradient computations, data wait %.1f%%\n' \
 	    "$reached" "$acc" "$wall" "$grads" \
-	    "$(awk -v w="$wait" 'BEGIN { print 100 * w }')" >&2
+	    "$(calc "100 * w" -v w="$wait")" >&2
 }
 
 : >"$out/runs.tsv"

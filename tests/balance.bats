@@ -204,5 +204,8 @@ loop() {
 	run -1 env RV_BUILD="${RV_BUILD:-build}" BAL_OUT="$W/bad" BAL_LIMIT=200 \
 	    bash "$REPO/bench/balance.sh"
 	[ "$output" = "balance.sh: BAL_LIMIT: '200': at least 256, two batches of 128 (--budget 0.5 keeps one)" ]
+	run -1 env RV_BUILD="${RV_BUILD:-build}" BAL_OUT="$W/bad" BAL_SEEDS="1 1" \
+	    bash "$REPO/bench/balance.sh"
+	[ "$output" = "balance.sh: BAL_SEEDS: '1' twice" ]
 	[ ! -e "$W/bad" ]
 }
