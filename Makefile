@@ -64,8 +64,14 @@ LIBOBJ  = $(LIBSRC:%.c=$(BUILD)/%.o)
 
 # The CUDA backend (lib/*.cu): built when nvcc is found, CUDA=0 skips it.
 # SASS for Ampere and Hopper, PTX for later GPUs; cuDNN 9 and cuBLAS from
-# the CUDA tree.  Only what calls the backend (rv-train-gpu, the unit
-# tests of nn_cuda) links the CUDA libraries (--as-needed).
+# the CUDA tree.  It is a plugin, $(BUILD)/lib/rv/librv-cuda.so (installed
+# in $(PREFIX)/lib/rv), the only thing that links the CUDA libraries:
+# lib/nn_cuda_load.c opens it from <program's dir>/../lib/rv when a
+# program trains on a GPU, so no program pays for loading cuDNN, cuBLAS
+# and the runtime (0.4 s of CPU) at start.  The plugin calls librv's
+# rv_* functions in the program (one copy, one error buffer): programs
+# and unit tests export them, only them, to the dynamic symbol table
+# (--export-dynamic-symbol, not -rdynamic's every global symbol).
 NVCC      ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) \
 	     $(shell command -v nvcc 2>/dev/null))
 CUDA      ?= $(if $(NVCC),1,0)
@@ -77,13 +83,16 @@ NVWARN     = -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
 ifeq ($(WERROR),1)
 NVWARN    += -Werror all-warnings -Xcompiler -Werror
 endif
+PLUGIN_NAME = librv-cuda.so
+PLUGINDIR   = $(BUILD)/lib/rv
+EXPORT_RV   = -Wl,--export-dynamic-symbol='rv_*'
 ifeq ($(CUDA),1)
 CUSRC   = $(sort $(wildcard lib/*.cu))
-LIBOBJ += $(CUSRC:%.cu=$(BUILD)/%.o)
+CUOBJ   = $(CUSRC:%.cu=$(BUILD)/%.o)
+PLUGIN  = $(PLUGINDIR)/$(PLUGIN_NAME)
 ALL_CPPFLAGS_CUDA = -DRV_HAVE_CUDA
-LDLIBS += -Wl,--as-needed -L$(CUDA_HOME)/lib64 \
-	  -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublas -lcudart -lstdc++ \
-	  -Wl,--no-as-needed
+CUDALIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
+	   -lcudnn -lcublas -lcudart -lstdc++
 endif
 LIB     = $(BUILD)/librv.a
 BINDIR  = $(BUILD)/bin
@@ -95,7 +104,7 @@ FIXTURES = tests/fixtures/.done
 .PHONY: all check unit units bats asan test bench lint install uninstall \
 	clean fmt deps demo fixtures fuzz
 
-all: $(BINS)
+all: $(BINS) $(PLUGIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -104,11 +113,19 @@ $(BUILD)/%.o: %.c
 $(BUILD)/%.o: %.cu
 	@mkdir -p $(@D)
 	$(NVCC) -std=c++17 $(NVCCFLAGS) $(CUDA_ARCH) $(NVWARN) -Ilib \
-	    -DRV_HAVE_CUDA -MMD -MP -c -o $@ $<
+	    -Xcompiler -fPIC -DRV_HAVE_CUDA -MMD -MP -c -o $@ $<
 
-# nn_cpu.c holds the CUDA stubs when the backend is not built: switching
-# CUDA in a build tree rebuilds it.
-$(BUILD)/lib/nn_cpu.o: $(BUILD)/.cuda-$(CUDA)
+# Not instrumented under SAN=1 (nvcc's objects are not): an ASan program
+# loads it as it loads any other library.  rv_* stay undefined, for the
+# program to provide.
+$(PLUGIN): $(CUOBJ)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,$(PLUGIN_NAME) -o $@ $(CUOBJ) $(CUDALIBS)
+
+# The loader and t_nn_cuda know whether the backend is built
+# (RV_HAVE_CUDA): switching CUDA in a build tree rebuilds them.
+$(BUILD)/lib/nn_cuda_load.o $(BUILD)/tests/unit/t_nn_cuda.o: \
+    $(BUILD)/.cuda-$(CUDA)
 $(BUILD)/.cuda-$(CUDA):
 	@mkdir -p $(@D)
 	@rm -f $(BUILD)/.cuda-*
@@ -121,18 +138,29 @@ $(LIB): $(LIBOBJ)
 
 $(BINDIR)/%: $(BUILD)/cmd/%.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -pthread -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(EXPORT_RV) -pthread -o $@ $< $(LIB) $(LDLIBS)
 
 $(BUILD)/unit/%: $(BUILD)/tests/unit/%.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -pthread -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(EXPORT_RV) -pthread -o $@ $< $(LIB) $(LDLIBS)
+
+# t_nn_cuda calls the plugin's host entry points (nn_cuda_host.h): it
+# links the plugin, found by rpath as rv-train-gpu finds it by path.
+ifeq ($(CUDA),1)
+$(BUILD)/unit/t_nn_cuda: $(PLUGIN)
+$(BUILD)/unit/t_nn_cuda: private LDLIBS += -L$(PLUGINDIR) \
+	-Wl,-rpath,'$$ORIGIN/../lib/rv' -lrv-cuda
+endif
 
 $(BUILD)/tests/unit/%.o: ALL_CPPFLAGS += -Itests/unit
 
-# C unit tests first, then the bats suite; both print TAP, and the summary
-# line "N passed, N failed" comes from tests/run.
+# tests/run: the unit tests and the bats files as parallel jobs (RV_JOBS,
+# twice the cores), TAP per job, the 15 slowest tests, then one closing
+# line "N passed, N failed".
+# check: the quick loop for developing: this build, every unit test once,
+# the bats tests not marked slow; a few minutes.
 check: all $(UNITS) $(FIXTURES)
-	@RV_BUILD=$(BUILD) bash tests/run
+	@RV_BUILD=$(BUILD) bash tests/run quick
 
 units: $(UNITS)
 
@@ -144,18 +172,22 @@ bats: all $(FIXTURES)
 
 # The whole suite under AddressSanitizer + UBSan, in its own build tree.
 asan:
-	$(MAKE) BUILD=build-asan SAN=1 check
+	$(MAKE) BUILD=build-asan SAN=1 all units fixtures
+	@RV_BUILD=build-asan bash tests/run
 
-# Everything a fresh machine needs: dependencies, both builds, the suite
-# on each (the unit tests under the environment's OpenBLAS setting, with
-# OPENBLAS_CORETYPE=Haswell and with it unset), one closing line
+# Everything a fresh machine needs: dependencies, both builds, every
+# test at least once under AddressSanitizer + UBSan: the whole suite on
+# build-asan, and on the plain build every unit test and the bats tests
+# not marked slow (with those that run on the plain build only); the
+# unit tests that call OpenBLAS under the environment's setting, with
+# OPENBLAS_CORETYPE=Haswell and with it unset, on both; one closing line
 # "N passed, N failed".
 test: deps
 	$(MAKE) WERROR=$(WERROR) all units
 	$(MAKE) BUILD=build-asan SAN=1 WERROR=$(WERROR) all units
 	$(MAKE) fixtures
-	@RV_BUILDS="build build-asan" RV_BLAS_ENVS="as-is haswell unset" \
-	    bash tests/run
+	@RV_BUILDS="build:quick build-asan" \
+	    RV_BLAS_ENVS="as-is haswell unset" bash tests/run
 
 bench: all
 	@RV_BUILD=$(BUILD) bash bench/run
@@ -197,17 +229,24 @@ install: all
 	cp -f $(MAN7) $(DESTDIR)$(MANPREFIX)/man7/
 	mkdir -p $(DESTDIR)$(PYTHONDIR)/rvstream
 	cp -f python/rvstream/*.py $(DESTDIR)$(PYTHONDIR)/rvstream/
+# The plugin where the installed rv-train-gpu looks (../lib/rv);
+# install(1) replaces it rather than rewrite a file a process has mapped.
+ifeq ($(CUDA),1)
+	mkdir -p $(DESTDIR)$(PREFIX)/lib/rv
+	install -m 644 $(PLUGIN) $(DESTDIR)$(PREFIX)/lib/rv/
+endif
 
 uninstall:
 	rm -f $(PROGS:%=$(DESTDIR)$(PREFIX)/bin/%) $(DESTDIR)$(PREFIX)/bin/rv-plot \
 	    $(MAN1:man/%=$(DESTDIR)$(MANPREFIX)/man1/%) \
 	    $(MAN5:man/%=$(DESTDIR)$(MANPREFIX)/man5/%) \
-	    $(MAN7:man/%=$(DESTDIR)$(MANPREFIX)/man7/%)
+	    $(MAN7:man/%=$(DESTDIR)$(MANPREFIX)/man7/%) \
+	    $(DESTDIR)$(PREFIX)/lib/rv/$(PLUGIN_NAME)
 	rm -rf $(DESTDIR)$(PYTHONDIR)/rvstream
 
 clean:
 	rm -rf build build-asan tests/fixtures
 
 .SECONDARY:
--include $(LIBOBJ:.o=.d) $(PROGS:%=$(BUILD)/cmd/%.d) \
+-include $(LIBOBJ:.o=.d) $(CUOBJ:.o=.d) $(PROGS:%=$(BUILD)/cmd/%.d) \
 	$(UNITSRC:%.c=$(BUILD)/%.d)

@@ -3,7 +3,8 @@
  * CUDA when it is built and a device is present, else on the CPU, and
  * report every trained sample's loss and gradient norm on a feedback FIFO
  * for rv-score.  Options and wiring only: the loop is lib/train.c, the
- * backends lib/nn_cpu.c and lib/nn_cuda.cu.
+ * backends lib/nn_cpu.c and lib/nn_cuda.cu (the plugin librv-cuda.so,
+ * opened by lib/nn_cuda_load.c).
  */
 #include <getopt.h>
 #include <signal.h>
@@ -373,24 +374,25 @@ parse_args(int argc, char *argv[], struct opts *o)
 		    "fp32 only", rv_precision_name(t->precision));
 }
 
-/* --device: the backend, or exit 1 when the asked-for one is missing. */
+/*
+ * --device: the backend, or exit 1 when the asked-for one is missing.
+ * cpu never opens the CUDA plugin; auto and cuda only where a driver is
+ * installed (rv_nn_cuda_devices), and fall back or fail with its reason.
+ */
 static const struct rv_nn_ops *
 pick_device(const char *dev, int quiet, enum rv_precision prec)
 {
-	const struct rv_nn_ops *cuda = rv_nn_cuda();
+	const struct rv_nn_ops *cuda;
 
 	if (strcmp(dev, "cpu") == 0)
 		return &rv_nn_cpu;
-	if (cuda != NULL && rv_nn_cuda_devices() > 0)
+	if (rv_nn_cuda_devices() > 0 && (cuda = rv_nn_cuda()) != NULL)
 		return cuda;
 	if (strcmp(dev, "cuda") == 0)
-		rv_die(1, "--device cuda: %s", cuda == NULL ?
-		    "this rv was built without CUDA (CUDA=0 or no nvcc)" :
-		    "no CUDA device found");
+		rv_die(1, "--device cuda: %s", rv_errmsg());
 	if (!quiet)
-		rv_warn("no CUDA %s: training on the CPU%s", cuda == NULL ?
-		    "backend built" : "device found", prec != RV_PREC_FP32 ?
-		    " in fp32" : "");
+		rv_warn("%s: training on the CPU%s", rv_errmsg(),
+		    prec != RV_PREC_FP32 ? " in fp32" : "");
 	return &rv_nn_cpu;
 }
 

@@ -288,9 +288,22 @@ int rv_nn_check_norm(const struct rv_nn_config *cfg, const char *who);
 int rv_net_copy(struct rv_net *dst, const struct rv_net *src);
 
 extern const struct rv_nn_ops rv_nn_cpu;
-/* The CUDA backend, or NULL when rv was built without it (CUDA=0). */
+/*
+ * The CUDA backend, from the plugin librv-cuda.so next to the program
+ * (nn_cuda_load.c), which each call opens (dlopen: the same handle after
+ * the first, never closed); thread-safe.  NULL with rv_errmsg() set when
+ * rv was built without it ("this rv was built without CUDA (CUDA=0 or no
+ * nvcc)") or the plugin cannot be loaded ("cannot load the CUDA backend:
+ * REASON", REASON dlerror()'s, e.g. a missing libcudnn).  Returns the
+ * backend even without a device: its create() then fails.
+ */
 const struct rv_nn_ops *rv_nn_cuda(void);
-/* Number of CUDA devices present; 0 without the backend or a device. */
+/*
+ * Number of CUDA devices present, or 0 with rv_errmsg() saying why: not
+ * built or the plugin not loadable (as rv_nn_cuda()), or "no CUDA device
+ * found".  Where no NVIDIA driver is installed (no libcuda.so.1) it says
+ * so at once, without opening the plugin.
+ */
 int rv_nn_cuda_devices(void);
 
 #endif

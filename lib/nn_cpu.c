@@ -690,17 +690,3 @@ const struct rv_nn_ops rv_nn_cpu = {
 	.get_state = cpu_get_state,
 	.set_state = cpu_set_state,
 };
-
-#ifndef RV_HAVE_CUDA
-const struct rv_nn_ops *
-rv_nn_cuda(void)
-{
-	return NULL;
-}
-
-int
-rv_nn_cuda_devices(void)
-{
-	return 0;
-}
-#endif

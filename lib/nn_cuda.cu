@@ -5,7 +5,10 @@
  * normalisation, ReLU, residual adds, pools, dropout, bf16 batch norm,
  * the loss with its per-sample gradient norms, SGD).  Built when nvcc
  * is found (Makefile, CUDA=0 skips it); the same struct rv_nn_ops as the
- * CPU backend.
+ * CPU backend.  It is the plugin librv-cuda.so, alone in linking the CUDA
+ * libraries, which nn_cuda_load.c opens when a program asks for it: its
+ * entry points are those of nn_cuda_plugin.h (and nn_cuda_host.h's for
+ * the tests), and the rv_* functions it calls are the program's own.
  *
  * Memory.  Everything is sized for batch_max and allocated in create():
  * one output tensor a layer (ReLU and residual adds in place where
@@ -56,6 +59,7 @@ extern "C" {
 #include "rng.h"
 }
 #include "nn_cuda_host.h"
+#include "nn_cuda_plugin.h"
 #include "nn_cuda_kern.cuh"
 
 typedef __nv_bfloat16 bf16;
@@ -2079,13 +2083,13 @@ static const struct rv_nn_ops cuda_ops = {
 };
 
 extern "C" const struct rv_nn_ops *
-rv_nn_cuda(void)
+rv_cuda_plugin_ops(int abi)
 {
-	return &cuda_ops;
+	return abi == RV_CUDA_PLUGIN_ABI ? &cuda_ops : NULL;
 }
 
 extern "C" int
-rv_nn_cuda_devices(void)
+rv_cuda_plugin_devices(void)
 {
 	int n = 0;
 

@@ -23,6 +23,8 @@ pkgs=(
 	zstd
 	time
 	bats
+	parallel
+	parallel
 	mandoc
 	imagemagick
 	python3

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything the CUDA backend needs a GPU for, in one run (issue 8):
-# build with CUDA, the unit tests (build/unit/t_nn_cuda: the CPU and CUDA
+# build with CUDA (the plugin build/lib/rv/librv-cuda.so: its libraries
+# resolve), the unit tests (build/unit/t_nn_cuda: the CPU and CUDA
 # backends agree on whole models in fp32, tf32 and bf16; asynchronous
 # steps; learning), the end-to-end checks (tests/gpu/run.sh: training
 # learns, feedback flows to rv-score, clean errors) and the benchmark
@@ -27,6 +28,16 @@ if ! make -j"${JOBS:-$(nproc)}" CUDA=1 all units >> "$log" 2>&1; then
 fi
 say "build: ok"
 status=0
+# The backend is a plugin that rv-train-gpu opens (and t_nn_cuda links):
+# the CUDA libraries are its, not the programs'.
+plugin=build/lib/rv/librv-cuda.so
+missing=$(ldd "$plugin" 2>&1 | grep -E 'not found|No such' | tr -s ' \t\n' ' ')
+if [ -n "$missing" ]; then
+	say "plugin: $plugin: FAILED: ${missing}"
+	status=1
+else
+	say "plugin: $plugin: $(ldd "$plugin" | awk '/libcu(dnn|blas|dart)\./ { printf "%s ", $1 }')"
+fi
 export DEVICE=${DEVICE:-cuda}
 if [ "$DEVICE" = cpu ]; then
 	export MODELS=${MODELS:-cnn-small} SIZE=${SIZE:-28} BATCH=${BATCH:-64}

@@ -50,6 +50,7 @@ SPEC='rrc size=24 scale=0.3,1; flip; randaugment n=2 m=9; jitter brightness=0.4 
 }
 
 @test "rv-augment: decode | augment | batch on JPEG and PNG fixtures" {
+	slow
 	run -0 bash -c "set -o pipefail; rv-decode -q --epochs 2 --shuffle \
 	    '$FIX/ds/folder' |
 	    rv-augment -q 'rrc size=32; flip; randaugment n=2 m=9 interp=bilinear' |
@@ -60,6 +61,7 @@ SPEC='rrc size=24 scale=0.3,1; flip; randaugment n=2 m=9; jitter brightness=0.4 
 }
 
 @test "rv-augment: the same bytes for -j 1 and -j 8" {
+	slow
 	fmnist 700 2 "$T/in.rvs" --shuffle --seed 3
 	rv-augment -q -j 1 --seed 5 "$SPEC" "$T/in.rvs" -o "$T/j1.rvs"
 	rv-augment -q -j 8 --seed 5 "$SPEC" "$T/in.rvs" -o "$T/j8.rvs"
@@ -109,6 +111,7 @@ SPEC='rrc size=24 scale=0.3,1; flip; randaugment n=2 m=9; jitter brightness=0.4 
 }
 
 @test "rv-augment: the seed fixes the bytes, another seed changes them" {
+	slow
 	fmnist 200 1 "$T/in.rvs"
 	rv-augment -q --seed 1 "$SPEC" "$T/in.rvs" -o "$T/a.rvs"
 	rv-augment -q --seed 1 "$SPEC" "$T/in.rvs" -o "$T/b.rvs"
@@ -139,6 +142,7 @@ SPEC='rrc size=24 scale=0.3,1; flip; randaugment n=2 m=9; jitter brightness=0.4 
 }
 
 @test "rv-augment: p=0 passes samples through, epoch ends and flags kept" {
+	slow
 	fmnist 50 2 "$T/in.rvs" --shuffle
 	rv-augment -q 'rrc size=20 p=0; randaugment p=0' "$T/in.rvs" -o "$T/out.rvs"
 	diff <(samples "$T/in.rvs") <(samples "$T/out.rvs")
@@ -148,6 +152,7 @@ SPEC='rrc size=24 scale=0.3,1; flip; randaugment n=2 m=9; jitter brightness=0.4 
 }
 
 @test "rv-augment: encoded input is decoded; shapes and labels as for decoded input" {
+	slow
 	rv-decode -q --encoded "$FIX/ds/folder" -o "$T/enc.rvs"
 	rv-decode -q "$FIX/ds/folder" -o "$T/dec.rvs"
 	for spec in 'rrc size=16 scale=0.5,1; flip' 'resize size=20' \
@@ -168,6 +173,7 @@ SPEC='rrc size=24 scale=0.3,1; flip; randaugment n=2 m=9; jitter brightness=0.4 
 }
 
 @test "rv-augment: the decode hint shrinks a large JPEG, keeping the output shape" {
+	slow
 	mkdir "$T/big"
 	cp "$FIX/img/big.jpg" "$T/big/"
 	rv-decode -q --encoded "$T/big" -o "$T/enc.rvs"
@@ -210,6 +216,7 @@ fused_set() {
 }
 
 @test "rv-augment: a fused crop decode gives the bytes of decoding first; --exact everywhere" {
+	slow
 	fused_set "$T/f"
 	rv-decode -q --epochs 4 --encoded "$T/f" -o "$T/enc.rvs"
 	rv-decode -q --epochs 4 "$T/f" -o "$T/dec.rvs"
@@ -235,6 +242,7 @@ fused_set() {
 }
 
 @test "rv-augment: without --exact, big crops decode at a DCT scale, close to the exact output" {
+	slow
 	fused_set "$T/f"
 	rv-decode -q --epochs 6 --encoded "$T/f" -o "$T/enc.rvs"
 	run -0 --separate-stderr rv-augment -v 'rrc size=64' "$T/enc.rvs" -o "$T/a.rvs"
@@ -281,6 +289,7 @@ PYEOF
 }
 
 @test "rv-augment: --strict refuses JPEG header junk that the default reads through" {
+	slow
 	mkdir "$T/j"
 	# bytes that are no marker after the first segment, as Pillow's
 	# junk_jpeg_header.jpg has them
@@ -302,6 +311,7 @@ open(sys.argv[2], "wb").write(b[:n] + b"junk\x00\x13\x37" + b[n:])' \
 }
 
 @test "rv-augment: a batch record is an error" {
+	slow
 	fmnist 10 1 "$T/in.rvs"
 	rv-batch -q -b 4 "$T/in.rvs" -o "$T/b.rvs"
 	run -1 --separate-stderr rv-augment flip "$T/b.rvs"
@@ -337,6 +347,7 @@ EOF
 }
 
 @test "rv-augment: runtime errors name the input and the sample" {
+	slow
 	fmnist 10 1 "$T/in.rvs"
 	run -1 --separate-stderr rv-augment 'random_crop size=40' "$T/in.rvs"
 	[[ "$stderr" == "rv-augment: '$T/in.rvs': record 1 (id 0): op 1 'random_crop': "* ]]
@@ -349,6 +360,7 @@ EOF
 }
 
 @test "rv-augment: --list-ops lists every op, each one documented with its arguments in rv-ops(7)" {
+	slow
 	run -0 --separate-stderr rv-augment --list-ops
 	[ -z "$stderr" ]
 	printf '%s\n' "$output" > "$T/list"
@@ -390,6 +402,7 @@ EOF
 }
 
 @test "rv-augment: rv-inspect draws a contact sheet of an augmented stream" {
+	slow
 	run -0 bash -c "set -o pipefail; rv-decode -q --limit 64 '$IMG' '$LAB' |
 	    rv-augment -q 'rrc size=28 scale=0.5,1; flip; trivialaugment' |
 	    rv-inspect --grid '$T/sheet.png' > /dev/null"
@@ -408,6 +421,7 @@ EOF
 }
 
 @test "rv-augment: resize equals Pillow's on random sizes, every SIMD width and tail" {
+	slow
 	need_torch PIL
 	mkdir -p "$T/d"
 	# 48 images of random sizes, grey and RGB, noise and smooth; each

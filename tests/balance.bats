@@ -100,6 +100,7 @@ loop() {
 }
 
 @test "balance: refurbish | score --budget | batch | train: misses per trained batch within +-1, the assistant choosing" {
+	slow
 	loop "--budget 0.5"
 	cat "$W/score.err"
 	# the window is rv-refurbish's group, 64, and keeps 32 of it
@@ -128,6 +129,7 @@ loop() {
 }
 
 @test "balance: without --budget, rv-score's independent draws spread the misses per batch" {
+	slow
 	loop ""
 	spread "$W/misses" > "$W/spread"
 	cat "$W/spread"
@@ -141,6 +143,7 @@ loop() {
 }
 
 @test "balance: --window overrides refurbish.batch; rv-batch warns once when its batches cut the windows" {
+	slow
 	rv-refurbish -q --partial "$PARTIAL" --final "$FINAL" --reuse 3 \
 	    --epochs 3 --batch 64 "$T/train.rvs" > "$W/ref.rvs"
 	rv-score -q --budget 0.5 --window 100 "$W/ref.rvs" > "$W/k100.rvs"
@@ -164,6 +167,7 @@ loop() {
 }
 
 @test "balance: a refurbish.batch over the largest window is refused, naming the record, with nothing written; --window takes over" {
+	slow
 	rv-refurbish -q --partial flip --final '' --reuse 2 --epochs 2 \
 	    --batch 70000 "$T/train.rvs" > "$W/big.rvs"
 	run -1 --separate-stderr rv-score -q --budget 0.5 -o "$W/out.rvs" \
@@ -177,6 +181,7 @@ loop() {
 }
 
 @test "bench/balance.sh: both compositions over two seeds, a row per run from its own logs, a line per composition over the seeds; bad settings refused" {
+	slow
 	run -0 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
 	    BAL_OUT="$W/out" BAL_SEEDS="3 5" BAL_EPOCHS=2 BAL_LIMIT=1000 \
 	    BAL_THREADS=1 bash "$REPO/bench/balance.sh"

@@ -70,6 +70,7 @@ setup() {
 }
 
 @test "rv-batch: usage errors exit 2, the reason first, then the usage" {
+	slow
 	local args want
 	# shellcheck disable=SC2086
 	while IFS='|' read -r args want; do
@@ -96,6 +97,7 @@ setup() {
 }
 
 @test "rv-batch: --help and --version print to stdout and exit 0" {
+	slow
 	run -0 --separate-stderr rv-batch --help
 	[ -z "$stderr" ]
 	[[ "${lines[0]}" == "usage: rv-batch "* ]]
@@ -104,6 +106,7 @@ setup() {
 }
 
 @test "rv-batch: the man page lints clean and documents every long option" {
+	slow
 	run -0 mandoc -T lint -W warning "$REPO/man/rv-batch.1"
 	[ -z "$output" ]
 	local opt name
@@ -116,6 +119,7 @@ setup() {
 }
 
 @test "rv-batch: 100 samples make 3 full batches and one of 4" {
+	slow
 	run -0 --separate-stderr rv-batch -v -b 32 -o "$W/b.rvs" "$T/x.rvs"
 	[ "$stderr" = "rv-batch: 100 samples in, 4 batches out (3 full of 32, 1 short), 0 short dropped (0 samples), 1 epoch" ]
 	run -0 records "$W/b.rvs" list
@@ -170,6 +174,7 @@ end e1 n50" ]
 }
 
 @test "rv-batch: batch pixels, ids and labels are the samples', in order" {
+	slow
 	rv-batch -b 32 "$T/x.rvs" > "$W/b.rvs"
 	records "$T/x.rvs" pixels > "$W/in.px"
 	records "$W/b.rvs" pixels > "$W/out.px"
@@ -190,6 +195,7 @@ end e1 n50" ]
 }
 
 @test "rv-batch: file operands are one stream, as from cat" {
+	slow
 	rv-batch -b 7 "$T/x.rvs" "$T/e2.rvs" > "$W/a.rvs"
 	cat "$T/x.rvs" "$T/e2.rvs" > "$W/cat.rvs"
 	rv-batch -b 7 < "$W/cat.rvs" > "$W/b.rvs"
@@ -223,6 +229,7 @@ end e1 n50" ]
 }
 
 @test "rv-batch: truncated input reports the record and byte, exit 1" {
+	slow
 	local size
 	size=$(stat -c %s "$T/x.rvs")
 	head -c $((size - 10)) "$T/x.rvs" > "$W/cut.rvs"
@@ -235,6 +242,7 @@ end e1 n50" ]
 }
 
 @test "rv-batch: -o writes the file only on success" {
+	slow
 	mkdir "$W/o"
 	head -c 5000 "$T/x.rvs" > "$W/cut.rvs"
 	run -1 --separate-stderr rv-batch -o "$W/o/b.rvs" "$W/cut.rvs"
@@ -251,6 +259,7 @@ end e1 n50" ]
 }
 
 @test "rv-batch: --shuffle-buffer is reproducible per seed, a permutation per epoch" {
+	slow
 	rv-batch -b 8 --shuffle-buffer 16 --seed 7 "$T/e2.rvs" > "$W/a.rvs"
 	rv-batch -b 8 --shuffle-buffer 16 --seed 7 "$T/e2.rvs" > "$W/b.rvs"
 	rv-batch -b 8 --shuffle-buffer 16 --seed 8 "$T/e2.rvs" > "$W/c.rvs"

@@ -18,12 +18,14 @@ setup() {
 }
 
 @test "bridge: float(dtype) in float16 and bfloat16 equals float32's result cast; numpy without torch" {
+	slow
 	rv-decode -q --limit 300 "$IMG" "$LAB" | rv-batch -q -b 64 -o "$T/b.rvs"
 	run -0 "${CHK[@]}" dtype "$T/b.rvs"
 	[ "$output" = "dtype ok: 6 dtype and format pairs, numpy with and without torch" ]
 }
 
 @test "bridge: pin_memory warns once without CUDA and reads the same; pinned batches are views of the staging tensors" {
+	slow
 	rv-decode -q --limit 700 --epochs 2 "$IMG" "$LAB" -o "$T/s.rvs"
 	rv-batch -q -b 64 "$T/s.rvs" -o "$T/b.rvs"
 	run -0 "${CHK[@]}" pin "$T/b.rvs" "$T/s.rvs" 64
@@ -31,6 +33,7 @@ setup() {
 }
 
 @test "bridge: len() is exact where the metadata says the size, TypeError with an estimate where it cannot (rv-score)" {
+	slow
 	rv-decode -q --limit 1000 --epochs 3 "$IMG" "$LAB" -o "$T/s.rvs"
 	rv-batch -q -b 64 "$T/s.rvs" -o "$T/b64.rvs"
 	rv-batch -q -b 64 --drop-last "$T/s.rvs" -o "$T/d64.rvs"
@@ -63,6 +66,7 @@ setup() {
 }
 
 @test "bridge: RvDataset, 2 shards x 2 ranks x 2 workers: every sample once, equal steps, each worker reads its quarter" {
+	slow
 	for i in 0 1; do
 		rv-decode -q --limit 2000 --epochs 2 --shuffle --shard $i/2 \
 		    "$IMG" "$LAB" | rv-batch -q -b 50 -o "$T/part-$i.rvs"
@@ -72,6 +76,7 @@ setup() {
 }
 
 @test "bridge: one file split over 2 slots, neither reading it whole; unequal shares padded or dropped to equal steps; stdin refuses workers" {
+	slow
 	rv-decode -q --limit 3000 --epochs 2 --shuffle "$IMG" "$LAB" |
 	    rv-batch -q -b 50 -o "$T/one.rvs"
 	rv-decode -q --limit 1000 "$IMG" "$LAB" | rv-batch -q -b 50 -o "$T/u0.rvs"
@@ -83,6 +88,7 @@ setup() {
 }
 
 @test "bridge: skip_batches resumes at batch K of a file, a pipe, collated samples, and RvDataset's ranks and workers" {
+	slow
 	rv-decode -q --limit 1000 --epochs 3 --shuffle "$IMG" "$LAB" -o "$T/s.rvs"
 	rv-batch -q -b 64 "$T/s.rvs" -o "$T/b.rvs"
 	run -0 "${CHK[@]}" resume "$T/b.rvs" "$T/s.rvs" 64 0 1 15 16 17 30 47 48 60

@@ -52,6 +52,7 @@ drop_record() {
 }
 
 @test "concat: rv-inspect counts cat of 4 shards as one epoch of 800" {
+	slow
 	run -0 epochs "$D/cat.rvs"
 	[ "$output" = "0:800" ]
 	run -0 rv-inspect "$D/cat.rvs"
@@ -66,6 +67,7 @@ drop_record() {
 }
 
 @test "concat: rv-batch batches cat of 4 shards as one epoch, operands alike" {
+	slow
 	run -0 --separate-stderr rv-batch -v -b 64 "$D/cat.rvs" -o "$T/b.rvs"
 	[ "$stderr" = "rv-batch: 800 samples in, 13 batches out (12 full of 64, 1 short), 0 short dropped (0 samples), 1 epoch" ]
 	run -0 epochs "$T/b.rvs"
@@ -77,6 +79,7 @@ drop_record() {
 }
 
 @test "concat: rv-train-gpu trains cat of 4 shards as one epoch of 800" {
+	slow
 	run -0 --separate-stderr rv-train-gpu -q -j 1 -b 64 \
 	    -m 'conv 4 k=3 pad=1; relu; maxpool 2; linear' "$D/cat.rvs"
 	[ "$(printf '%s\n' "$output" | awk '$1 == "epochs" { print $2 }')" = 1 ]
@@ -92,6 +95,7 @@ drop_record() {
 }
 
 @test "concat: rv-refurbish takes cat of 4 shards whole; a second epoch is an error" {
+	slow
 	run -0 --separate-stderr rv-refurbish -v -j 1 --partial 'flip' \
 	    --final '' --reuse 2 --epochs 2 "$D/cat.rvs" -o "$T/r.rvs"
 	[[ "${stderr_lines[0]}" == "rv-refurbish: epoch 0: 800 misses, 0 hits, 800 partials run, "* ]]
@@ -108,6 +112,7 @@ drop_record() {
 }
 
 @test "concat: rv-score and rv-augment pass cat of 4 shards on as one epoch" {
+	slow
 	rv-score -q "$D/cat.rvs" -o "$T/s.rvs"
 	run -0 epochs "$T/s.rvs"
 	[ "$output" = "0:800" ]
@@ -125,6 +130,7 @@ drop_record() {
 }
 
 @test "concat: python rvstream reads the same epochs as the C readers" {
+	slow
 	"$PY" -c 'import zstandard' 2>/dev/null || skip "no python3-zstandard"
 	run -0 env PYTHONPATH="$REPO/python" "$PY" -c '
 import sys, rvstream
@@ -139,6 +145,7 @@ for path in sys.argv[1:]:
 }
 
 @test "concat: samples of another epoch with no epoch-end between: an error everywhere" {
+	slow
 	# e2.rvs: meta, 20 samples of epoch 0, epoch-end, 20 of epoch 1, ...
 	drop_record "$D/e2.rvs" 21 > "$T/bad.rvs"
 	local off

@@ -62,6 +62,7 @@ no_leftovers() {
 }
 
 @test "ddp: shellcheck finds nothing in ddp-train.sh, ddp-rank.sh and slurm-ddp.sbatch" {
+	slow
 	command -v shellcheck >/dev/null || skip "shellcheck is not installed"
 	cd "$REPO"
 	run -0 shellcheck -x -s bash pipelines/ddp-train.sh pipelines/ddp-rank.sh \
@@ -69,6 +70,7 @@ no_leftovers() {
 }
 
 @test "ddp-train.sh: 2 ranks, each its own pipeline: equal steps every epoch, epoch 0 is the dataset, accuracy above chance" {
+	slow
 	local budget=0 r e
 	[[ "$(rv-score --help 2>&1)" != *--budget* ]] || budget=1
 	ddp LIMIT=2000 EPOCHS=3 IDS_OUT="$T/ids"
@@ -112,6 +114,7 @@ no_leftovers() {
 }
 
 @test "ddp-train.sh: a dataset 2 does not divide: the shards are padded to equal sizes, every sample in one" {
+	slow
 	[[ "$(rv-decode --help 2>&1)" == *"--shard auto"* ]] ||
 	    skip "rv-decode has no --shard auto (no padding)"
 	ddp LIMIT=1001 EPOCHS=1 IDS_OUT="$T/ids"
@@ -129,6 +132,7 @@ no_leftovers() {
 }
 
 @test "ddp-train.sh: unequal kept counts (a draw per sample, no --budget) stop every rank, naming both step counts" {
+	slow
 	ddp LIMIT=1000 EPOCHS=2 SCORE_OPTS='--policy uniform'
 	[ "$status" -eq 1 ]
 	# epoch 0 is whole on both ranks; in epoch 1 each keeps its own
@@ -142,6 +146,7 @@ no_leftovers() {
 }
 
 @test "ddp-train.sh: a rank whose pipeline fails (a bad rv-score option) fails the whole run at once" {
+	slow
 	shim rv-score 'exec "$REAL" --no-such-option "$@"'
 	SECONDS=0
 	ddp LIMIT=500 EPOCHS=1
@@ -154,6 +159,7 @@ no_leftovers() {
 }
 
 @test "ddp-train.sh: a rank whose stream breaks mid-epoch stops every rank" {
+	slow
 	# rank 1's batches cut after 200000 bytes (of 392000): a truncated
 	# stream
 	shim rv-batch '"$REAL" "$@" | head -c 200000'
@@ -165,6 +171,7 @@ no_leftovers() {
 }
 
 @test "ddp-train.sh: a rank that stops answering fails the run after DDP_TIMEOUT, not never" {
+	slow
 	# rank 1's batches never come, and its stream never ends
 	shim rv-batch 'exec sleep 1000'
 	SECONDS=0
@@ -176,6 +183,7 @@ no_leftovers() {
 }
 
 @test "rv-refurbish: a sample's epoch 0 is the same bytes under any rank count; later epochs depend on the shard" {
+	slow
 	local s
 	# The whole set (one rank) and rank 0's half of it, as ddp-rank.sh
 	# decodes it, refurbished alike.

@@ -21,6 +21,7 @@ parse() {	# parse a stream file into TSV with the independent reader
 }
 
 @test "rv-decode: Fashion-MNIST round trip, pixels and labels equal the IDX bytes" {
+	slow
 	rv-decode -q "$IMG" "$LAB" -o "$T/train.rvs"
 	run -0 parse "$T/train.rvs" --idx "$IMG" "$LAB"
 	[ "${lines[-1]}" = "idx ok 60000" ]
@@ -33,6 +34,7 @@ parse() {	# parse a stream file into TSV with the independent reader
 }
 
 @test "rv-decode: Fashion-MNIST has 6000 samples in each of its 10 classes" {
+	slow
 	run -0 bash -c "rv-decode -q '$IMG' '$LAB' | zstd -dcq |
 	    python3 '$REPO/tests/rvparse.py' | awk -F'\t' '\$1==\"sample\" { print \$4 }' |
 	    sort -n | uniq -c | awk '{ print \$2 \":\" \$1 }' | paste -sd' '"
@@ -57,6 +59,7 @@ parse() {	# parse a stream file into TSV with the independent reader
 }
 
 @test "rv-decode: --shuffle gives each epoch its own permutation, fixed by the seed" {
+	slow
 	rv-decode -q --limit 500 --epochs 2 --shuffle --seed 1 "$IMG" "$LAB" -o "$T/s1.rvs"
 	rv-decode -q --limit 500 --epochs 2 --shuffle --seed 1 "$IMG" "$LAB" -o "$T/s1b.rvs"
 	rv-decode -q --limit 500 --epochs 2 --shuffle --seed 2 "$IMG" "$LAB" -o "$T/s2.rvs"
@@ -73,6 +76,7 @@ parse() {	# parse a stream file into TSV with the independent reader
 }
 
 @test "rv-decode: --shard i/n splits every epoch into disjoint shards that cover it" {
+	slow
 	for i in 0 1 2; do
 		rv-decode -q --limit 1000 --epochs 2 --shuffle --seed 3 --shard "$i/3" \
 		    "$IMG" "$LAB" -o "$T/sh$i.rvs"
@@ -124,6 +128,7 @@ print(n)'"
 }
 
 @test "rv-decode: usage errors exit 2 with one clear line" {
+	slow
 	run -2 --separate-stderr rv-decode
 	[ "${stderr_lines[0]}" = "rv-decode: no input given" ]
 	run -2 --separate-stderr rv-decode --channels 2 "$IMG"
@@ -149,6 +154,7 @@ print(n)'"
 }
 
 @test "rv-decode: an image folder numbers classes in sorted order and names them" {
+	slow
 	run -0 bash -c "rv-decode -q '$FIX/ds/folder' | zstd -dcq | python3 '$REPO/tests/rvparse.py'"
 	[[ "$output" == *$'#meta\tclasses=3\n#meta\tclass.0=cat\n#meta\tclass.1=dog\n#meta\tclass.2=zebra'* ]]
 	labels=$(printf '%s\n' "$output" | awk -F'\t' '$1=="sample" { print $4 }' | paste -sd,)
@@ -156,6 +162,7 @@ print(n)'"
 }
 
 @test "rv-decode: tar, tar.gz, tar.zst and zip of one tree give the same samples" {
+	slow
 	for f in dirs.tar dirs.tar.gz dirs.tar.zst dirs.zip; do
 		rv-decode -q "$FIX/ds/$f" | zstd -dcq | python3 "$REPO/tests/rvparse.py" --sha |
 		    grep -v meta > "$T/$f.tsv"
@@ -165,6 +172,7 @@ print(n)'"
 }
 
 @test "rv-decode: WebDataset sidecars (.cls, .txt, .json) give the labels" {
+	slow
 	run -0 bash -c "rv-decode -q '$FIX/ds/wds.tar' | zstd -dcq | python3 '$REPO/tests/rvparse.py' |
 	    awk -F'\t' '\$1==\"sample\" { print \$3 \":\" \$4 }' | paste -sd' '"
 	[ "$output" = "0:3 1:7 2:5 3:9 4:1" ]
@@ -194,6 +202,7 @@ print(n)'"
 }
 
 @test "rv-decode: a truncated archive keeps what came before the cut" {
+	slow
 	run -0 --separate-stderr rv-decode "$FIX/ds/cut.tar" -o "$T/c.rvs"
 	[ "$stderr" = "rv-decode: '$FIX/ds/cut.tar': './c.jpg': truncated tar archive at byte 6756 of the input; kept the members before it (skipped)" ]
 	[ "$(parse "$T/c.rvs" | grep -c "^sample")" -eq 2 ]
@@ -215,6 +224,7 @@ print(n)'"
 }
 
 @test "rv-decode: --max-side reduces the longer side, by DCT scaling where it can" {
+	slow
 	mkdir -p "$T/big/a"
 	cp "$FIX/img/big.jpg" "$FIX/img/rgb.png" "$T/big/a/"
 	for spec in "320 240x320x3 64x96x3" "200 150x200x3 64x96x3" "48 36x48x3 32x48x3"; do
@@ -226,6 +236,7 @@ print(n)'"
 }
 
 @test "rv-decode: --encoded passes the image bytes through with their size" {
+	slow
 	mkdir -p "$T/enc/a"
 	cp "$FIX/img/rgb.jpg" "$FIX/img/rgb.png" "$T/enc/a/"
 	rv-decode -q --encoded "$T/enc" -o "$T/enc.rvs"
@@ -279,6 +290,7 @@ print(n)'"
 }
 
 @test "rv-decode: progress on a terminal's stderr, silenced by -q" {
+	slow
 	run -0 script -qec "rv-decode --epochs 3 '$IMG' '$LAB' -o '$T/p.rvs'" /dev/null
 	[[ "$output" == *"rv-decode: "*" samples, "*"/s"* ]]
 	run -0 script -qec "rv-decode -q --epochs 3 '$IMG' '$LAB' -o '$T/p.rvs'" /dev/null
@@ -296,6 +308,7 @@ mk_formats() {
 }
 
 @test "rv-decode: WebP, GIF, BMP and TIFF in a folder or a tar are decoded, pixels as ImageMagick's" {
+	slow
 	mk_formats
 	tar --sort=name -C "$T/fmt" -cf "$T/fmt.tar" .
 	want=$(for f in anim.gif rgb.webp rgba.tif rle8.bmp; do
@@ -322,6 +335,7 @@ mk_formats() {
 }
 
 @test "rv-decode: a truncated WebP, GIF, BMP or TIFF is skipped with a warning and counted; --strict fails" {
+	slow
 	mkdir -p "$T/cut/a"
 	cp "$FIX/img/rgb.png" "$FIX/img/truncated.webp" "$FIX/img/truncated.gif" \
 	    "$FIX/img/truncated.bmp" "$FIX/img/truncated.tif" "$T/cut/a/"
@@ -394,6 +408,7 @@ mk_formats() {
 }
 
 @test "rv-decode: tar archives concatenated on stdin are read through, compressed or not" {
+	slow
 	cat "$FIX/ds/dirs.tar" "$FIX/ds/wds.tar" > "$T/cat.tar"
 	rv-decode -q "$FIX/ds/dirs.tar" "$FIX/ds/wds.tar" | zstd -dcq |
 	    python3 "$REPO/tests/rvparse.py" --sha | awk -F'\t' '$1=="sample" { print $4, $9 }' > "$T/two"
@@ -429,6 +444,7 @@ PY
 }
 
 @test "rv-decode --encoded: WebP, GIF, BMP and TIFF become lossless PNG of their pixels" {
+	slow
 	mk_formats
 	rv-decode -q --encoded "$T/fmt" -o "$T/e.rvs"
 	run -0 bash -c "zstd -dcq '$T/e.rvs' | python3 '$REPO/tests/rvparse.py' |
@@ -470,6 +486,7 @@ PY
 }
 
 @test "rv-decode --classes N states the class count, and refuses one the input exceeds" {
+	slow
 	rv-decode -q --classes 12 "$FIX/ds/wds.tar" -o "$T/c.rvs"
 	run -0 bash -c "zstd -dcq '$T/c.rvs' | python3 '$REPO/tests/rvparse.py' | grep classes="
 	[ "$output" = $'#meta\tclasses=12' ]
@@ -485,6 +502,7 @@ PY
 # shells, writev): large images span several 128 KiB raw blocks; a slow
 # reader makes the writes short.
 @test "rv-decode: stored frames written around the pixels are the frames rv_enc_frame makes" {
+	slow
 	mkdir -p "$T/big/a" "$T/big/b"
 	convert -size 500x375 gradient:red-blue "$T/big/a/1.jpg"
 	convert -size 300x301 gradient:green-yellow "$T/big/a/2.png"

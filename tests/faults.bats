@@ -92,6 +92,7 @@ full_fs() {
 }
 
 @test "faults: /dev/full, as -o and as stdout: one line, exit 1" {
+	slow
 	while read -r cmd; do
 		prog=${cmd%% *}
 		run -1 --separate-stderr $cmd -o /dev/full
@@ -164,6 +165,7 @@ signal_run() {
 }
 
 @test "faults: SIGINT during a long rv-decode: status 130, no file, no temp file" {
+	slow
 	mkdir "$T/o"
 	run -0 --separate-stderr signal_run INT 0.2 "$T/o" rv-decode -q --epochs 1000 "$IMG" "$LAB" -o "$T/o/x.rvs"
 	[ "$output" = "1 130" ]
@@ -172,6 +174,7 @@ signal_run() {
 }
 
 @test "faults: SIGTERM and SIGHUP: status 128+sig, no temp file; finished epochs stay" {
+	slow
 	mkdir "$T/o" "$T/p"
 	# rv-augment from a long upstream, killed with SIGTERM
 	run -0 --separate-stderr signal_run TERM 0.2 "$T/o" bash -c "exec rv-augment flip -o '$T/o/a.rvs' \

@@ -14,6 +14,7 @@ setup() {
 }
 
 @test "gpucheck: tests/gpu/run.sh passes on the CPU backend (DEVICE=cpu)" {
+	slow plain
 	run -0 env DEVICE=cpu RV_BUILD="${RV_BUILD:-build}" \
 	    bash "$REPO/tests/gpu/run.sh"
 	[[ "$output" == *"ok 1 - fp32: cnn-small learns Fashion-MNIST on cpu"* ]]
@@ -24,6 +25,7 @@ setup() {
 }
 
 @test "gpucheck: bench/gpu.sh measures and reports on the CPU backend (DEVICE=cpu)" {
+	slow plain
 	local o="$BATS_TEST_TMPDIR/gpu"
 	run -0 env DEVICE=cpu MODELS=cnn-small SIZE=28 BATCH=64 STEPS=30 \
 	    WARM=10 OUT="$o" RV_BUILD="${RV_BUILD:-build}" \
@@ -38,6 +40,7 @@ setup() {
 }
 
 @test "gpucheck: bench/gpu_torch.py runs (on the CPU)" {
+	slow plain
 	/usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null ||
 	    skip "no torch or torchvision"
 	run -0 /usr/bin/python3 "$REPO/bench/gpu_torch.py" --device cpu \

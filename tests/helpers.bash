@@ -35,3 +35,15 @@ need_fmnist() {
 		return 1
 	}
 }
+
+# slow [plain]: first line of a test (or of setup, for a whole file) that
+# takes more than a few seconds.  `make check` (tests/run quick,
+# RV_QUICK=1) skips it; `make test` runs it under the sanitizers, and on
+# the plain build (RV_QUICK=2) only the tests marked `slow plain`, those
+# that run on the plain build alone (valgrind, the CPU run of the GPU
+# checks, the CUDA=0 build).
+slow() {
+	case ${RV_QUICK:-0}/${1:-} in
+	1/* | 2/) skip "slow: make test runs it" ;;
+	esac
+}

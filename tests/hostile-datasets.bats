@@ -46,6 +46,7 @@ as_user() {
 }
 
 @test "folder: a file over the 1 GiB limit is one sample skipped; --strict stops" {
+	slow
 	make_folder "$T/ds"
 	truncate -s 1100M "$T/ds/cat/b.jpg"	# sparse: no disk used
 	run -0 --separate-stderr rv-decode -v "$T/ds" -o "$T/s.rvs"
@@ -60,6 +61,7 @@ as_user() {
 }
 
 @test "folder: an unreadable file is one sample skipped, named once; --strict stops" {
+	slow
 	if [ "$(id -u)" -eq 0 ] && ! command -v setpriv > /dev/null; then
 		skip "root without setpriv: permission bits do not bite"
 	fi
@@ -82,6 +84,7 @@ as_user() {
 }
 
 @test "folder: every file is its own sample, whatever its stem" {
+	slow
 	mkdir -p "$T/ds/cat" "$T/ds/dog"
 	convert -size 8x6 xc:red "$T/ds/cat/img.jpg"
 	convert -size 9x6 xc:red "$T/ds/cat/img.png"
@@ -129,6 +132,7 @@ open(sys.argv[1], 'wb').write(b''.join(bytes([i % 10]) + bytes(3072) for i in ra
 }
 
 @test "CIFAR: a batch cut short says so" {
+	slow
 	python3 -c "
 import sys
 b = b''.join(bytes([i % 10]) + bytes(3072) for i in range(10))

@@ -140,6 +140,7 @@ Image.open(sys.argv[1]).load()' "$f"
 }
 
 @test "hostile-images: a JPEG cut in its scan is still skipped, junk in its header or not, as Pillow refuses it" {
+	slow
 	for f in "$D"/cut/a/*.jpg; do
 		run -1 "$PY" -W ignore -c 'import sys; from PIL import Image
 Image.open(sys.argv[1]).load()' "$f"
@@ -153,6 +154,7 @@ Image.open(sys.argv[1]).load()' "$f"
 }
 
 @test "hostile-images: --channels 1 is Pillow's convert(\"L\") exactly, for every format" {
+	slow
 	local g="$D/grey/a"
 	convert rose: "$g/rose.jpg"
 	convert logo: -resize 50% "$g/logo.jpg"
@@ -191,6 +193,7 @@ bomb_rss() {
 }
 
 @test "hostile-images: bombs of a few kB hold at most one output-sized image (TIFF 4/3 of it)" {
+	slow
 	local s=6000 f ch mb out base asan=0
 	# a sanitizer's shadow memory and quarantine are no measure of ours:
 	# its build decodes the bombs, unmeasured
@@ -287,6 +290,7 @@ EOF
 }
 
 @test "hostile-images: an animated WebP's first frame is Pillow's, offset and all" {
+	slow
 	mkdir -p "$T/w/a"
 	"$PY" - "$T/w/a" <<'EOF'
 import io
@@ -337,6 +341,7 @@ EOF
 }
 
 @test "hostile-images: a JPEG header that ends in an empty APP0 is the same error every time, and the next JPEG decodes" {
+	slow
 	# TurboJPEG reports success on this header without filling in the
 	# size; rv read whatever was on the stack (a different "image is
 	# 22024x721303184" each run).

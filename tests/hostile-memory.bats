@@ -103,16 +103,19 @@ refused() {
 }
 
 @test "hostile-memory: the bomb is a valid stream of one 768 MiB sample" {
+	slow
 	[ "$(stat -c %s "$D/bomb.rvs")" -lt 40000 ]
 	run -0 zstd -t -q "$D/bomb.rvs"
 	run -0 zstd -t -q "$D/bombb.rvs"
 }
 
 @test "hostile-memory: every reader refuses a 768 MiB sample from its header" {
+	slow
 	refused "$D/bomb.rvs" "sample of 805306368 bytes is over the limit of 715827880 (RV_MAX_SAMPLE to raise)"
 }
 
 @test "hostile-memory: every reader refuses a batch of one 768 MiB sample" {
+	slow
 	refused "$D/bombb.rvs" "sample of 805306368 bytes in a batch is over the limit of 715827880 (RV_MAX_SAMPLE to raise)"
 }
 
@@ -168,6 +171,7 @@ S_KB=65512
 BASE_KB=24576
 
 @test "hostile-memory: rv-augment holds a 64 MiB sample once (file) or twice (pipe)" {
+	slow
 	need_time
 	local kb
 	# to a pipe the output frame is stored: the sample and its frame
@@ -188,6 +192,7 @@ BASE_KB=24576
 }
 
 @test "hostile-memory: rv-refurbish holds a 64 MiB sample once (file) or twice (pipe)" {
+	slow
 	need_time
 	local kb
 	kb=$(peak rv-refurbish -q -j 1 --mem 2G --partial flip --final flip \

@@ -50,6 +50,7 @@ train() {
 }
 
 @test "a weight that is not finite or is negative is refused by rv-batch, rv-train-gpu and Python" {
+	slow
 	local w want
 	for w in nan inf -inf -1 -1e-30; do
 		edit "$D/s.rvs" "$T/w.rvs" "weight:3=$w"
@@ -74,6 +75,7 @@ train() {
 }
 
 @test "weights of 0 and above 1 train, in samples and in batches" {
+	slow
 	edit "$D/s.rvs" "$T/w.rvs" weight:1=0 weight:2=0 weight:3=2.5 \
 	    weight:12=0
 	run -0 --separate-stderr rv-batch -b 4 -o "$T/o.rvs" "$T/w.rvs"
@@ -86,6 +88,7 @@ train() {
 }
 
 @test "mean and std metadata that rv-stream(5) does not allow are refused by rv-train-gpu and Python alike" {
+	slow
 	local kv why key val want
 	# KEY=VALUE|reason (the other key valid)
 	while IFS='|' read -r kv why; do
@@ -125,6 +128,7 @@ train() {
 }
 
 @test "mean or std with a value per channel of another channel count is refused, naming the record" {
+	slow
 	local want
 	edit "$D/s.rvs" "$T/m.rvs" meta:0:mean=0.1,0.2,0.3 meta:0:std=0.35
 	want="record 0 at byte 0: metadata 'mean=0.1,0.2,0.3': 3 values for 1 channel: give one value, or one per channel"
@@ -142,6 +146,7 @@ train() {
 }
 
 @test "valid mean and std metadata normalise in rv-train-gpu and Python" {
+	slow
 	edit "$D/s.rvs" "$T/m.rvs" meta:0:mean=0.2860 meta:0:std=0.3530
 	run -0 --separate-stderr train "$T/m.rvs"
 	run -0 pyread "$T/m.rvs" float
@@ -152,6 +157,7 @@ train() {
 }
 
 @test "classes metadata must be a decimal integer, for rv-train-gpu and Python" {
+	slow
 	local val why want
 	while IFS='|' read -r val why; do
 		edit "$D/s.rvs" "$T/k.rvs" "meta:0:classes=$val"
@@ -227,6 +233,7 @@ train() {
 }
 
 @test "the Python reader numbers a bad metadata record as the C readers do" {
+	slow
 	local rec off
 	edit "$D/s.rvs" "$T/m.rvs" "meta:0:bad key=1"
 	cat "$D/s.rvs" "$T/m.rvs" > "$T/j.rvs"

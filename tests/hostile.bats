@@ -16,6 +16,7 @@ setup_file() {
 	# the frame boundaries (first byte of each record) and kinds
 	rv-inspect --dump "$d/s.rvs" | awk -F'\t' 'NR > 1 { print $2, $3 }' \
 	    > "$d/frames"
+	D="$d" S="$d/s.rvs" make_cuts
 	# Corrupt copies: 24 with 1-8 bits flipped anywhere (the checksum's
 	# job), 24 with a byte of one record's header or payload changed
 	# and the frame recompressed with a valid checksum (the parser's job).
@@ -56,25 +57,44 @@ setup() {
 	S="$D/s.rvs"
 }
 
-# Prefix lengths to try: every frame boundary and the bytes either side of
-# it, and every 53rd byte: about 280 of the 11 kB.
-prefixes() {
-	{
-		awk '{ print $1 - 1; print $1; print $1 + 1 }' "$D/frames"
-		seq 0 53 "$(stat -c %s "$S")"
-		stat -c %s "$S"
-	} | awk '$1 >= 0' | sort -nu
-}
-
-# Samples in the first $1 bytes of the stream, when $1 is a boundary.
-samples_before() {
-	awk -v L="$1" '$1 < L && $2 == "sample" { n++ } END { print n + 0 }' \
-	    "$D/frames"
-}
-
-is_boundary() {
-	[ "$1" -eq "$(stat -c %s "$S")" ] ||
-	    awk -v L="$1" '$1 == L { f = 1 } END { exit !f }' "$D/frames"
+# Prefix lengths to try ($D/cuts, made once by setup_file): every frame
+# boundary and the bytes either side of it, the byte after each frame's
+# magic (inside its header) and the first byte of each frame's checksum,
+# and 24 cuts drawn at random from the rest with the seed in $D/seed
+# (RV_TEST_SEED, or a new one per run; a failure names it, and
+# RV_TEST_SEED=S replays it).  Each line: "L boundary samples records",
+# the samples and records in the first L bytes.
+make_cuts() {
+	local seed=${RV_TEST_SEED:-$(( (RANDOM << 15 | RANDOM) % 1000000 ))}
+	echo "$seed" > "$D/seed"
+	awk -v size="$(stat -c %s "$S")" -v seed="$seed" '
+	    { off[NR] = $1; kind[NR] = $2; n = NR }
+	    END {
+		for (i = 1; i <= n; i++) {
+			end = i < n ? off[i + 1] : size
+			cut[off[i] - 1]; cut[off[i]]; cut[off[i] + 1]
+			cut[off[i] + 5]; cut[end - 4]
+		}
+		cut[size]
+		srand(seed)
+		for (k = 0; k < 24; k++)
+			cut[int(rand() * size)]
+		for (c in cut) {
+			L = c + 0
+			if (L < 0 || L > size)
+				continue
+			b = L == size; s = r = 0
+			for (i = 1; i <= n; i++) {
+				if (off[i] == L) b = 1
+				if (off[i] < L) { r++; if (kind[i] == "sample") s++ }
+			}
+			print L, b, s, r
+		}
+	    }' "$D/frames" | sort -n > "$D/cuts"
+	mkdir -p "$D/cut"
+	while read -r L _; do
+		head -c "$L" "$S" > "$D/cut/$L.rvs"
+	done < "$D/cuts"
 }
 
 # The one allowed failure: exit 1 and one line naming file, record, byte.
@@ -99,65 +119,70 @@ check_fail() {
 # report) reads it as a shorter stream and must count its records.
 # trunc_check MULT OUT cmd...
 trunc_check() {
-	local mult=$1 kind=$2 L st n got prog
+	local mult=$1 kind=$2 L b n r st got prog f size
 	shift 2
 	prog=$1
-	for L in $(prefixes); do
-		head -c "$L" "$S" > "$T/p.rvs"
-		st=0
-		"$@" "$T/p.rvs" > "$T/out" 2> "$T/err" || st=$?
-		if [ "$st" -ge 128 ]; then
-			echo "$prog: prefix $L: killed, status $st" >&2
-			cat "$T/err" >&2
-			return 1
-		fi
-		if ! is_boundary "$L"; then
-			check_fail "$prog" "$T/p.rvs" "$st" "$T/err" ||
-			    { echo "(prefix $L)" >&2; return 1; }
-			continue
-		fi
-		n=$(samples_before "$L")
-		if [ "$kind" = train ] && [ "$n" -eq 0 ]; then
-			# nothing to train on: refused in one line
-			[ "$st" -eq 1 ] && [ "$(cat "$T/err")" = "rv-train-gpu: the input holds no batch to train on" ] ||
-			    { echo "prefix $L: status $st" >&2; cat "$T/err" >&2; return 1; }
-			continue
-		fi
-		if [ "$kind" != report ] && [ "$n" -gt 0 ] &&
-		    [ "$L" -lt "$(stat -c %s "$S")" ]; then
-			# samples after the last epoch-end: a stream cut
-			# between records, reported as truncated
-			{ check_fail "$prog" "$T/p.rvs" "$st" "$T/err" &&
-			    grep -q ': truncated stream: ' "$T/err"; } ||
-			    { echo "(prefix $L, a boundary)" >&2; return 1; }
-			continue
-		fi
-		if [ "$prog" = rv-refurbish ] && [ "$n" -lt 2 ]; then
-			# fewer samples than --reuse 2: refused in one line
-			[ "$st" -eq 1 ] && [ "$(wc -l < "$T/err")" -eq 1 ] &&
-			    grep -qE "^rv-refurbish: '$T/p.rvs': (no samples|reuse 2: more than the 1 samples)\$" "$T/err" ||
-			    { echo "prefix $L: status $st" >&2; cat "$T/err" >&2; return 1; }
-			continue
-		fi
-		if [ "$st" -ne 0 ] || [ -s "$T/err" ]; then
-			echo "$prog: prefix $L (a boundary): status $st" >&2
-			cat "$T/err" >&2
-			return 1
-		fi
-		if [ "$kind" = train ]; then
-			got=$(awk '$1 == "samples" { print $2 }' "$T/out")
-			[ "$got" -eq "$n" ] ||
-			    { echo "prefix $L: trained on $got samples" >&2; return 1; }
-		elif [ "$kind" = report ]; then
-			got=$(awk '$1 == "records" { print $2 }' "$T/out")
-			[ "$got" -eq "$(awk -v L="$L" '$1 < L' "$D/frames" | wc -l)" ] ||
-			    { echo "prefix $L: records $got" >&2; return 1; }
-		else
-			got=$(rv-inspect "$T/out" | awk '$1 == "samples" { print $2; exit }')
-			[ "$got" -eq $((mult * n)) ] ||
-			    { echo "$prog: prefix $L: $got samples, not $((mult * n))" >&2; return 1; }
-		fi
-	done
+	size=$(stat -c %s "$S")
+	while read -r L b n r; do
+		trunc_one "$@" ||
+		    { echo "(prefix $L; cuts drawn with RV_TEST_SEED=$(cat "$D/seed"))" >&2
+		      return 1; }
+	done < "$D/cuts"
+}
+
+# One prefix of trunc_check (its locals: L b n r, and f, st, got).
+trunc_one() {
+	f="$D/cut/$L.rvs"
+	st=0
+	"$@" "$f" < /dev/null > "$T/out" 2> "$T/err" || st=$?
+	if [ "$st" -ge 128 ]; then
+		echo "$prog: prefix $L: killed, status $st" >&2
+		cat "$T/err" >&2
+		return 1
+	fi
+	if [ "$b" -eq 0 ]; then
+		check_fail "$prog" "$f" "$st" "$T/err"
+		return
+	fi
+	if [ "$kind" = train ] && [ "$n" -eq 0 ]; then
+		# nothing to train on: refused in one line
+		[ "$st" -eq 1 ] && [ "$(cat "$T/err")" = "rv-train-gpu: the input holds no batch to train on" ] ||
+		    { echo "prefix $L: status $st" >&2; cat "$T/err" >&2; return 1; }
+		return 0
+	fi
+	if [ "$kind" != report ] && [ "$n" -gt 0 ] && [ "$L" -lt "$size" ]; then
+		# samples after the last epoch-end: a stream cut
+		# between records, reported as truncated
+		check_fail "$prog" "$f" "$st" "$T/err" &&
+		    grep -q ': truncated stream: ' "$T/err" ||
+		    { echo "(a boundary)" >&2; return 1; }
+		return 0
+	fi
+	if [ "$prog" = rv-refurbish ] && [ "$n" -lt 2 ]; then
+		# fewer samples than --reuse 2: refused in one line
+		[ "$st" -eq 1 ] && [ "$(wc -l < "$T/err")" -eq 1 ] &&
+		    grep -qE "^rv-refurbish: '$f': (no samples|reuse 2: more than the 1 samples)\$" "$T/err" ||
+		    { echo "prefix $L: status $st" >&2; cat "$T/err" >&2; return 1; }
+		return 0
+	fi
+	if [ "$st" -ne 0 ] || [ -s "$T/err" ]; then
+		echo "$prog: prefix $L (a boundary): status $st" >&2
+		cat "$T/err" >&2
+		return 1
+	fi
+	if [ "$kind" = train ]; then
+		got=$(awk '$1 == "samples" { print $2 }' "$T/out")
+		[ "$got" -eq "$n" ] ||
+		    { echo "prefix $L: trained on $got samples" >&2; return 1; }
+	elif [ "$kind" = report ]; then
+		got=$(awk '$1 == "records" { print $2 }' "$T/out")
+		[ "$got" -eq "$r" ] ||
+		    { echo "prefix $L: records $got" >&2; return 1; }
+	else
+		got=$(rv-inspect "$T/out" | awk '$1 == "samples" { print $2; exit }')
+		[ "$got" -eq $((mult * n)) ] ||
+		    { echo "$prog: prefix $L: $got samples, not $((mult * n))" >&2; return 1; }
+	fi
 }
 
 # Corrupt copies: the right output (status 0) or the record message.
@@ -165,7 +190,7 @@ corrupt_check() {
 	local f st prog=$1
 	for f in "$D"/flip*.rvs "$D"/hdr*.rvs; do
 		st=0
-		"$@" "$f" > "$T/out" 2> "$T/err" || st=$?
+		"$@" "$f" < /dev/null > "$T/out" 2> "$T/err" || st=$?
 		if [ "$st" -ge 128 ]; then
 			echo "$prog: $f: killed, status $st" >&2
 			cat "$T/err" >&2
@@ -176,40 +201,63 @@ corrupt_check() {
 	done
 }
 
-@test "hostile: the prefix set covers every frame boundary and ~280 cuts" {
+@test "hostile: the cut set covers every frame boundary, each side of it, each frame's header and checksum, and 24 drawn cuts" {
+	slow
+	local off size
 	[ "$(wc -l < "$D/frames")" -eq 22 ]
-	n=$(prefixes | wc -l)
-	[ "$n" -gt 250 ] && [ "$n" -lt 320 ]
+	size=$(stat -c %s "$S")
+	while read -r off _; do
+		for L in $((off - 1)) "$off" $((off + 1)) $((off + 5)); do
+			[ "$L" -lt 0 ] || grep -q "^$L " "$D/cuts"
+		done
+	done < "$D/frames"
+	grep -q "^$size 1 20 22\$" "$D/cuts"
+	n=$(wc -l < "$D/cuts")
+	[ "$n" -gt 100 ] && [ "$n" -lt 140 ]
+	# the boundaries are marked, and only they
+	[ "$(awk '$2 == 1' "$D/cuts" | wc -l)" -eq 23 ]
+	# another seed draws other cuts
+	cp "$D/cuts" "$T/a"
+	D2="$T/d"; mkdir -p "$D2"; cp "$D/frames" "$S" "$D2/"
+	RV_TEST_SEED=$(( $(cat "$D/seed") + 1 )) D="$D2" S="$D2/s.rvs" make_cuts
+	! cmp -s "$T/a" "$D2/cuts"
 }
 
 @test "hostile: rv-inspect: every truncation is the record message or a shorter stream" {
+	slow
 	trunc_check 1 report rv-inspect
 }
 
 @test "hostile: rv-batch: every truncation is reported with its record, cuts between records too" {
+	slow
 	trunc_check 1 stream rv-batch -b 4
 }
 
 @test "hostile: rv-augment: every truncation is reported with its record, cuts between records too" {
+	slow
 	trunc_check 1 stream rv-augment 'flip; random_crop size=28 padding=2'
 }
 
 @test "hostile: rv-refurbish: every truncation is reported with its record, cuts between records too" {
+	slow
 	trunc_check 2 stream rv-refurbish -q -j 2 --partial flip --final flip \
 	    --reuse 2 --epochs 2
 }
 
 @test "hostile: rv-score: every truncation is reported with its record, cuts between records too" {
+	slow
 	trunc_check 1 stream rv-score -q
 	trunc_check 1 stream rv-score -q --policy history
 }
 
 @test "hostile: rv-train-gpu: every truncation is reported with its record, cuts between records too" {
+	slow
 	trunc_check 1 train rv-train-gpu -q -j 1 -b 4 \
 	    -m 'conv 2 k=3 pad=1; relu; maxpool 4; linear'
 }
 
 @test "hostile: a truncation read from a pipe names <stdin>" {
+	slow
 	head -c 3000 "$S" > "$T/cut.rvs"
 	for p in "rv-inspect" "rv-batch -b 4" "rv-augment flip" \
 	    "rv-refurbish -q --partial flip --final flip" "rv-score -q" \
@@ -220,6 +268,7 @@ corrupt_check() {
 }
 
 @test "hostile: corrupt streams (flipped bits, hostile headers): no crash, one line" {
+	slow
 	corrupt_check rv-inspect
 	corrupt_check rv-inspect --dump
 	corrupt_check rv-batch -b 4
@@ -231,6 +280,7 @@ corrupt_check() {
 }
 
 @test "hostile: most corrupt copies are caught, by the checksum and by the parser" {
+	slow
 	run -0 bash -c "for f in '$D'/flip*.rvs; do rv-inspect \"\$f\" 2>&1 >/dev/null; done |
 	    grep -c 'corrupt frame: Restored data doesn'\\''t match checksum'"
 	[ "$output" -ge 15 ]
@@ -259,6 +309,7 @@ make_zoo() {
 }
 
 @test "rv-decode: a folder of bad images, links, a FIFO, odd names: the good ones come through" {
+	slow
 	make_zoo
 	run -0 --separate-stderr timeout 30 rv-decode -v "$T/zoo" -o "$T/z.rvs"
 	# 10 warnings (9 bad images, the dangling link), the FIFO ignored
@@ -280,6 +331,7 @@ make_zoo() {
 }
 
 @test "rv-decode: --strict: the first bad member is one line, exit 1, no output file" {
+	slow
 	make_zoo
 	run -1 --separate-stderr timeout 30 rv-decode --strict "$T/zoo" -o "$T/z.rvs"
 	[ "${#stderr_lines[@]}" -eq 1 ]
@@ -294,6 +346,7 @@ make_zoo() {
 }
 
 @test "rv-decode: links and odd names in a tar: links followed, 5 samples, --strict stops" {
+	slow
 	# good, its symbolic and hard links, the odd names; corrupt and
 	# truncated skipped when decoded
 	run -0 --separate-stderr rv-decode "$FIX/ds/broken.tar" -o "$T/b.rvs"
@@ -370,6 +423,7 @@ make_linked_folder() {
 }
 
 @test "rv-decode: several images under one key and repeated names: one sample each key, never silently" {
+	slow
 	mkdir -p "$T/k"
 	convert -size 8x8 xc:red "$T/k/img.001.jpg"
 	convert -size 9x9 xc:red "$T/k/img.002.jpg"
@@ -437,6 +491,7 @@ rss_below() {
 }
 
 @test "rv-decode: zip bombs: a huge member is checked by its first bytes and capped, memory stays bounded" {
+	slow
 	[ -x /usr/bin/time ] || skip "no /usr/bin/time: run make deps"
 	# 200 MB of zeros named x.jpg; 100 MB that starts as a JPEG; each
 	# with a good image
@@ -506,6 +561,7 @@ PY
 }
 
 @test "rv-decode: non-image members of an archive are ignored, not skipped, and --strict passes" {
+	slow
 	mkdir -p "$T/m/cat"
 	convert -size 8x8 xc:red "$T/m/cat/a.jpg"
 	echo "a dataset" > "$T/m/README.txt"
@@ -523,6 +579,7 @@ PY
 }
 
 @test "rv-decode: a cut .tar.gz or .tar.bz2 keeps the samples before the cut, says where, and fails under --strict" {
+	slow
 	mkdir -p "$T/c"
 	for i in $(seq 10 39); do
 		convert -size 64x64 plasma:fractal "$T/c/p$i.png"
@@ -548,6 +605,7 @@ PY
 }
 
 @test "rv-decode: inputs that are not datasets: one line, exit 1, no output file" {
+	slow
 	: > "$T/zero.tar"
 	for f in "$T/zero.tar" /dev/null; do
 		run -1 --separate-stderr rv-decode -q "$f" -o "$T/x.rvs"
@@ -564,6 +622,7 @@ PY
 }
 
 @test "rv-decode: IDX files cut short or with huge dimensions: one line, exit 1" {
+	slow
 	zcat "$FMNIST/train-images-idx3-ubyte.gz" | head -c 5000 > "$T/cut-idx3-ubyte"
 	zcat "$FMNIST/train-labels-idx1-ubyte.gz" | head -c 28 > "$T/lab-idx1-ubyte"
 	st=0

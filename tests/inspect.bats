@@ -70,6 +70,7 @@ setup() {
 }
 
 @test "rv-inspect: the man page lints clean and documents every long option" {
+	slow
 	run -0 mandoc -T lint -W warning "$REPO/man/rv-inspect.1"
 	[ -z "$output" ]
 	local opt name
@@ -95,6 +96,7 @@ class_lines() {
 }
 
 @test "rv-inspect: the summary of 100 Fashion-MNIST samples" {
+	slow
 	local payload size
 	payload=$(rv-inspect --dump "$T/x.rvs" | awk -F '\t' 'NR > 1 {
 	    s += $16 } END { print s }')
@@ -151,6 +153,7 @@ classes      10 (100 labelled, 0 unlabelled)" ]
 }
 
 @test "rv-inspect: --dump prints a header and one line per record" {
+	slow
 	run -0 --separate-stderr rv-inspect --dump "$T/x.rvs"
 	[ "${#lines[@]}" -eq 103 ]
 	[ "${lines[0]}" = "$(printf 'index\toffset\tkind\tepoch\tid\tlabel\theight\twidth\tchannels\tdtype\tcount\tflags\tuses\tweight\tscore\tbytes')" ]
@@ -172,6 +175,7 @@ classes      10 (100 labelled, 0 unlabelled)" ]
 }
 
 @test "rv-inspect: --png writes the IDX pixels exactly (IDX -> stream -> PNG)" {
+	slow
 	local want
 	run -0 --separate-stderr rv-inspect -q --png "$W/png" "$T/x.rvs"
 	want=$(paste -d ' ' <(seq 0 99) "$T/labels" |
@@ -191,6 +195,7 @@ classes      10 (100 labelled, 0 unlabelled)" ]
 }
 
 @test "rv-inspect: --png decodes encoded samples; -k takes the first K" {
+	slow
 	local b
 	rv-inspect -k 12 --png "$W/src" "$T/x.rvs" > /dev/null
 	rv-decode -q --encoded --channels 1 "$W/src" > "$W/enc.rvs"
@@ -219,6 +224,7 @@ classes      10 (100 labelled, 0 unlabelled)" ]
 }
 
 @test "rv-inspect: --grid draws a contact sheet of the expected size" {
+	slow
 	# 64 tiles of 28x28 at the automatic scale 3, 8 columns
 	run -0 rv-inspect -q --grid "$W/g.png" "$T/x.rvs"
 	[ "$(identify -format '%w %h %[channels]' "$W/g.png")" = "690 770 srgb" ]
@@ -241,6 +247,7 @@ classes      10 (100 labelled, 0 unlabelled)" ]
 }
 
 @test "rv-inspect: --tile N draws a sheet of photos in N-pixel tiles, labels at the font's size" {
+	slow
 	local i
 	need_fixtures
 	mkdir -p "$W/ph/big" "$W/ph/small"
@@ -301,6 +308,7 @@ classes      10 (100 labelled, 0 unlabelled)" ]
 }
 
 @test "rv-inspect: a truncated stream names the record and byte, exit 1" {
+	slow
 	local n b
 	head -c 1000 "$T/x.rvs" > "$W/cut.rvs"
 	# the record that straddles byte 1000, from the dump of the whole

@@ -5,6 +5,7 @@
 load helpers
 
 @test "lint: shellcheck finds nothing in the project's shell scripts" {
+	slow
 	command -v shellcheck >/dev/null || {
 		echo "shellcheck is not installed: run make deps" >&2
 		return 1

@@ -28,6 +28,7 @@ version() {
 }
 
 @test "man: every page lints clean with mandoc -T lint -W warning" {
+	slow
 	local page out fails=""
 	local n=0
 	for page in "$MAN"/*.[1-9]; do
@@ -43,6 +44,7 @@ version() {
 }
 
 @test "man: the overview and the format pages exist" {
+	slow
 	[ -f "$MAN/rv.7" ]
 	[ -f "$MAN/rv-stream.5" ]
 	grep -q '^\.Dt RV 7$' "$MAN/rv.7"
@@ -50,6 +52,7 @@ version() {
 }
 
 @test "man: every program has a page with its name and an EXIT STATUS for 0, 1 and 2" {
+	slow
 	local prog page fails="" upper
 	programs > "$BATS_TEST_TMPDIR/progs"
 	while read -r prog; do
@@ -72,6 +75,7 @@ version() {
 }
 
 @test "man: every long option in --help is documented in the program's page" {
+	slow
 	local prog opt src fails=""
 	programs > "$BATS_TEST_TMPDIR/progs"
 	while read -r prog; do
@@ -94,6 +98,7 @@ version() {
 }
 
 @test "man: --help prints the usage on stdout and exits 0" {
+	slow
 	local prog fails=""
 	programs > "$BATS_TEST_TMPDIR/progs"
 	while read -r prog; do

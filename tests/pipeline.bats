@@ -49,6 +49,7 @@ main_summary_ok() {
 }
 
 @test "main job (refurbish-shrink.sh): decodes, summarises, draws, trains on a refurbished and shrunk stream with feedback, curves and a summary" {
+	slow
 	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=3000 \
 	    EVAL_LIMIT=1000 EPOCHS=3 bash "$REPO/pipelines/refurbish-shrink.sh"
 	[ -s "$T/out/fmnist-train.rvs" ]
@@ -84,6 +85,7 @@ main_summary_ok() {
 }
 
 @test "standard.sh: decode E shuffled epochs | augment afresh | batch | train" {
+	slow
 	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=2000 \
 	    EVAL_LIMIT=1000 EPOCHS=2 bash "$REPO/pipelines/standard.sh"
 	# rv-augment saw both epochs; the trainer trained them and evaluated
@@ -103,6 +105,7 @@ main_summary_ok() {
 }
 
 @test "refurbish.sh: refurbish with reuse 3 | batch | train" {
+	slow
 	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=2000 \
 	    EVAL_LIMIT=1000 EPOCHS=2 bash "$REPO/pipelines/refurbish.sh"
 	[[ "$stderr" == *"rv-refurbish: epoch 0: 2000 misses, 0 hits, 2000 partials run"* ]]
@@ -116,6 +119,7 @@ main_summary_ok() {
 }
 
 @test "shrink.sh: augment | rv-score with the trainer's feedback through a FIFO | batch | train" {
+	slow
 	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=3000 \
 	    EVAL_LIMIT=1000 EPOCHS=2 bash "$REPO/pipelines/shrink.sh"
 	[[ "$stderr" == *"rv-score: epoch 0: 3000 seen, 3000 kept (100.0%), 0 dropped"* ]]
@@ -135,6 +139,7 @@ main_summary_ok() {
 }
 
 @test "offline-refurbish.sh: epochs to files in two runs (--epoch-range, --resume), the bytes of one whole run; training from the files" {
+	slow
 	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=1500 \
 	    EVAL_LIMIT=1000 EPOCHS=3 bash "$REPO/pipelines/offline-refurbish.sh"
 	# the first run wrote epochs 0 and 1, the resumed one epoch 2 only
@@ -161,6 +166,7 @@ main_summary_ok() {
 }
 
 @test "experiment.sh: five pipelines over two seeds to two targets; tables over the seeds and per seed, the curves of each seed" {
+	slow
 	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=2000 \
 	    EVAL_LIMIT=1000 EPOCHS=2 TARGET="0.4 0.5" SEEDS="3 5" \
 	    bash "$REPO/pipelines/experiment.sh"
@@ -199,6 +205,7 @@ main_summary_ok() {
 }
 
 @test "pipelines: SEED reaches every stage; the same seed gives the same trained model" {
+	slow
 	run -0 env OUT="$T/a" RV_BIN="$BIN" LIMIT=1000 EVAL_LIMIT=500 \
 	    EPOCHS=1 SEED=7 bash "$REPO/pipelines/refurbish.sh"
 	run -0 env OUT="$T/b" RV_BIN="$BIN" LIMIT=1000 EVAL_LIMIT=500 \
@@ -220,6 +227,7 @@ main_summary_ok() {
 }
 
 @test "pipeline: a consumer that stops early ends the producers quietly" {
+	slow
 	run -0 --separate-stderr bash -c "rv-decode -q --epochs 50 \
 	    '$FMNIST/train-images-idx3-ubyte.gz' '$FMNIST/train-labels-idx1-ubyte.gz' |
 	    rv-batch -b 32 | head -c 100000 | wc -c"
@@ -228,6 +236,7 @@ main_summary_ok() {
 }
 
 @test "experiment.sh: bad TARGET, SEEDS or EPOCHS are refused with a one-line error, before anything runs" {
+	slow
 	local e=(env OUT="$T/out" RV_BIN="$BIN")
 	run -1 "${e[@]}" TARGET="0.9 95" bash "$REPO/pipelines/experiment.sh"
 	[ "$output" = "experiment.sh: TARGET: '95' is not an accuracy in (0, 1)" ]

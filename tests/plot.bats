@@ -55,6 +55,7 @@ is_png() {
 }
 
 @test "rv-plot: one log makes a 900x900 PNG, atomically, nothing left over" {
+	slow
 	run -0 --separate-stderr "$PLOT" -o "$T/out.png" --title 'a run' "$T/a.log"
 	[ "$output" = "" ]
 	[ "$stderr" = "" ]
@@ -65,11 +66,13 @@ is_png() {
 }
 
 @test "rv-plot: writes to standard output by default" {
+	slow
 	"$PLOT" "$T/a.log" >"$T/out.png"
 	is_png "$T/out.png"
 }
 
 @test "rv-plot: --x step, wall, grads, samples, epoch take their column" {
+	slow
 	# axis | the x of the training rows | the x of the eval rows
 	while IFS='|' read -r axis train eval; do
 		rm -f "$T"/kept.*
@@ -116,6 +119,7 @@ epoch_x() {
 }
 
 @test "rv-plot: --x epoch on a shrunk run: each epoch by its own samples, 0 to the epochs" {
+	slow
 	need_fmnist
 	# rv-score keeps about half of the samples of epochs 1 and 2, so the
 	# epochs have 600, about 300 and about 300 samples.
@@ -153,6 +157,7 @@ epoch_x() {
 }
 
 @test "rv-plot: --x epoch when the log does not show where an epoch starts or ends" {
+	slow
 	# The log begins in epoch 3 (a resumed run's, written to a new file):
 	# its start is guessed, its end (6000) less the size of epoch 4
 	# (500).  Epoch 5 has no epoch line yet: it is taken to be as long as
@@ -176,6 +181,7 @@ EOF
 }
 
 @test "rv-plot: --data prints the points as text, with no gnuplot" {
+	slow
 	sed 's/"loss":\([0-9.]*\)/"loss":1\1/' "$T/a.log" >"$T/b.log"
 	GNUPLOT=/nonexistent run -0 --separate-stderr "$PLOT" --data \
 	    --x samples "$T/a.log" "two words=$T/b.log"
@@ -191,6 +197,7 @@ EOF
 }
 
 @test "rv-plot: loss and accuracy in percent, from step and eval lines" {
+	slow
 	GNUPLOT=$T/gp "$PLOT" -o "$T/out.png" "$T/a.log"
 	[ "$(cat "$T/kept.0.train")" = "$(printf '%s\n' '100 1.2 60' \
 	    '200 0.8 70' '300 0.5 82' '400 0.45 84')" ]
@@ -213,6 +220,7 @@ EOF
 }
 
 @test "rv-plot: a log without step lines plots its epoch lines" {
+	slow
 	grep -v '"event":"step"' "$T/a.log" >"$T/epochs.log"
 	GNUPLOT=$T/gp "$PLOT" --x epoch -o "$T/out.png" "$T/epochs.log"
 	is_png "$T/out.png"
@@ -221,6 +229,7 @@ EOF
 }
 
 @test "rv-plot: spaces, nulls, blank and cut lines are tolerated" {
+	slow
 	# The last line was cut mid-write: it is skipped, not half read.
 	cat >"$T/odd.log" <<'EOF'
 {"event": "step", "step": 10, "epoch": 0, "loss": 2.5, "acc": null, "samples": 1280, "grads": 1280, "wall": 0.5}
@@ -235,6 +244,7 @@ EOF
 }
 
 @test "rv-plot: after a resume, the line written last for a step counts" {
+	slow
 	# A first run got to step 400 and died; its checkpoint was at the end
 	# of epoch 0 (step 235), so the resumed run wrote step 300 and on anew.
 	{
@@ -251,6 +261,7 @@ EOF
 }
 
 @test "rv-plot: a missing or unreadable log is exit 1, no output" {
+	slow
 	run -1 --separate-stderr "$PLOT" -o "$T/out.png" "$T/a.log" "$T/none.log"
 	[ "$stderr" = "rv-plot: '$T/none.log': No such file or directory" ]
 	[ ! -e "$T/out.png" ]
@@ -261,6 +272,7 @@ EOF
 }
 
 @test "rv-plot: a log with no data is exit 1" {
+	slow
 	: >"$T/empty.log"
 	grep summary "$T/a.log" >"$T/summary.log"
 	printf 'not json\n' >"$T/junk.log"
@@ -279,6 +291,7 @@ EOF
 }
 
 @test "rv-plot: a failing gnuplot leaves the old output and no temp file" {
+	slow
 	printf 'old\n' >"$T/out.png"
 	printf '#!/bin/sh\necho "gnuplot broke" >&2\nexit 1\n' >"$T/bad"
 	chmod +x "$T/bad"
@@ -298,6 +311,7 @@ EOF
 }
 
 @test "rv-plot: usage errors are exit 2 with the usage" {
+	slow
 	# arguments | the first line of stderr
 	while IFS='|' read -r args msg; do
 		# shellcheck disable=SC2086

@@ -251,6 +251,7 @@ pix() {		# pix OUT
 # ---- the schedule ----------------------------------------------------------
 
 @test "rv-refurbish: Fashion-MNIST: each id once per epoch, planned misses, exactly r uses, misses spread over groups of B" {
+	slow
 	fmnist 200 "$T/in.rvs"
 	# E = 2r + 1: chunks of 66, 67 and 67 (floor(kN/r) cuts)
 	rv-refurbish -q --partial "$FP" --final "$FF" --reuse 3 --epochs 7 \
@@ -278,6 +279,7 @@ pix() {		# pix OUT
 }
 
 @test "rv-refurbish: JPEGs: each id once per epoch, planned misses, exactly r uses, groups of B" {
+	slow
 	jpegs "$T/in.rvs"
 	rv-refurbish -q --partial "$JP" --final "$JF" --reuse 3 --epochs 7 \
 	    --batch 8 --seed 2 "$T/in.rvs" -o "$T/out.rvs"
@@ -295,6 +297,7 @@ pix() {		# pix OUT
 }
 
 @test "rv-refurbish: a hit serves its refresh epoch's partial; the final is drawn anew each epoch" {
+	slow
 	fmnist 120 "$T/in.rvs"
 	# empty final (data echoing): a hit is its partial, byte for byte
 	rv-refurbish -q --partial "$FP" --final '' --reuse 3 --epochs 7 \
@@ -321,6 +324,7 @@ pix() {		# pix OUT
 }
 
 @test "rv-refurbish: --reuse 1 recomputes everything every epoch; --final '' and --reuse 1 together" {
+	slow
 	fmnist 100 "$T/in.rvs"
 	rv-refurbish -q --partial "$FP" --final "$FF" --reuse 1 --epochs 3 \
 	    --batch 32 "$T/in.rvs" -o "$T/r1.rvs"
@@ -338,6 +342,7 @@ pix() {		# pix OUT
 }
 
 @test "rv-refurbish: the input's metadata is carried; a second epoch is an error" {
+	slow
 	fmnist 50 "$T/in3.rvs" --epochs 3 --shuffle
 	# samples it would not use: an error, never a silent drop
 	run -1 --separate-stderr rv-refurbish -q --partial "$FP" --final "$FF" \
@@ -361,6 +366,7 @@ pix() {		# pix OUT
 # ---- determinism -------------------------------------------------------------
 
 @test "rv-refurbish: the same bytes for -j 1 and -j 4, on Fashion-MNIST and JPEGs" {
+	slow
 	fmnist 300 "$T/f.rvs"
 	jpegs "$T/j.rvs"
 	for j in 1 4; do
@@ -374,6 +380,7 @@ pix() {		# pix OUT
 }
 
 @test "rv-refurbish: the seed fixes the bytes, another seed changes the plan and the pixels" {
+	slow
 	fmnist 200 "$T/in.rvs"
 	for s in 1 1b 2; do
 		rv-refurbish -q --partial "$FP" --final "$FF" --reuse 2 --epochs 3 \
@@ -465,6 +472,7 @@ pix() {		# pix OUT
 }
 
 @test "rv-refurbish: --resume after kill -9 gives the bytes of an uninterrupted run" {
+	slow
 	fmnist 10000 "$T/in.rvs"
 	mkdir "$T/full" "$T/res"
 	opts=(-q -j 2 --partial 'rotate deg=20 interp=bilinear; randaugment n=2 m=9 interp=bilinear; jitter brightness=0.4 contrast=0.4'
@@ -538,6 +546,7 @@ pix() {		# pix OUT
 # ---- memory ------------------------------------------------------------------
 
 @test "rv-refurbish: a tiny --mem with --cache-dir engages the disk tier: same bytes, no recomputation, memory kept" {
+	slow
 	fmnist 6000 "$T/in.rvs"
 	mkdir "$T/cd"
 	# 96x96 partials: 55 MB raw, ~26 MB compressed in the cache
@@ -602,6 +611,7 @@ pix() {		# pix OUT
 # ---- reporting and errors ----------------------------------------------------
 
 @test "rv-refurbish: -v prints one line per epoch and the expected-vs-actual line" {
+	slow
 	fmnist 200 "$T/in.rvs"
 	run -0 --separate-stderr rv-refurbish -q -v --partial "$FP" --final "$FF" \
 	    --reuse 3 --epochs 7 --batch 16 --seed 4 "$T/in.rvs" -o "$T/out.rvs"

@@ -180,6 +180,7 @@ EOF
 }
 
 @test "rv-score: the same seed and feedback give the same bytes, another seed others" {
+	slow
 	rv-score --policy history --feedback "$T/hist.fb" "$T/s3.rvs" \
 	    > "$W/a.rvs"
 	rv-score --policy history --feedback "$T/hist.fb" < "$T/s3.rvs" \
@@ -206,6 +207,7 @@ EOF
 }
 
 @test "rv-score: the assistant without feedback stays in warm-up: all pass, p = 0.5" {
+	slow
 	run -0 --separate-stderr rv-score -v "$T/s3.rvs" -o "$W/a.rvs"
 	records "$W/a.rvs" > "$W/r"
 	run -0 awk '$1 == "sample" { n++; if ($6 != "0.5" || $4 != 8) bad++ }
@@ -238,6 +240,7 @@ EOF
 }
 
 @test "rv-score: the loop with the real trainer learns and drops" {
+	slow
 	mkfifo "$W/fb"
 	run -0 --separate-stderr timeout 120 bash -c "set -o pipefail
 	    rv-score --feedback '$W/fb' -v --min-feedback 500 '$T/s4.rvs' \
@@ -257,6 +260,7 @@ EOF
 }
 
 @test "rv-score: the loop ends whichever stage starts first or stops early" {
+	slow
 	local img="$FMNIST/train-images-idx3-ubyte.gz"
 	local lab="$FMNIST/train-labels-idx1-ubyte.gz"
 	local dec="rv-decode -q --epochs 2 --limit 1000 $img $lab"
@@ -320,6 +324,7 @@ EOF
 }
 
 @test "rv-score: feedback writers may come, go and come back" {
+	slow
 	local ends o1 o2
 	# cut the stream after each epoch end, to feed it epoch by epoch
 	mapfile -t ends < <(rv-inspect --dump "$T/s3.rvs" |
@@ -350,6 +355,7 @@ EOF
 }
 
 @test "rv-score --budget: two ranks of other data keep the same count every epoch, by the formula" {
+	slow
 	local img="$FMNIST/train-images-idx3-ubyte.gz"
 	local lab="$FMNIST/train-labels-idx1-ubyte.gz"
 	local r
@@ -419,6 +425,7 @@ EOF
 }
 
 @test "rv-score --budget: the first epoch passes whole, then F w rounded of each window, in order, weighted 1/pi" {
+	slow
 	run -0 --separate-stderr rv-score -v --policy uniform --budget 0.3 \
 	    --reweight -o "$W/b.rvs" "$T/s3.rvs"
 	# 2000 = 7 windows of 256 and one of 208: 7 x 77 + 62
@@ -490,6 +497,7 @@ EOF
 }
 
 @test "rv-score --assistant autoassist: no warm-up, its settings, the same bytes for a seed and a feedback file" {
+	slow
 	# a feedback file read whole at the first sample: nothing in flight
 	# matches it, so the decisions come from the initial weights alone
 	run -0 --separate-stderr rv-score -v --assistant autoassist \
@@ -555,6 +563,7 @@ EOF
 }
 
 @test "rv-score --assistant autoassist: the loop with the real trainer learns by the batch" {
+	slow
 	mkfifo "$W/fb"
 	run -0 --separate-stderr timeout 120 bash -c "set -o pipefail
 	    rv-score --feedback '$W/fb' -v --assistant autoassist \

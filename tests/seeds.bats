@@ -21,6 +21,7 @@ setup() {
 }
 
 @test "fmnist_photos.py: labelled 480x360 JPEGs of Fashion-MNIST's garments, the same bytes every build" {
+	slow
 	local py="$REPO/bench/fmnist_photos.py" fm=/usr/share/datasets/fashion-mnist
 	run -0 /usr/bin/python3 "$py" "$fm" "$T/photos" "$T/a" 120 30
 	run -0 /usr/bin/python3 "$py" "$fm" "$T/photos" "$T/b" 120 30
@@ -55,6 +56,7 @@ print(' '.join(str(d.count(bytes([c]))) for c in range(10)))")
 }
 
 @test "regime.sh: five pipelines over two seeds, every stage timed; tables over the seeds with the CPU per stage" {
+	slow
 	run -0 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
 	    REGIME_OUT="$T/out" REGIME_PHOTOS="$T/photos" REGIME_TRAIN=400 \
 	    REGIME_TEST=100 REGIME_EPOCHS=2 REGIME_SEEDS="4 7" \
@@ -125,6 +127,7 @@ print(' '.join(str(d.count(bytes([c]))) for c in range(10)))")
 }
 
 @test "regime.sh: a stage that fails mid-run, or an image set that cannot be built, stops the run with a one-line error and no tables" {
+	slow
 	# a build whose rv-augment fails in the training runs' data stage
 	# (it passes through the set-up's "rv-augment ... -o test.rvs")
 	mkdir -p "$T/b/bin" "$T/empty"
@@ -158,6 +161,7 @@ print(' '.join(str(d.count(bytes([c]))) for c in range(10)))")
 }
 
 @test "shrink.sh: policies over two seeds; tables over the seeds against uniform, with the assistant's AUC" {
+	slow
 	run -0 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
 	    SHRINK_OUT="$T/shrink" SHRINK_LIMIT=5000 SHRINK_EPOCHS=2 \
 	    SHRINK_SEEDS="1 2" SHRINK_POLICIES="assistant uniform" \

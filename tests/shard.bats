@@ -66,6 +66,7 @@ for line in p.split("\n"):
 }
 
 @test "shard: 3 ranks of 8 files: each sample once, with the unsharded run's id, label and pixels" {
+	slow
 	rv-decode -q "${SH[@]}" -o "$T/all.rvs"
 	for r in 0 1 2; do
 		rv-decode -q --shard "$r/3" "${SH[@]}" -o "$T/r$r.rvs"
@@ -89,6 +90,7 @@ for line in p.split("\n"):
 }
 
 @test "shard: a rank reads only its files: rank 0 of 8 reads about an eighth of the bytes" {
+	slow
 	local total i k d="$T/big"
 	# photo-sized members (35 KB JPEGs of noise), 8 tars of 12
 	mkdir -p "$d"
@@ -115,6 +117,7 @@ for line in p.split("\n"):
 }
 
 @test "shard: --even pad repeats samples, drop leaves them out, none keeps the shares; equal steps on every rank" {
+	slow
 	for r in 0 1 2; do
 		rv-decode -q --shard "$r/3" --even pad "${SH[@]}" -o "$T/p$r.rvs"
 		rv-decode -q --shard "$r/3" --even drop "${SH[@]}" -o "$T/d$r.rvs"
@@ -135,6 +138,7 @@ for line in p.split("\n"):
 }
 
 @test "shard: --shuffle gives each epoch its own files per rank, every epoch whole, the same bytes at any -j" {
+	slow
 	for r in 0 1; do
 		rv-decode -q -j 1 --shard "$r/2" --shuffle --seed 7 --epochs 3 "${SH[@]}" -o "$T/s$r.rvs"
 	done
@@ -153,6 +157,7 @@ for line in p.split("\n"):
 }
 
 @test "shard: directory classes from every file agree on every rank, though a rank's files lack classes" {
+	slow
 	local F=("$D"/folder-?.tar)
 	rv-decode -q "${F[@]}" -o "$T/all.rvs"
 	for r in 0 1 2 3; do
@@ -192,6 +197,7 @@ for line in p.split("\n"):
 }
 
 @test "shard: fewer files than ranks, or standard input: every N-th sample, the union still whole" {
+	slow
 	for r in 0 1 2 3 4 5 6 7 8; do
 		rv-decode -q --shard "$r/9" "${SH[@]}" -o "$T/r$r.rvs"
 	done

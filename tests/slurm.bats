@@ -79,6 +79,7 @@ same_epochs() {
 }
 
 @test "slurm-offline-refurbish: shellcheck finds nothing" {
+	slow
 	command -v shellcheck >/dev/null || skip "shellcheck is not installed"
 	run -0 shellcheck -x -s bash "$JOB"
 }
@@ -109,6 +110,7 @@ same_epochs() {
 }
 
 @test "slurm-offline-refurbish: an array of 3 tasks writes the epochs of one run; the training job follows" {
+	slow
 	need_slurm
 	local out="$BATS_TEST_TMPDIR/out" job train t
 	knobs
@@ -143,6 +145,7 @@ same_epochs() {
 }
 
 @test "slurm-offline-refurbish: as given (no -c, no --mem) it runs on a small node; logs go to OUT/logs, none to the submit directory" {
+	slow
 	need_slurm
 	local out="$BATS_TEST_TMPDIR/out" sub="$BATS_TEST_TMPDIR/submit"
 	local job train t
@@ -176,6 +179,7 @@ same_epochs() {
 }
 
 @test "slurm-local.sh: status tells the node's size; usage errors are exit 2" {
+	slow
 	need_slurm
 	run -0 "$REPO/scripts/slurm-local.sh" status "$SLURM_DIR"
 	[[ "$output" == *"node       "*" $SLURM_CPUS CPUs, "*" MB: idle"* ]]
@@ -189,6 +193,7 @@ same_epochs() {
 }
 
 @test "slurm-offline-refurbish: a failed task cancels the training job" {
+	slow
 	need_slurm
 	local out="$BATS_TEST_TMPDIR/out" job train
 	knobs
@@ -228,6 +233,7 @@ ddp_json() {
 }
 
 @test "slurm-ddp: 2 tasks, each a rank with its own pipeline, train in equal steps; logs go to OUT/logs, none to the submit directory" {
+	slow
 	need_slurm
 	/usr/bin/python3 -c 'import torch.distributed, zstandard' 2>/dev/null ||
 	    skip "no torch or zstandard for /usr/bin/python3"
@@ -271,6 +277,7 @@ ddp_json() {
 }
 
 @test "slurm-ddp: a task whose pipeline fails fails the job, and the other task with it" {
+	slow
 	need_slurm
 	/usr/bin/python3 -c 'import torch.distributed, zstandard' 2>/dev/null ||
 	    skip "no torch or zstandard for /usr/bin/python3"

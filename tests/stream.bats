@@ -61,6 +61,7 @@ frames() {
 }
 
 @test "stream: cat a b is a stream whose records are a's, then b's" {
+	slow
 	run -0 kinds "$A"
 	[ "$output" = "1 50 0 1" ]
 	run -0 kinds "$B"
@@ -119,6 +120,7 @@ frames() {
 }
 
 @test "stream: skippable frames anywhere are ignored" {
+	slow
 	# magic 0x184D2A50 and 0x184D2A5F, lengths 5 and 0 (printf formats,
 	# since a shell variable cannot hold the NUL bytes)
 	skip5='\x50\x2a\x4d\x18\x05\x00\x00\x00hello'
@@ -157,6 +159,7 @@ frames() {
 }
 
 @test "stream: truncation is reported the same by every reader, on stdin too" {
+	slow
 	frames "$A" > "$T/frames"
 	read -r off end < <(sed -n 11p "$T/frames")	# record 10
 	head -c $((off + 100)) "$A" > "$T/cut.rvs"
@@ -184,6 +187,7 @@ frames() {
 }
 
 @test "stream: a flipped byte is exit 1 naming the record, never a crash" {
+	slow
 	local off end k=0 fails="" at
 	frames "$SMALL" > "$T/frames"
 	while read -r off end; do
@@ -208,6 +212,7 @@ frames() {
 }
 
 @test "stream: garbage and empty input" {
+	slow
 	run -1 --separate-stderr bash -c "echo hello | rv-inspect"
 	[ "$stderr" = "rv-inspect: '<stdin>': record 0 at byte 0: not a zstd frame (bad magic)" ]
 	# a stream followed by junk: the junk is where it is
@@ -221,6 +226,7 @@ frames() {
 }
 
 @test "stream: RV_MAX_RECORD refuses a bigger record from its header" {
+	slow
 	# the metadata record of a.rvs has a payload of a few hundred bytes
 	meta=$(rv-inspect --dump "$A" | awk -F'\t' 'NR == 2 { print $16 }')
 	[ "$meta" -gt 100 ]
@@ -234,6 +240,7 @@ frames() {
 }
 
 @test "stream: the level changes the size, never the records; RV_LEVEL and --level" {
+	slow
 	local img="$FMNIST/train-images-idx3-ubyte.gz"
 	local lab="$FMNIST/train-labels-idx1-ubyte.gz"
 	rv-decode -q --limit 200 --level -7 "$img" "$lab" > "$T/l-7.rvs"
@@ -266,6 +273,7 @@ frames() {
 }
 
 @test "stream: without --level, a pipe is stored and a file compressed" {
+	slow
 	local img="$FMNIST/train-images-idx3-ubyte.gz"
 	local lab="$FMNIST/train-labels-idx1-ubyte.gz"
 	rv-decode -q --limit 1000 "$img" "$lab" -o "$T/file.rvs"

@@ -16,6 +16,7 @@ setup() {
 }
 
 @test "rvstream: batches from a file and from a pipe equal the IDX files, at any level" {
+	slow
 	rv-decode -q --limit 1000 --epochs 2 --shuffle "$IMG" "$LAB" -o "$T/s.rvs"
 	rv-batch -b 64 --level 3 "$T/s.rvs" -o "$T/b.rvs"
 	run -0 "${CHK[@]}" idx "$T/b.rvs" "$IMG" "$LAB" 2 1000
@@ -26,6 +27,7 @@ setup() {
 }
 
 @test "rvstream: rv-score's weights and every field equal a struct parse of zstd -dc" {
+	slow
 	rv-decode -q --limit 1000 --epochs 2 "$IMG" "$LAB" |
 	    rv-score -q --policy uniform --keep 0.5 --reweight |
 	    rv-batch -b 50 -o "$T/w.rvs"
@@ -36,6 +38,7 @@ setup() {
 }
 
 @test "rvstream: sample records collated with batch_size equal rv-batch's batches" {
+	slow
 	rv-decode -q --limit 700 --epochs 2 "$IMG" "$LAB" -o "$T/s.rvs"
 	rv-batch -b 128 "$T/s.rvs" -o "$T/b.rvs"
 	run -0 "${CHK[@]}" collate "$T/s.rvs" "$T/b.rvs" 128
@@ -43,6 +46,7 @@ setup() {
 }
 
 @test "rvstream: epochs() yields each epoch, with or without prefetching; float() normalises" {
+	slow
 	rv-decode -q --limit 500 --epochs 3 "$IMG" "$LAB" | rv-batch -b 64 -o "$T/b.rvs"
 	run -0 "${CHK[@]}" epochs "$T/b.rvs" 0
 	[ "$output" = "epochs ok: 0:500 1:192 2:500" ]
@@ -53,6 +57,7 @@ setup() {
 }
 
 @test "rvstream: batches kept by the caller stay intact while the reader reuses buffers" {
+	slow
 	for level in -1 0; do
 		rv-decode -q --limit 2000 "$IMG" "$LAB" |
 		    rv-batch -b 128 --level $level -o "$T/b.rvs"
@@ -62,12 +67,14 @@ setup() {
 }
 
 @test "rvstream: RvDataset works in a DataLoader, split over workers for a file, refused for stdin" {
+	slow
 	rv-decode -q --limit 300 "$IMG" "$LAB" | rv-batch -b 32 -o "$T/b.rvs"
 	run -0 "${CHK[@]}" dataset "$T/b.rvs" < /dev/null
 	[ "$output" = "dataset ok: 10 batches, 2 workers split them" ]
 }
 
 @test "rvstream: stored frames are read straight into the payload; frames mixing stored and compressed blocks fall back" {
+	slow
 	"$PY" -c 'import xxhash' || skip "no python3-xxhash: the stored-block path is off"
 	run -0 bash -c "set -o pipefail; rv-decode -q --limit 600 --epochs 2 '$IMG' '$LAB' |
 	    rv-batch -b 100 --level 0 | ${CHK[*]} blocks"
@@ -75,6 +82,7 @@ setup() {
 }
 
 @test "rvstream: every truncation raises RvStreamError with the byte offset, or is a whole shorter stream" {
+	slow
 	# compressed frames (a file) and stored ones (the stored-block path)
 	for level in -1 0; do
 		rv-decode -q --limit 10 --epochs 2 "$IMG" "$LAB" |
@@ -85,6 +93,7 @@ setup() {
 }
 
 @test "rvstream: random corruption raises RvStreamError, never another exception" {
+	slow
 	for level in 5 0; do
 		rv-decode -q --limit 10 --epochs 2 "$IMG" "$LAB" |
 		    rv-batch -b 4 --level $level -o "$T/b.rvs"
@@ -94,6 +103,7 @@ setup() {
 }
 
 @test "rvstream: bad streams raise a clear one-line RvStreamError" {
+	slow
 	printf 'hello, world\n' > "$T/text"
 	run -0 "${CHK[@]}" error "$T/text"
 	[ "$output" = "error: $T/text: record 0 at byte 0: not an rv stream: no Zstandard frame here (magic 6c6c6568)" ]
@@ -122,11 +132,13 @@ setup() {
 }
 
 @test "feedback: last_layer_gradnorm equals autograd's per-sample gradient norm" {
+	slow
 	run -0 "${CHK[@]}" gradnorm
 	[ "$output" = "gradnorm ok: 12 samples, label smoothing 0 and 0.1" ]
 }
 
 @test "feedback: lines written by FeedbackWriter are rv-feedback(5) lines rv-score reads" {
+	slow
 	rv-decode -q --limit 600 --epochs 2 "$IMG" "$LAB" -o "$T/s.rvs"
 	rv-batch -b 60 "$T/s.rvs" -o "$T/b.rvs"
 	run -0 "${CHK[@]}" feedback_file "$T/b.rvs" "$T/fb.txt"
@@ -143,6 +155,7 @@ setup() {
 }
 
 @test "feedback: FeedbackWriter never blocks on a FIFO nobody reads, and a reader gets every line" {
+	slow
 	mkfifo "$T/fifo"
 	run -0 timeout 60 "${CHK[@]}" feedback_noreader "$T/fifo"
 	[[ "$output" == "no reader ok: 100000 lines in "*" s, none blocked" ]]
@@ -156,7 +169,8 @@ setup() {
 }
 
 @test "torch-train.sh: PyTorch trains from a refurbished, shrunk stream and feeds rv-score through a FIFO" {
-	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=4000 \
+	slow
+	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=4000 EVAL_LIMIT=1000 \
 	    EPOCHS=2 PYTHON="$PY" bash "$REPO/pipelines/torch-train.sh"
 	[[ "$stderr" == *"rv-score: epoch 0: 4000 seen, 4000 kept (100.0%), 0 dropped"* ]]
 	[[ "$stderr" =~ "rv-score: 8000 seen, "[0-9]+" kept "[^\;]*"; feedback "([0-9]+)" lines" ]]

@@ -234,6 +234,9 @@ teardown() {
 	done
 }
 
+# Why --device auto trains on the CPU (an extended regular expression).
+NO_CUDA='(this rv was built without CUDA \(CUDA=0 or no nvcc\)|no CUDA device found|cannot load the CUDA backend: .+)'
+
 # The CUDA backend present and a device found: the CPU-only tests skip.
 skip_if_cuda() {
 	local err
@@ -243,6 +246,7 @@ skip_if_cuda() {
 }
 
 @test "rv-train-gpu: --help, --version, --list-models" {
+	slow
 	local m
 	run -0 --separate-stderr rv-train-gpu --help
 	[ -z "$stderr" ]
@@ -262,6 +266,7 @@ skip_if_cuda() {
 }
 
 @test "rv-train-gpu: usage errors exit 2, the reason first, then the usage" {
+	slow
 	local args want
 	# shellcheck disable=SC2086
 	while IFS='|' read -r args want; do
@@ -312,6 +317,7 @@ EOF
 }
 
 @test "rv-train-gpu: --device cuda without CUDA exits 1, one line" {
+	slow
 	skip_if_cuda
 	run -1 --separate-stderr rv-train-gpu --device cuda --save "$W/c.ck" \
 	    "$T/r.rvs"
@@ -319,7 +325,8 @@ EOF
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "$stderr" =~ ^"rv-train-gpu: --device cuda: "(.*CUDA.*)$ ]]
 	[ "$stderr" = "rv-train-gpu: --device cuda: this rv was built without CUDA (CUDA=0 or no nvcc)" ] ||
-	    [ "$stderr" = "rv-train-gpu: --device cuda: no CUDA device found" ]
+	    [ "$stderr" = "rv-train-gpu: --device cuda: no CUDA device found" ] ||
+	    [[ "$stderr" == "rv-train-gpu: --device cuda: cannot load the CUDA backend: "?* ]]
 	[ ! -e "$W/c.ck" ]
 	# -q does not hide an error
 	run -1 --separate-stderr rv-train-gpu -q --device cuda "$T/r.rvs"
@@ -332,11 +339,12 @@ EOF
 }
 
 @test "rv-train-gpu: --precision bf16 falling back to the CPU trains in fp32 and says so" {
+	slow
 	skip_if_cuda
 	run -0 --separate-stderr rv-train-gpu -j 1 -b 32 -m "$M" \
 	    --precision bf16 --max-steps 2 "$T/r.rvs"
 	[ "${#stderr_lines[@]}" -eq 1 ]
-	[[ "$stderr" =~ ^"rv-train-gpu: no CUDA "("backend built"|"device found")": training on the CPU in fp32"$ ]]
+	[[ "$stderr" =~ ^"rv-train-gpu: "$NO_CUDA": training on the CPU in fp32"$ ]]
 	[ "$(sline device)" = "device    cpu (1 thread)" ]
 	[ "$(summary_value steps)" = 2 ]
 	# fp32 is the CPU's own: no notice on --device cpu
@@ -347,11 +355,12 @@ EOF
 }
 
 @test "rv-train-gpu: --device auto says once that it trains on the CPU; -q silences it" {
+	slow
 	skip_if_cuda
 	run -0 --separate-stderr rv-train-gpu -j 1 -b 32 -m "$M" \
 	    --max-steps 2 "$T/r.rvs"
 	[ "${#stderr_lines[@]}" -eq 1 ]
-	[[ "$stderr" =~ ^"rv-train-gpu: no CUDA "("backend built"|"device found")": training on the CPU"$ ]]
+	[[ "$stderr" =~ ^"rv-train-gpu: "$NO_CUDA": training on the CPU"$ ]]
 	[ "$(sline device)" = "device    cpu (1 thread)" ]
 	[ "$(summary_value steps)" = 2 ]
 	# the default is auto
@@ -367,6 +376,56 @@ EOF
 	run -0 --separate-stderr rv-train-gpu --device cpu -j 1 -b 32 \
 	    -m "$M" --max-steps 2 "$T/r.rvs"
 	[ -z "$stderr" ]
+}
+
+@test "rv-train-gpu: the CUDA plugin is opened only where a driver is; one that cannot load fails --device cuda in one line, auto says why" {
+	local d drv="$BATS_TEST_TMPDIR/driver" plugin="$BIN/../lib/rv/librv-cuda.so"
+	[ -f "$plugin" ] || skip "the CUDA backend is not built"
+	# a copy of the trainer whose plugin is no library: a tripwire
+	mkdir -p "$BATS_TEST_TMPDIR/tree/bin" "$BATS_TEST_TMPDIR/tree/lib/rv" "$drv"
+	d=$(cd "$BATS_TEST_TMPDIR/tree" && pwd -P)
+	cp "$BIN/rv-train-gpu" "$d/bin/"
+	echo 'not a library' > "$d/lib/rv/librv-cuda.so"
+	run -0 --separate-stderr "$d/bin/rv-train-gpu" -j 1 -b 32 -m "$M" \
+	    --device cpu --max-steps 1 "$T/r.rvs"
+	[ -z "$stderr" ]
+	[ "$(summary_value steps)" = 1 ]
+	# without a driver auto does not touch it (with one it says why)
+	run -0 --separate-stderr "$d/bin/rv-train-gpu" -j 1 -b 32 -m "$M" \
+	    --max-steps 1 "$T/r.rvs"
+	if [ -z "${LD_LIBRARY_PATH:-}" ] &&
+	    ! /sbin/ldconfig -p | grep -q 'libcuda\.so\.1 '; then
+		[ "$stderr" = "rv-train-gpu: no CUDA device found: training on the CPU" ]
+	else
+		[[ "$stderr" =~ ^"rv-train-gpu: "$NO_CUDA": training on the CPU"$ ]]
+	fi
+	[ "$(summary_value steps)" = 1 ]
+	# a stand-in driver (libcuda.so.1): the plugin is opened, and
+	# dlopen's reason is given
+	cc -shared -o "$drv/libcuda.so.1" -x c /dev/null
+	run -1 --separate-stderr env LD_LIBRARY_PATH="$drv" \
+	    "$d/bin/rv-train-gpu" -q --device cuda "$T/r.rvs"
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "rv-train-gpu: --device cuda: cannot load the CUDA backend: $d/lib/rv/librv-cuda.so: "*"too short"* ]]
+	run -0 --separate-stderr env LD_LIBRARY_PATH="$drv" \
+	    "$d/bin/rv-train-gpu" -j 1 -b 32 -m "$M" --max-steps 1 "$T/r.rvs"
+	[[ "$stderr" == "rv-train-gpu: cannot load the CUDA backend: $d/lib/rv/librv-cuda.so: "*": training on the CPU" ]]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ "$(sline device)" = "device    cpu (1 thread)" ]
+	# a plugin that needs a library not installed, as without cuDNN
+	cc -shared -o "$drv/libgone.so" -x c /dev/null
+	cc -shared -o "$d/lib/rv/librv-cuda.so" -x c /dev/null \
+	    -Wl,--no-as-needed -L"$drv" -lgone
+	rm "$drv/libgone.so"
+	run -1 --separate-stderr env LD_LIBRARY_PATH="$drv" \
+	    "$d/bin/rv-train-gpu" --device cuda:1 --precision bf16 "$T/r.rvs"
+	[ "$stderr" = "rv-train-gpu: --device cuda: cannot load the CUDA backend: libgone.so: cannot open shared object file: No such file or directory" ]
+	# the real plugin loads (every rv_* function it calls is the
+	# trainer's) and finds no device behind the stand-in
+	run -1 --separate-stderr env LD_LIBRARY_PATH="$drv" \
+	    rv-train-gpu --device cuda "$T/r.rvs"
+	[ "$stderr" = "rv-train-gpu: --device cuda: no CUDA device found" ]
 }
 
 @test "rv-train-gpu: learns Fashion-MNIST, with every documented --log event" {
@@ -445,6 +504,7 @@ EOF
 }
 
 @test "rv-train-gpu: --feedback to a FIFO nobody reads never blocks" {
+	slow
 	mkfifo "$W/fifo"
 	run -0 --separate-stderr timeout 60 rv-train-gpu -q -j 1 -b 32 \
 	    -m "$M" --feedback "$W/fifo" --log "$W/log" "$T/r.rvs"
@@ -455,6 +515,7 @@ EOF
 }
 
 @test "rv-train-gpu: a slow feedback reader does not slow training, and gets whole lines" {
+	slow
 	local t0 t1 t2 t3 n written dropped
 	mkfifo "$W/fifo"
 	t0=$(date +%s.%N)
@@ -503,6 +564,7 @@ EOF
 }
 
 @test "rv-train-gpu: a feedback reader that leaves after 10 lines does not stop training" {
+	slow
 	local written dropped
 	mkfifo "$W/fifo"
 	head -n 10 < "$W/fifo" > "$W/got" 3>&- &
@@ -545,6 +607,7 @@ EOF
 }
 
 @test "rv-train-gpu: --resume refuses another input, and one that ends early" {
+	slow
 	train --max-steps 13 --save "$W/b.ck" "$T/r.rvs" > /dev/null
 	run -1 --separate-stderr train --resume "$W/b.ck" --save "$W/c.ck" \
 	    "$T/r5.rvs"
@@ -606,6 +669,7 @@ EOF
 }
 
 @test "rv-train-gpu: the same run twice gives the same checkpoint, -j 1 and -j 2" {
+	slow
 	local j
 	for j in 1 2; do
 		rv-train-gpu -q -j "$j" -b 32 -m "$M" --max-steps 24 \
@@ -639,6 +703,7 @@ fb_diff() {
 }
 
 @test "rv-train-gpu: --mean and --std take one value or one per channel, in channel order" {
+	slow
 	local l m1 m2 d
 	# A: Fashion-MNIST at half intensity (0..127), grey in 3 channels;
 	# B: A plus (0, 64, 128) per channel, exactly (8-bit PNGs in and out)
@@ -704,6 +769,7 @@ fb_diff() {
 }
 
 @test "rv-train-gpu: samples batched by -b and rv-batch batches train the same" {
+	slow
 	run -0 --separate-stderr train --save "$W/b.ck" "$T/rb.rvs"
 	[ "$(summary_value steps)" = 38 ]
 	ck_same "$T/a.ck" "$W/b.ck"
@@ -714,6 +780,7 @@ fb_diff() {
 }
 
 @test "rv-train-gpu: SIGINT saves a checkpoint, exits 130, and the run resumes" {
+	slow
 	local st step
 	"${TRAIN[@]}" --save "$W/s.ck" --save-every 2 "$T/long.rvs" \
 	    > "$W/out" 2> "$W/err" 3>&- &
@@ -820,6 +887,7 @@ fb_diff() {
 }
 
 @test "rv-train-gpu: a corrupt --resume checkpoint exits 1 naming it" {
+	slow
 	local len
 	cp "$T/a.ck" "$W/flip.ck"
 	len=$(stat -c %s "$W/flip.ck")
@@ -842,6 +910,7 @@ fb_diff() {
 }
 
 @test "rv-train-gpu: --target-acc stops once evaluation reaches it" {
+	slow
 	local step
 	run -0 --separate-stderr train --eval "$T/ev.rvs" --eval-every 5 \
 	    --target-acc 0.3 --log "$W/log" "$T/tr.rvs"

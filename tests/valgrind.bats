@@ -21,6 +21,7 @@ setup() {
 }
 
 @test "valgrind: decode | augment | refurbish | batch | inspect is memcheck-clean" {
+	slow plain
 	run -0 --separate-stderr bash -c "set -o pipefail
 	    ${VG[*]} rv-decode -q -j 2 --limit 200 '$FMNIST/train-images-idx3-ubyte.gz' \
 	        '$FMNIST/train-labels-idx1-ubyte.gz' |
@@ -34,6 +35,7 @@ setup() {
 }
 
 @test "valgrind: rv-score, learning from a feedback file under each policy, is memcheck-clean" {
+	slow plain
 	rv-decode -q --limit 300 --epochs 3 "$FMNIST/train-images-idx3-ubyte.gz" \
 	    "$FMNIST/train-labels-idx1-ubyte.gz" -o "$T/s.rvs"
 	# two epochs of feedback, some ids hard (gradnorm 1.1), most easy
@@ -51,6 +53,7 @@ setup() {
 }
 
 @test "valgrind: JPEG and PNG decoding of every fixture flavour is memcheck-clean" {
+	slow plain
 	need_fixtures
 	run -0 --separate-stderr bash -c "${VG[*]} rv-decode -q -j 2 '$FIX/ds/folder' \
 	    '$FIX/ds/wds.tar' '$FIX/ds/broken.tar' > /dev/null"

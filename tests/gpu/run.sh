@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The CUDA backend on a GPU (issue 8), end to end; run by
 # scripts/gpu-check.sh after the unit tests (build/unit/t_nn_cuda: both
-# backends agree on whole models).  For each of fp32, tf32 and bf16:
+# backends agree on whole models).  First (cuda) that the trainer loads
+# its CUDA plugin and finds a device.  Then for each of fp32, tf32, bf16:
 #   learns    Fashion-MNIST (10,000 samples, 4 epochs, cnn-small,
 #             shrunk by rv-score with the trainer's feedback through a
 #             FIFO) reaches >= 0.80 test accuracy;
 #   feedback  the trainer wrote lines for at least half the samples and
 #             rv-score read at least half of those (its summary counts);
 #   device    the summary names the CUDA device and the precision.
-# Then: the CPU and CUDA fp32 backends trained on the same 20 batches
+# Last: the CPU and CUDA fp32 backends trained on the same 20 batches
 # end within 2 % of each other's training loss; --device cuda:N past the
 # last device exits 1 with one line.  TAP on stdout.  DEVICE=cpu runs
 # the same checks on the CPU backend (fp32 only; to check this script
@@ -39,6 +40,16 @@ ok() {
 		failed=$((failed + 1))
 	fi
 }
+
+# The backend is the plugin lib/rv/librv-cuda.so beside bin/: first that
+# it loads and finds a device (else every check below fails, and why is
+# said here).
+if [ "$device" = cuda ]; then
+	err=$(rv-train-gpu -q --device cuda < /dev/null 2>&1)
+	echo "# $err"
+	ok "$([ "$err" = "rv-train-gpu: the input holds no batch to train on" ]; echo $?)" \
+	    "the CUDA plugin loads and finds a device"
+fi
 
 rv-decode -q --limit 2000 "$data/t10k-images-idx3-ubyte.gz" \
     "$data/t10k-labels-idx1-ubyte.gz" -o "$w/test.rvs"
