@@ -130,16 +130,25 @@ trunc_check() {
 	done < "$D/cuts"
 }
 
-# One prefix of trunc_check (its locals: L b n r, and f, st, got).
-trunc_one() {
-	f="$D/cut/$L.rvs"
+# run_on WHAT FILE CMD...: CMD FILE, stdin empty, output in $T/out and
+# $T/err, its status in st; 1 (saying so, WHAT naming the case) when a
+# signal killed it.
+run_on() {
+	local what=$1 file=$2
+	shift 2
 	st=0
-	"$@" "$f" < /dev/null > "$T/out" 2> "$T/err" || st=$?
+	"$@" "$file" < /dev/null > "$T/out" 2> "$T/err" || st=$?
 	if [ "$st" -ge 128 ]; then
-		echo "$prog: prefix $L: killed, status $st" >&2
+		echo "$prog: $what: killed, status $st" >&2
 		cat "$T/err" >&2
 		return 1
 	fi
+}
+
+# One prefix of trunc_check (its locals: L b n r, and f, st, got).
+trunc_one() {
+	f="$D/cut/$L.rvs"
+	run_on "prefix $L" "$f" "$@" || return 1
 	if [ "$b" -eq 0 ]; then
 		check_fail "$prog" "$f" "$st" "$T/err"
 		return
@@ -189,13 +198,7 @@ trunc_one() {
 corrupt_check() {
 	local f st prog=$1
 	for f in "$D"/flip*.rvs "$D"/hdr*.rvs; do
-		st=0
-		"$@" "$f" < /dev/null > "$T/out" 2> "$T/err" || st=$?
-		if [ "$st" -ge 128 ]; then
-			echo "$prog: $f: killed, status $st" >&2
-			cat "$T/err" >&2
-			return 1
-		fi
+		run_on "$f" "$f" "$@" || return 1
 		[ "$st" -eq 0 ] && [ ! -s "$T/err" ] && continue
 		check_fail "$prog" "$f" "$st" "$T/err"
 	done
