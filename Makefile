@@ -155,8 +155,8 @@ endif
 $(BUILD)/tests/unit/%.o: ALL_CPPFLAGS += -Itests/unit
 
 # tests/run: the unit tests and the bats files as parallel jobs (RV_JOBS,
-# twice the cores), TAP per job, the 15 slowest tests, then one closing
-# line "N passed, N failed".
+# the cores and one more), TAP per job, the 15 slowest tests, then one
+# closing line "N passed, N failed".
 # check: the quick loop for developing: this build, every unit test once,
 # the bats tests not marked slow; a few minutes.
 check: all $(UNITS) $(FIXTURES)
