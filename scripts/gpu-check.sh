@@ -10,6 +10,13 @@
 # SKIP_BENCH=1 for the checks only; bench/gpu.sh's MODELS, PRECS, STEPS.
 # DEVICE=cpu runs the whole script on the CPU backend (small benchmark
 # sizes), to check the script itself on a machine without a GPU.
+# RV_BUILD the build tree (default build); NO_BUILD=1 runs it as it is,
+# without make: a tree built elsewhere and copied, as
+# scripts/gpu-bundle.sh makes for a GPU machine without rv's -dev
+# packages.  FMNIST the Fashion-MNIST folder (default Debian's).
+# STAGE_TIMEOUT seconds for each of the unit tests, the end-to-end checks
+# and the benchmark (default none): a stage that hangs is stopped and
+# fails, and the next one still runs.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 export LC_ALL=C
@@ -22,15 +29,20 @@ say "== gpu-check $(date -u +%FT%TZ), $(git rev-parse --short HEAD 2>/dev/null |
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 |
     sed 's/^/gpu: /' | tee -a "$log"
 say "nvcc: $(/usr/local/cuda/bin/nvcc --version 2>/dev/null | tail -1)"
-if ! make -j"${JOBS:-$(nproc)}" CUDA=1 all units >> "$log" 2>&1; then
+build=${RV_BUILD:-build}
+export RV_BUILD=$build
+if [ "${NO_BUILD:-0}" = 1 ]; then
+	say "build: $build as it is (NO_BUILD=1)"
+elif ! make -j"${JOBS:-$(nproc)}" CUDA=1 BUILD="$build" all units >> "$log" 2>&1; then
 	say "build: FAILED (see $log)"
 	exit 1
+else
+	say "build: ok"
 fi
-say "build: ok"
 status=0
 # The backend is a plugin that rv-train-gpu opens (and t_nn_cuda links):
 # the CUDA libraries are its, not the programs'.
-plugin=build/lib/rv/librv-cuda.so
+plugin=$build/lib/rv/librv-cuda.so
 missing=$(ldd "$plugin" 2>&1 | grep -E 'not found|No such' | tr -s ' \t\n' ' ')
 if [ -n "$missing" ]; then
 	say "plugin: $plugin: FAILED: ${missing}"
@@ -42,14 +54,14 @@ export DEVICE=${DEVICE:-cuda}
 if [ "$DEVICE" = cpu ]; then
 	export MODELS=${MODELS:-cnn-small} SIZE=${SIZE:-28} BATCH=${BATCH:-64}
 fi
-say "== unit: build/unit/t_nn_cuda"
-build/unit/t_nn_cuda 2>&1 | tee -a "$log" | grep -E '^(not ok|ok|#)' || :
+say "== unit: $build/unit/t_nn_cuda"
+timeout "${STAGE_TIMEOUT:-0}" "$build/unit/t_nn_cuda" 2>&1 | tee -a "$log" | grep -E '^(not ok|ok|#)'
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 say "== end to end: tests/gpu/run.sh"
-bash tests/gpu/run.sh 2>&1 | tee -a "$log" || status=1
+timeout "${STAGE_TIMEOUT:-0}" bash tests/gpu/run.sh 2>&1 | tee -a "$log" || status=1
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
 	say "== benchmark: bench/gpu.sh"
-	bash bench/gpu.sh 2>&1 | tee -a "$log" || status=1
+	timeout "${STAGE_TIMEOUT:-0}" bash bench/gpu.sh 2>&1 | tee -a "$log" || status=1
 fi
 say "== $( [ "$status" = 0 ] && echo PASS || echo FAIL ); full log: $log"
 exit "$status"

@@ -13,14 +13,31 @@ setup() {
 	    skip "once, with the plain build"
 }
 
-@test "gpucheck: tests/gpu/run.sh passes on the CPU backend (DEVICE=cpu)" {
+# gpu-check.sh runs from a gpu-bundle.sh bundle (as on a GPU machine
+# without rv's -dev packages), every library but glibc's and CUDA's taken
+# from the bundle, on the CPU backend: the unit tests and
+# tests/gpu/run.sh's checks pass.
+@test "gpucheck: scripts/gpu-check.sh passes from a gpu-bundle.sh bundle on the CPU backend (DEVICE=cpu)" {
 	slow plain
-	run -0 env DEVICE=cpu RV_BUILD="${RV_BUILD:-build}" \
-	    bash "$REPO/tests/gpu/run.sh"
+	local b="$BATS_TEST_TMPDIR/bundle" build="${RV_BUILD:-build}"
+	[ -f "$REPO/$build/lib/rv/librv-cuda.so" ] ||
+	    skip "no CUDA plugin built (no nvcc)"
+	run -0 env XZ_OPT=-0 RV_BUILD="$build" bash "$REPO/scripts/gpu-bundle.sh" "$b"
+	[ -x "$b/run" ] && [ -x "$b/build/bin/rv-train-gpu" ] &&
+	    [ -x "$b/build/unit/t_nn_cuda" ] &&
+	    [ -f "$b/build/lib/rv/librv-cuda.so" ]
+	# the training set cut to its first 12000 images (a 16-byte header)
+	[ "$(gzip -dc "$b/fashion-mnist/train-images-idx3-ubyte.gz" | wc -c)" = $((16 + 12000 * 784)) ]
+	run -0 env RV_ROOT="$REPO" RV_LIBS=all DEVICE=cpu SKIP_BENCH=1 \
+	    GPU_CHECK_LOG="$BATS_TEST_TMPDIR/log" bash "$b/run"
+	[[ "$output" == *"from the bundle: "*" libzstd.so.1"* ]]
+	[[ "$output" == *"build: $b/build as it is (NO_BUILD=1)"* ]]
+	[[ "$output" == *"ok 9 - test_no_device"* ]]
 	[[ "$output" == *"ok 1 - fp32: cnn-small learns Fashion-MNIST on cpu"* ]]
 	[[ "$output" == *"ok 2 - fp32: feedback flows"* ]]
 	[[ "$output" == *"ok 3 - fp32: the CPU and cpu backends' training losses agree"* ]]
 	[[ "$output" == *"1..3"* ]]
+	[[ "$output" == *"== PASS"* ]]
 	[[ "$output" != *"not ok"* ]]
 }
 
@@ -37,6 +54,8 @@ setup() {
 	awk -F'"images_per_s":' 'NF < 2 { exit 1 } { split($2, a, ","); if (a[1] + 0 <= 0) exit 1 }' \
 	    "$o/results.jsonl"
 	grep -q '"tflops":[0-9.]*,' "$o/results.jsonl"
+	# --autotune is the CUDA backend's: no tuned row on the CPU
+	[ "$(grep -c '"autotune":false' "$o/results.jsonl")" = 2 ]
 }
 
 @test "gpucheck: bench/gpu_torch.py runs (on the CPU)" {
