@@ -5,17 +5,21 @@
 #   file  the batches read from a file in the page cache (no decoding, no
 #         augmentation, no pipe: the "synthetic" baseline)
 #   pipe  the same bytes through a pipe (cat file | rv-train-gpu)
+#   tuned the file again, with --autotune (cuDNN's algorithms timed, the
+#         fastest kept) where file and pipe take cuDNN's heuristic choice
 # and the achieved TFLOP/s (3 x 2 x MACs a sample x images/s: forward and
 # the two backward GEMMs) beside the device's dense peak for that
 # precision; PyTorch's images/s for the same model and precision
 # (torchvision model, cudnn.benchmark, channels-last + autocast for bf16,
 # synthetic batch on the device) when torch with CUDA is there.
 # Targets: rv >= 0.90x PyTorch; pipe <= 1.05x file's time a step.
+# (PyTorch runs with cudnn.benchmark: compare it with tuned.)
 # The rate is taken between log lines, after WARM steps (default 20) of
 # STEPS (default 60), so autotuning and warm-up are left out.
 #
 # Builds nothing: expects `make` with CUDA.  Environment: RV_BUILD
-# (default build), MODELS, PRECS, STEPS, WARM, BATCH, SIZE (default 224).
+# (default build), FMNIST (the Fashion-MNIST folder), MODELS, PRECS,
+# STEPS, WARM, BATCH, SIZE (default 224).
 # DEVICE=cpu runs the same script on the CPU backend (fp32, no PyTorch),
 # to check the script itself without a GPU, e.g. DEVICE=cpu
 # MODELS=cnn-small SIZE=28 BATCH=64.  Output (JSON lines and the table)
@@ -41,7 +45,7 @@ warm=${WARM:-20}
 batch=${BATCH:-256}
 size=${SIZE:-224}
 [ "$device" = cuda ] || precs=fp32
-data=/usr/share/datasets/fashion-mnist
+data=${FMNIST:-/usr/share/datasets/fashion-mnist}
 py=${PYTHON:-/usr/bin/python3}
 
 die() { echo "bench/gpu: $*" >&2; exit 1; }
@@ -132,10 +136,15 @@ for m in $models; do
 			    sed -n 's/.*"images_per_s": *\([0-9.]*\).*/\1/p')
 			tr=${tr:-0}
 		fi
-		for input in file pipe; do
+		ins="file pipe tuned"
+		[ "$device" = cuda ] || ins="file pipe"
+		for input in $ins; do
 			log=$out/$m-$p-$input.log
-			if [ "$input" = file ]; then
-				rv-train-gpu -q --device "$device" "${popt[@]}" -m "$m" \
+			topt=()
+			[ "$input" = tuned ] && topt=(--autotune)
+			if [ "$input" != pipe ]; then
+				rv-train-gpu -q --device "$device" "${popt[@]}" \
+				    "${topt[@]}" -m "$m" \
 				    --classes 1000 --lr 0.01 --max-steps "$steps" \
 				    --log "$log" --log-every 10 "${files[@]}" \
 				    > "$out/$m-$p-$input.sum"
@@ -157,13 +166,21 @@ for m in $models; do
 			printf '%-9s %-5s %-5s %10s %8s %8s %9s %9s%%\n' "$m" "$p" \
 			    "$input" "$r" "$tf" "$ofpk" "$vs" "${wt:-?}" |
 			    tee -a "$out/table.txt"
-			printf '{"model":"%s","precision":"%s","input":"%s","images_per_s":%s,"tflops":%s,"peak_tflops":%s,"torch_images_per_s":%s,"gpu":"%s"}\n' \
-			    "$m" "$p" "$input" "$r" "$tf" "$pk" "$tr" "$gpu" >> "$json"
-			[ "$input" = file ] && rfile=$r
+			printf '{"model":"%s","precision":"%s","input":"%s","autotune":%s,"images_per_s":%s,"tflops":%s,"peak_tflops":%s,"torch_images_per_s":%s,"gpu":"%s"}\n' \
+			    "$m" "$p" "${input/tuned/file}" \
+			    "$([ "$input" = tuned ] && echo true || echo false)" \
+			    "$r" "$tf" "$pk" "$tr" "$gpu" >> "$json"
+			case $input in
+			file) rfile=$r ;;
+			pipe) rpipe=$r ;;
+			esac
 		done
-		awk -v f="$rfile" -v p="$r" 'BEGIN { if (f > 0 && p > 0)
+		awk -v f="$rfile" -v p="$rpipe" 'BEGIN { if (f > 0 && p > 0)
 		    printf "%-9s %-5s pipe costs %.1f%% of the file rate (target <= 5%%)\n",
 		    "", "", 100 * (f - p) / f }' | tee -a "$out/table.txt"
+		[ "$input" = tuned ] && awk -v f="$rfile" -v t="$r" 'BEGIN {
+		    if (f > 0 && t > 0) printf "%-9s %-5s --autotune: %.2fx the heuristics'"'"' rate\n",
+		    "", "", t / f }' | tee -a "$out/table.txt"
 		[ "$torch_ok" = 1 ] && printf '%-9s %-5s %-5s %10s\n' "$m" "$p" torch "$tr" |
 		    tee -a "$out/table.txt"
 	done

@@ -23,7 +23,7 @@
 static const char usage[] =
     "usage: rv-train-gpu [-qv] [-j N] [-o FILE] [-m MODEL] [-b N]\n"
     "                    [--device auto|cpu|cuda[:N]] [--precision P]\n"
-    "                    [--lr LR] [--momentum M]\n"
+    "                    [--autotune] [--lr LR] [--momentum M]\n"
     "                    [--nesterov] [--wd WD] [--label-smoothing E]\n"
     "                    [--schedule const|step|cosine] [--epochs E]\n"
     "                    [--step-size E] [--gamma G] [--warmup N]\n"
@@ -40,6 +40,8 @@ static const char usage[] =
     "  -o, --output FILE       write the summary to FILE (default stdout)\n"
     "      --device D          auto (default), cpu, cuda or cuda:N\n"
     "      --precision P       CUDA: fp32 (default), tf32 or bf16\n"
+    "      --autotune          CUDA: time cuDNN's algorithms, keep the fastest\n"
+    "                          (runs may then differ in the last bits)\n"
     "      --lr LR             base learning rate (default 0.05)\n"
     "      --momentum M        SGD momentum (default 0.9)\n"
     "      --nesterov          Nesterov momentum\n"
@@ -79,7 +81,7 @@ static const char usage[] =
 
 enum {
 	OPT_DEVICE = RV_OPT_FIRST_PRIVATE,
-	OPT_PRECISION,
+	OPT_PRECISION, OPT_AUTOTUNE,
 	OPT_LR, OPT_MOMENTUM, OPT_NESTEROV, OPT_WD, OPT_SMOOTH,
 	OPT_SCHEDULE, OPT_EPOCHS, OPT_STEP_SIZE, OPT_GAMMA, OPT_WARMUP,
 	OPT_MEAN, OPT_STD, OPT_CLASSES, OPT_EVAL, OPT_EVAL_EVERY,
@@ -169,6 +171,7 @@ parse_args(int argc, char *argv[], struct opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "precision", required_argument, NULL, OPT_PRECISION },
+		{ "autotune", no_argument, NULL, OPT_AUTOTUNE },
 		{ "lr", required_argument, NULL, OPT_LR },
 		{ "momentum", required_argument, NULL, OPT_MOMENTUM },
 		{ "nesterov", no_argument, NULL, OPT_NESTEROV },
@@ -251,6 +254,9 @@ parse_args(int argc, char *argv[], struct opts *o)
 				rv_usage_die(usage, "--precision: '%s': want "
 				    "fp32, tf32 or bf16", optarg);
 			t->precision = (enum rv_precision)prec;
+			break;
+		case OPT_AUTOTUNE:
+			t->autotune = 1;
 			break;
 		case OPT_LR:
 			t->hyper.lr = (float)rv_opt_f64("--lr", optarg, 0, 100,
@@ -372,6 +378,9 @@ parse_args(int argc, char *argv[], struct opts *o)
 	if (strcmp(o->device, "cpu") == 0 && t->precision != RV_PREC_FP32)
 		rv_usage_die(usage, "--precision %s: the CPU backend trains in "
 		    "fp32 only", rv_precision_name(t->precision));
+	if (strcmp(o->device, "cpu") == 0 && t->autotune)
+		rv_usage_die(usage, "--autotune: the CPU backend has no "
+		    "algorithms to time");
 }
 
 /*

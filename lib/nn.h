@@ -191,6 +191,9 @@ struct rv_nn_config {
 	int device;		/* CUDA: device ordinal */
 	enum rv_precision precision;	/* CUDA; the CPU is always fp32 */
 	int async;		/* the caller calls ops->wait (see there) */
+	int tune;		/* CUDA: time the convolution algorithms and
+				 * keep the fastest (else cuDNN's heuristic
+				 * choice, the same on every run) */
 };
 
 /* One batch as it comes off the stream; everything borrowed. */

@@ -16,13 +16,17 @@
  * one cuDNN workspace sized by the convolution algorithms chosen.  A
  * smaller batch uses the first n samples' worth of each tensor.
  *
- * Algorithms.  At create() every convolution's forward, backward-data and
- * backward-filter algorithms are timed on the real tensors
- * (cudnnFind*AlgorithmEx) and the fastest deterministic one within the
- * memory left is kept; layers of the same geometry share the result.  A
- * batch of another size takes cuDNN's heuristic choice that fits the
- * workspace.  Only deterministic algorithms are used, so a run repeats
- * bit for bit on the same device.
+ * Algorithms.  Only deterministic ones, each convolution's forward,
+ * backward-data and backward-filter algorithm chosen at create(): by
+ * default cuDNN's heuristic choice (cudnnGet*Algorithm_v7), the first
+ * deterministic one that fits the workspace, which depends only on the
+ * device, cuDNN and the shapes, so a run repeats bit for bit on the same
+ * device.  With config.tune every one is timed on the real tensors
+ * (cudnnFind*AlgorithmEx) and the fastest kept: faster where the
+ * heuristics guess wrong, but timing noise can pick another algorithm
+ * in the next run, and another algorithm rounds otherwise.  Layers of
+ * the same geometry share the result.  A batch of another size takes
+ * the heuristic choice that fits the workspace.
  *
  * Input.  A step copies the batch into one of two pinned host buffers
  * and uploads it on a transfer stream, which waits only for the step two
@@ -461,6 +465,7 @@ struct dev_in {			/* one input slot, on the device */
 struct cu {
 	struct rv_net net;	/* layers copied; spec not kept */
 	int batch_max, async;
+	int tune;		/* config.tune: time the algorithms */
 	int dev_ready;		/* a device is set: CUDA state exists */
 	enum rv_precision prec;
 	int nhwc;		/* bf16 */
@@ -991,7 +996,9 @@ create_descs(struct cu *c)
 }
 
 /* Descriptors at batch_max, batch-norm parameter descriptors, and every
- * convolution tuned in a scratch workspace of what memory is left. */
+ * convolution's algorithms at batch_max: within what memory is left (at
+ * most 4 GiB), timed in a scratch workspace of that size with c->tune,
+ * else cuDNN's heuristics. */
 static int
 plan_convs(struct cu *c)
 {
@@ -1015,13 +1022,13 @@ plan_convs(struct cu *c)
 	fit = fre > ((size_t)768 << 20) ? fre - ((size_t)768 << 20) : 0;
 	if (fit > ((size_t)4 << 30))
 		fit = (size_t)4 << 30;
-	while (fit >= ((size_t)16 << 20) &&
+	while (c->tune && fit >= ((size_t)16 << 20) &&
 	    cudaMalloc(&scratch, fit) != cudaSuccess) {
 		(void)cudaGetLastError();
 		scratch = NULL;
 		fit /= 2;
 	}
-	if (scratch == NULL)
+	if (c->tune && scratch == NULL)
 		fit = 0;
 	for (i = 0; i < net->nlayers; i++) {
 		const struct rv_layer *ly = &net->layers[i];
@@ -1063,7 +1070,7 @@ plan_convs(struct cu *c)
 		dx = c->g[1];
 		if (choose(c, cv, xd, x, cl->yd, y, wptr(c, cl->off),
 		    c->prec == RV_PREC_BF16 ? (void *)c->gwh :
-		    (void *)(c->grads + cl->off), dx, scratch, fit, 1,
+		    (void *)(c->grads + cl->off), dx, scratch, fit, c->tune,
 		    &cv->tuned) < 0) {
 			rv_preferr("cuda: layer %d", i + 1);
 			goto end;
@@ -1113,8 +1120,8 @@ pick_device(struct cu *c, int dev)
 		return rv_seterr("cuda: %s (compute capability %d.%d): %s "
 		    "needs 8.0 or later", p.name, p.major, p.minor,
 		    rv_precision_name(c->prec));
-	snprintf(c->desc, sizeof(c->desc), "%s, %s", p.name,
-	    rv_precision_name(c->prec));
+	snprintf(c->desc, sizeof(c->desc), "%s, %s%s", p.name,
+	    rv_precision_name(c->prec), c->tune ? ", autotuned" : "");
 	c->dev_ready = 1;
 	return 0;
 }
@@ -1146,6 +1153,7 @@ cu_create(const struct rv_nn_config *cfg)
 	c->seed = cfg->seed;
 	c->ls = cfg->label_smoothing;
 	c->async = cfg->async;
+	c->tune = cfg->tune;
 	c->prec = cfg->precision;
 	c->nhwc = c->prec == RV_PREC_BF16;
 	c->tsz = c->nhwc ? sizeof(bf16) : sizeof(float);

@@ -19,7 +19,7 @@
  * rv_net, rv_layer, rv_nn_batch, rv_nn_hyper, rv_nn_out), a function of
  * librv the plugin calls, or one below changes.
  */
-#define RV_CUDA_PLUGIN_ABI 1
+#define RV_CUDA_PLUGIN_ABI 2
 
 #ifdef __cplusplus
 extern "C" {

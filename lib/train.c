@@ -319,6 +319,7 @@ make_backend(struct trainer *t, int batch_max)
 	cfg.label_smoothing = t->conf->hyper.label_smoothing;
 	cfg.device = t->conf->device;
 	cfg.precision = t->conf->precision;
+	cfg.tune = t->conf->autotune;
 	cfg.async = t->conf->backend->wait != NULL;
 	memcpy(cfg.mean, t->mean, sizeof(cfg.mean));
 	memcpy(cfg.std, t->std, sizeof(cfg.std));

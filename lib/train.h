@@ -24,6 +24,7 @@ struct rv_train_conf {
 	const struct rv_nn_ops *backend;
 	int device;			/* CUDA device ordinal */
 	enum rv_precision precision;	/* CUDA only */
+	int autotune;			/* CUDA only: rv_nn_config's tune */
 	int threads;
 	uint64_t seed;
 	uint32_t batch;			/* collate samples; eval batch

@@ -287,6 +287,7 @@ skip_if_cuda() {
 --precision fp16|--precision: 'fp16': want fp32, tf32 or bf16
 --device cpu --precision bf16|--precision bf16: the CPU backend trains in fp32 only
 --device cpu --precision tf32|--precision tf32: the CPU backend trains in fp32 only
+--device cpu --autotune|--autotune: the CPU backend has no algorithms to time
 --target-acc 0.5|--target-acc needs --eval FILE
 --target-acc 2 --eval x|--target-acc: '2': out of range [0, 1]
 --save-every 5|--save-every needs --save FILE
@@ -352,6 +353,11 @@ EOF
 	    --device cpu --precision fp32 --max-steps 1 "$T/r.rvs"
 	[ -z "$stderr" ]
 	[ "$(summary_value steps)" = 1 ]
+	# --autotune is the CUDA backend's: the CPU fallback ignores it
+	run -0 --separate-stderr rv-train-gpu -j 1 -b 32 -m "$M" \
+	    --autotune --max-steps 1 "$T/r.rvs"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ "$(sline device)" = "device    cpu (1 thread)" ]
 }
 
 @test "rv-train-gpu: --device auto says once that it trains on the CPU; -q silences it" {

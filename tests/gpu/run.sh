@@ -8,12 +8,16 @@
 #             FIFO) reaches >= 0.80 test accuracy;
 #   feedback  the trainer wrote lines for at least half the samples and
 #             rv-score read at least half of those (its summary counts);
-#   device    the summary names the CUDA device and the precision.
+#   device    the summary names the CUDA device and the precision
+#             (bf16 trains with --autotune, and the summary says so).
 # Last: the CPU and CUDA fp32 backends trained on the same 20 batches
-# end within 2 % of each other's training loss; --device cuda:N past the
-# last device exits 1 with one line.  TAP on stdout.  DEVICE=cpu runs
+# end within 2 % of each other's training loss; on CUDA, in fp32 and
+# bf16, two runs with the same seed (-j 1 and -j 4) write the same
+# checkpoint (but for its wall and wait seconds) and the same feedback
+# lines; --device cuda:N past the last device exits 1 with one line.  TAP on stdout.  DEVICE=cpu runs
 # the same checks on the CPU backend (fp32 only; to check this script
-# without a GPU), LIMIT the training samples (default 10000).
+# without a GPU), LIMIT the training samples (default 10000), RV_BUILD
+# the build tree (default build), FMNIST the Fashion-MNIST folder.
 set -uo pipefail
 export LC_ALL=C
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,7 +27,7 @@ case $build in
 *) bin=$root/$build/bin ;;
 esac
 PATH="$bin:$PATH"
-data=/usr/share/datasets/fashion-mnist
+data=${FMNIST:-/usr/share/datasets/fashion-mnist}
 device=${DEVICE:-cuda}
 limit=${LIMIT:-10000}
 precs="fp32 tf32 bf16"
@@ -55,6 +59,7 @@ rv-decode -q --limit 2000 "$data/t10k-images-idx3-ubyte.gz" \
     "$data/t10k-labels-idx1-ubyte.gz" -o "$w/test.rvs"
 for p in $precs; do
 	popt=(--precision "$p")
+	[ "$p" = bf16 ] && popt+=(--autotune)
 	[ "$device" = cuda ] || popt=()
 	rm -f "$w/fb"
 	mkfifo "$w/fb"
@@ -85,7 +90,9 @@ for p in $precs; do
 	    'BEGIN { print (s > 0 && w >= s / 2 && r >= w / 2) ? 0 : 1 }')" \
 	    "$p: feedback flows: $written lines written for $samples samples, rv-score read ${read_:-none}"
 	if [ "$device" = cuda ]; then
-		ok "$(grep -q "^device *cuda (.*, $p)" "$w/sum-$p"; echo $?)" \
+		tuned=
+		[ "$p" = bf16 ] && tuned=", autotuned"
+		ok "$(grep -q "^device *cuda (.*, $p$tuned)" "$w/sum-$p"; echo $?)" \
 		    "$p: the summary names the device and precision"
 	fi
 done
@@ -101,7 +108,27 @@ lg=$(sed -n 's/^train *loss \([0-9.]*\).*/\1/p' "$w/agree-$device")
 echo "# train loss after 20 steps: cpu $lc, $device $lg"
 ok "$(awk -v a="${lc:-0}" -v b="${lg:-9}" 'BEGIN { d = a - b; if (d < 0) d = -d; print (a > 0 && d <= 0.02 * a) ? 0 : 1 }')" \
     "fp32: the CPU and $device backends' training losses agree after 20 steps"
+# ck_stable CK: a checkpoint but for its f64 wall and wait seconds (at
+# bytes 108 and 124) and the XXH64 over everything (lib/ckpt.h).
+ck_stable() {
+	head -c 108 "$1"
+	tail -c +117 "$1" | head -c 8
+	tail -c +133 "$1" | head -c -8
+}
 if [ "$device" = cuda ]; then
+	for p in fp32 bf16; do
+		for j in 1 4; do
+			rv-train-gpu -q -j "$j" --device cuda --precision "$p" \
+			    -m cnn-small --seed 5 --max-steps 20 \
+			    --save "$w/rep-$p-$j.ck" --feedback "$w/rep-$p-$j.fb" \
+			    -o /dev/null "$w/20.rvs"
+		done
+		lines=$(wc -l < "$w/rep-$p-1.fb")
+		ok "$([ -s "$w/rep-$p-1.ck" ] && [ "$lines" -gt 0 ] &&
+		    cmp <(ck_stable "$w/rep-$p-1.ck") <(ck_stable "$w/rep-$p-4.ck") &&
+		    cmp "$w/rep-$p-1.fb" "$w/rep-$p-4.fb"; echo $?)" \
+		    "$p: two runs, -j 1 and -j 4, train the same model bit for bit ($lines feedback lines)"
+	done
 	err=$(rv-train-gpu -q --device cuda:1023 "$w/20.rvs" 2>&1 >/dev/null)
 	rc=$?
 	echo "# $err"
