@@ -1,7 +1,8 @@
 # rv: one non-recursive makefile.  `make`, `make check`, `make asan`,
 # `make bench`, `make install PREFIX=... DESTDIR=...`, `make clean`.
-# Library sources are taken from lib/ by wildcard so that adding a module
-# never touches this file; programs are listed explicitly.
+# Library sources are taken from lib/'s folders (lib/README.md) by
+# wildcard so that adding a module never touches this file; programs are
+# listed explicitly.
 
 PREFIX    ?= /usr/local
 MANPREFIX ?= $(PREFIX)/share/man
@@ -59,14 +60,14 @@ MAN1 = $(PROGS:%=man/%.1)
 MAN5 = man/rv-stream.5 man/rv-feedback.5
 MAN7 = man/rv.7 man/rv-ops.7
 
-LIBSRC  = $(sort $(wildcard lib/*.c))
+LIBSRC  = $(sort $(wildcard lib/*/*.c))
 LIBOBJ  = $(LIBSRC:%.c=$(BUILD)/%.o)
 
-# The CUDA backend (lib/*.cu): built when nvcc is found, CUDA=0 skips it.
+# The CUDA backend (lib/nn/*.cu): built when nvcc is found, CUDA=0 skips it.
 # SASS for Ampere and Hopper, PTX for later GPUs; cuDNN 9 and cuBLAS from
 # the CUDA tree.  It is a plugin, $(BUILD)/lib/rv/librv-cuda.so (installed
 # in $(PREFIX)/lib/rv), the only thing that links the CUDA libraries:
-# lib/nn_cuda_load.c opens it from <program's dir>/../lib/rv when a
+# lib/nn/nn_cuda_load.c opens it from <program's dir>/../lib/rv when a
 # program trains on a GPU, so no program pays for loading cuDNN, cuBLAS
 # and the runtime (0.4 s of CPU) at start.  The plugin calls librv's
 # rv_* functions in the program (one copy, one error buffer): programs
@@ -87,7 +88,7 @@ PLUGIN_NAME = librv-cuda.so
 PLUGINDIR   = $(BUILD)/lib/rv
 EXPORT_RV   = -Wl,--export-dynamic-symbol='rv_*'
 ifeq ($(CUDA),1)
-CUSRC   = $(sort $(wildcard lib/*.cu))
+CUSRC   = $(sort $(wildcard lib/*/*.cu))
 CUOBJ   = $(CUSRC:%.cu=$(BUILD)/%.o)
 PLUGIN  = $(PLUGINDIR)/$(PLUGIN_NAME)
 ALL_CPPFLAGS_CUDA = -DRV_HAVE_CUDA
@@ -124,7 +125,7 @@ $(PLUGIN): $(CUOBJ)
 
 # The loader and t_nn_cuda know whether the backend is built
 # (RV_HAVE_CUDA): switching CUDA in a build tree rebuilds them.
-$(BUILD)/lib/nn_cuda_load.o $(BUILD)/tests/unit/t_nn_cuda.o: \
+$(BUILD)/lib/nn/nn_cuda_load.o $(BUILD)/tests/unit/t_nn_cuda.o: \
     $(BUILD)/.cuda-$(CUDA)
 $(BUILD)/.cuda-$(CUDA):
 	@mkdir -p $(@D)
@@ -202,7 +203,7 @@ lint:
 	    fuzz/*.sh tests/*.bash tests/*.sh tests/gpu/*.sh tests/run .ci/run
 
 fmt:
-	clang-format -i lib/*.c lib/*.h cmd/*.c tests/unit/*.c
+	clang-format -i lib/*/*.c lib/*/*.h cmd/*.c tests/unit/*.c
 
 deps:
 	bash scripts/deps.sh

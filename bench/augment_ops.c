@@ -29,11 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aug.h"
-#include "codec.h"
-#include "err.h"
-#include "io.h"
-#include "xmem.h"
+#include "aug/aug.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/xmem.h"
+#include "codec/codec.h"
 
 #define MAXCASES	128
 #define MAXPOOLS	8

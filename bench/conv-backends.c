@@ -38,7 +38,7 @@
 #include <omp.h>
 #endif
 
-#include "nn_kern.h"
+#include "nn/nn_kern.h"
 
 #define MAXLAYERS	32
 

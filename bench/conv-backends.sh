@@ -26,7 +26,7 @@ die() {
 # The layers: NAME N CI H W CO K STRIDE PAD BIAS DX, then (this script
 # only) the model and how many such convolutions it has.  DX 0: the
 # layer reads the image, so a training step needs no input gradient.
-# Shapes from the presets in lib/nn_spec.c (convolutions there have no
+# Shapes from the presets in lib/nn/nn_spec.c (convolutions there have no
 # bias: batch norm follows each).  resnet20: every convolution shape of
 # the preset (projection shortcuts, option B), so the per-model sum is
 # its whole convolution work; resnet18: layer1's 3x3 (4 in the model),
@@ -55,7 +55,7 @@ EOF
 make -s -C "$root" BUILD="$build" "$build/librv.a" >&2 ||
     die "'make $build/librv.a' failed: the library must build first"
 nm "$root/$build/librv.a" 2>/dev/null | grep ' T rv_k_conv_fwd$' >/dev/null ||
-    die "'$build/librv.a' has no rv_k_conv_fwd (lib/nn_kern.c)"
+    die "'$build/librv.a' has no rv_k_conv_fwd (lib/nn/nn_kern.c)"
 mkdir -p "$out"
 blas=/usr/lib/$(gcc -print-multiarch)/openblas-openmp
 gcc -O2 -std=c17 -fopenmp -Wall -Wextra -D_POSIX_C_SOURCE=200809L \

@@ -70,7 +70,7 @@ slurp(const char *path, unsigned long *len)
 }
 
 /*
- * The scale rv-decode's codec (lib/codec_jpeg.c) picks for max_side: the
+ * The scale rv-decode's codec (lib/codec/codec_jpeg.c) picks for max_side: the
  * size rv_fit_max_side() gives (longer side max_side, shorter side rounded
  * half up), then the smallest 1/N scale that still covers it in both
  * directions; 1/1 when max_side is 0 or the image already fits.  rv then

@@ -11,17 +11,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aug.h"
-#include "aug_text.h"
-#include "codec.h"
-#include "err.h"
-#include "io.h"
-#include "meta.h"
-#include "opt.h"
-#include "par.h"
-#include "rng.h"
-#include "stream.h"
-#include "xmem.h"
+#include "aug/aug.h"
+#include "aug/aug_text.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/opt.h"
+#include "base/rng.h"
+#include "base/xmem.h"
+#include "codec/codec.h"
+#include "stream/meta.h"
+#include "stream/par.h"
+#include "stream/stream.h"
 
 static const char usage[] =
     "usage: rv-augment [-qv] [-j N] [-o FILE] [--exact] [--level L] [--seed S]\n"

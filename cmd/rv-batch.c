@@ -1,7 +1,7 @@
 /*
  * rv-batch: collate a sample stream into batch records of N u8 samples,
  * the last stage before the trainer.  Options and wiring only: the
- * collator and its shuffle buffer live in lib/batch.c.  Metadata and
+ * collator and its shuffle buffer live in lib/stream/batch.c.  Metadata and
  * epoch-end records pass through; no batch spans an epoch.
  */
 #include <getopt.h>
@@ -10,12 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "batch.h"
-#include "err.h"
-#include "io.h"
-#include "meta.h"
-#include "opt.h"
-#include "stream.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/opt.h"
+#include "stream/batch.h"
+#include "stream/meta.h"
+#include "stream/stream.h"
 
 static const char usage[] =
     "usage: rv-batch [-qv] [-b N] [-o FILE] [--drop-last] [--level L]\n"

@@ -14,18 +14,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codec.h"
-#include "err.h"
-#include "io.h"
-#include "meta.h"
-#include "opt.h"
-#include "par.h"
-#include "rng.h"
-#include "shard.h"
-#include "src.h"
-#include "src_warn.h"
-#include "stream.h"
-#include "xmem.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/opt.h"
+#include "base/rng.h"
+#include "base/xmem.h"
+#include "codec/codec.h"
+#include "src/shard.h"
+#include "src/src.h"
+#include "src/src_warn.h"
+#include "stream/meta.h"
+#include "stream/par.h"
+#include "stream/stream.h"
 
 static const char usage[] =
     "usage: rv-decode [-qv] [-j N] [-o FILE] [--channels 1|3] [--classes N]\n"

@@ -2,7 +2,7 @@
  * rv-inspect: look at an rv stream.  A summary (or a TSV line per record
  * with --dump) on stdout, and optionally the samples as PNG files or one
  * contact sheet, so a person can see what a pipeline produces.  The
- * counting and drawing live in lib/inspect.c; this file wires them up.
+ * counting and drawing live in lib/inspect/inspect.c; this file wires them up.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -10,13 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codec.h"
-#include "err.h"
-#include "inspect.h"
-#include "io.h"
-#include "opt.h"
-#include "stream.h"
-#include "xmem.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/opt.h"
+#include "base/xmem.h"
+#include "codec/codec.h"
+#include "inspect/inspect.h"
+#include "stream/stream.h"
 
 static const char usage[] =
     "usage: rv-inspect [-qv] [--dump] [--png DIR] [--grid FILE] [-k K]\n"

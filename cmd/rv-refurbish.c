@@ -3,7 +3,7 @@
  * (Revamper): each sample's partial augmentation is computed once every r
  * epochs and cached, its final augmentation runs on every use.  Options,
  * outputs (one stream, or one file per epoch with --resume) and messages
- * live here; the input is lib/refsrc.c, the epoch loop lib/refurb.c.
+ * live here; the input is lib/refurb/refsrc.c, the epoch loop lib/refurb/refurb.c.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -11,15 +11,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "aug.h"
-#include "batch.h"
-#include "err.h"
-#include "io.h"
-#include "opt.h"
-#include "refsrc.h"
-#include "refurb.h"
-#include "stream.h"
-#include "xmem.h"
+#include "aug/aug.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/opt.h"
+#include "base/xmem.h"
+#include "refurb/refsrc.h"
+#include "refurb/refurb.h"
+#include "stream/batch.h"
+#include "stream/stream.h"
 
 static const char usage[] =
     "usage: rv-refurbish [-qv] [-j N] [-o file|pattern] [--batch B]\n"

@@ -1,9 +1,9 @@
 /*
  * rv-score: instance shrinking between the epoch driver and rv-batch.
  * Each sample is kept or dropped by the assistant, history or uniform
- * policy (lib/shrink.c), learning from the trainer's feedback lines,
+ * policy (lib/shrink/shrink.c), learning from the trainer's feedback lines,
  * polled between records without ever blocking.  With --budget, samples
- * wait in a window of W until lib/shrink.c keeps exactly k of them.
+ * wait in a window of W until lib/shrink/shrink.c keeps exactly k of them.
  * Options and wiring only.
  */
 #include <getopt.h>
@@ -12,15 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "feedback.h"
-#include "io.h"
-#include "meta.h"
-#include "opt.h"
-#include "score_io.h"
-#include "shrink.h"
-#include "stream.h"
-#include "xmem.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/opt.h"
+#include "base/xmem.h"
+#include "shrink/score_io.h"
+#include "shrink/shrink.h"
+#include "stream/feedback.h"
+#include "stream/meta.h"
+#include "stream/stream.h"
 
 static const char usage[] =
     "usage: rv-score [-qv] [-j N] [-o FILE] [--feedback PATH] [--policy P]\n"

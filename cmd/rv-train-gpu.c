@@ -2,9 +2,9 @@
  * rv-train-gpu: train an image classifier on a stream of u8 batches, on
  * CUDA when it is built and a device is present, else on the CPU, and
  * report every trained sample's loss and gradient norm on a feedback FIFO
- * for rv-score.  Options and wiring only: the loop is lib/train.c, the
- * backends lib/nn_cpu.c and lib/nn_cuda.cu (the plugin librv-cuda.so,
- * opened by lib/nn_cuda_load.c).
+ * for rv-score.  Options and wiring only: the loop is lib/train/train.c, the
+ * backends lib/nn/nn_cpu.c and lib/nn/nn_cuda.cu (the plugin librv-cuda.so,
+ * opened by lib/nn/nn_cuda_load.c).
  */
 #include <getopt.h>
 #include <signal.h>
@@ -13,12 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "batch.h"
-#include "err.h"
-#include "io.h"
-#include "nn.h"
-#include "opt.h"
-#include "train.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/opt.h"
+#include "nn/nn.h"
+#include "stream/batch.h"
+#include "train/train.h"
 
 static const char usage[] =
     "usage: rv-train-gpu [-qv] [-j N] [-o FILE] [-m MODEL] [-b N]\n"
@@ -100,7 +100,7 @@ struct opts {
  * --mean and --std: one number for every channel, or one per channel (a
  * model takes 1 to 4), separated by commas, each in [0, hi], or (0, hi]
  * when positive.  Anything else is a usage error; whether the count fits
- * the stream's channels is checked at its first batch (lib/train.c).
+ * the stream's channels is checked at its first batch (lib/train/train.c).
  */
 static int
 parse_list(const char *opt, const char *s, float *v, int positive, double hi)

@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness for archive ingest (lib/src.c, lib/src_archive.c
+ * libFuzzer harness for archive ingest (lib/src/src.c, lib/src/src_archive.c
  * through libarchive): the input is written to a file, opened as a
  * dataset, every sample fetched and decoded.  When the lenient open
  * skipped anything, the archive is opened again under --strict, whose
@@ -11,13 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codec.h"
-#include "err.h"
-#include "meta.h"
-#include "record.h"
-#include "src.h"
-#include "src_warn.h"
-#include "stream.h"
+#include "base/err.h"
+#include "codec/codec.h"
+#include "src/src.h"
+#include "src/src_warn.h"
+#include "stream/meta.h"
+#include "stream/record.h"
+#include "stream/stream.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

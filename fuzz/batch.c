@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness for the collator (lib/batch.c) fed by the stream
+ * libFuzzer harness for the collator (lib/stream/batch.c) fed by the stream
  * reader.  Byte 0 sets the batch size (bits 0-2, plus one), --drop-last
  * (bit 3) and the shuffle buffer (bits 4-7), byte 1 the seed; the rest is
  * a stream.  Every batch emitted must be a record the writer accepts and
@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
-#include "err.h"
-#include "record.h"
-#include "stream.h"
+#include "base/err.h"
+#include "stream/batch.h"
+#include "stream/record.h"
+#include "stream/stream.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness for the checkpoint reader (lib/ckpt.c): arbitrary
+ * libFuzzer harness for the checkpoint reader (lib/train/ckpt.c): arbitrary
  * bytes parsed by rv_ckpt_parse, which --resume trusts with a file from
  * anywhere.  A refused file must leave a message and nothing allocated; an
  * accepted one must hold exactly the bytes of the layout in ckpt.h (read
@@ -12,10 +12,10 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "ckpt.h"
-#include "err.h"
-#include "io.h"
-#include "record.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "stream/record.h"
+#include "train/ckpt.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,6 +1,6 @@
 /*
  * libFuzzer harness for the decode path of every format (lib/codec*.c,
- * lib/img.c): JPEG, PNG, WebP, GIF, TIFF and rv's own BMP parser.  Byte 0 picks the options (channels, --max-side, pixel cap,
+ * lib/codec/img.c): JPEG, PNG, WebP, GIF, TIFF and rv's own BMP parser.  Byte 0 picks the options (channels, --max-side, pixel cap,
  * PNG CRCs recomputed), the rest is the image.  The header read, a decode and a second decode
  * with other options on the same codec must agree with each other, and
  * every output pixel is read so that a short buffer shows.  A JPEG also
@@ -13,9 +13,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "codec.h"
-#include "err.h"
-#include "record.h"
+#include "base/err.h"
+#include "codec/codec.h"
+#include "stream/record.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness for the feedback reader (lib/feedback.c): arbitrary
+ * libFuzzer harness for the feedback reader (lib/stream/feedback.c): arbitrary
  * bytes as one line for rv_fb_parse, and as a regular file for
  * rv_fb_reader_open/rv_fb_poll, whose lines and errors must be exactly
  * those of a plain split on LF (the oracle below), whatever the poll size.
@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "feedback.h"
+#include "base/err.h"
+#include "stream/feedback.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

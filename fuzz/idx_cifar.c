@@ -1,7 +1,7 @@
 /*
- * libFuzzer harness for the IDX and CIFAR readers (lib/src_idx.c,
- * lib/src_cifar.c, lib/src.c's operand sorting and class merging, and
- * the raw-pixel path of lib/img.c).  The input is
+ * libFuzzer harness for the IDX and CIFAR readers (lib/src/src_idx.c,
+ * lib/src/src_cifar.c, lib/src/src.c's operand sorting and class merging, and
+ * the raw-pixel path of lib/codec/img.c).  The input is
  *
  *	byte 0		mode (bits 0-2), output channels (bit 3),
  *			--max-side (bits 4-6), --strict (bit 7)
@@ -19,13 +19,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codec.h"
-#include "err.h"
-#include "meta.h"
-#include "record.h"
-#include "src.h"
-#include "src_warn.h"
-#include "stream.h"
+#include "base/err.h"
+#include "codec/codec.h"
+#include "src/src.h"
+#include "src/src_warn.h"
+#include "stream/meta.h"
+#include "stream/record.h"
+#include "stream/stream.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

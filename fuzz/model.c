@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness for the model spec parser (lib/nn_spec.c): arbitrary
+ * libFuzzer harness for the model spec parser (lib/nn/nn_spec.c): arbitrary
  * text parsed as a model for one of a few input shapes.  A spec that
  * parses must describe a consistent net (shapes chained, offsets tiling
  * the parameters, the last layer linear), its normalised text must parse
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "nn.h"
+#include "base/err.h"
+#include "nn/nn.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness for the augmentation spec parser (lib/aug_spec.c):
+ * libFuzzer harness for the augmentation spec parser (lib/aug/aug_spec.c):
  * arbitrary text parsed as an op spec.  A spec that parses has a
  * canonical text, which must parse again to the same canonical text and
  * the same ops (the metadata key augment.* relies on it), and its decode
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aug.h"
-#include "err.h"
+#include "aug/aug.h"
+#include "base/err.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

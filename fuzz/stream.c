@@ -1,6 +1,6 @@
 /*
- * libFuzzer harness for the stream reader (lib/stream.c, lib/record.c,
- * lib/meta.c): arbitrary bytes read to the end as an rv stream, every META
+ * libFuzzer harness for the stream reader (lib/stream/stream.c, lib/stream/record.c,
+ * lib/stream/meta.c): arbitrary bytes read to the end as an rv stream, every META
  * payload parsed.  The same bytes are also read through a file descriptor,
  * and both readers must agree record for record and on the error: the
  * memory and fd paths share the framing code but not its buffering.  A
@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "meta.h"
-#include "record.h"
-#include "stream.h"
+#include "base/err.h"
+#include "stream/meta.h"
+#include "stream/record.h"
+#include "stream/stream.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,6 +1,6 @@
 # rv-batch end to end on Fashion-MNIST streams made by rv-decode.  Batch
 # contents are checked from the raw records `zstd -dc` yields, parsed by
-# the small python below (header layout: top of lib/record.c), so these
+# the small python below (header layout: top of lib/stream/record.c), so these
 # tests depend on no other rv program than rv-decode.
 # shellcheck shell=bash disable=SC2154,SC2013
 

@@ -24,7 +24,7 @@ programs() {
 }
 
 version() {
-	sed -n 's/^#define RV_VERSION_STRING "\(.*\)"$/\1/p' "$REPO/lib/opt.h"
+	sed -n 's/^#define RV_VERSION_STRING "\(.*\)"$/\1/p' "$REPO/lib/base/opt.h"
 }
 
 @test "man: every page lints clean with mandoc -T lint -W warning" {

@@ -5,7 +5,7 @@
 # equals the uninterrupted run (after --max-steps, kill -9 and SIGINT),
 # determinism, samples vs batches, and every input error with its
 # message.  Checkpoints are compared byte for byte except the wall-clock
-# and wait fields and the checksum (layout: lib/ckpt.h), streams and
+# and wait fields and the checksum (layout: lib/train/ckpt.h), streams and
 # feedback are
 # checked by the python below, which shares no code with lib/.
 # tests/unit/t_train.c checks the checkpoint layout these offsets assume.
@@ -27,7 +27,7 @@ train() {
 
 # ck_same A B: the checkpoints are equal but for the f64 wall clock (at
 # byte 108) and input wait (124) and the trailing XXH64 covering them
-# (layout: lib/ckpt.h).
+# (layout: lib/train/ckpt.h).
 ck_same() {
 	if [ ! -s "$1" ] || [ ! -s "$2" ]; then
 		echo "ck_same: missing $1 or $2"
@@ -98,7 +98,7 @@ wait_exit() {
 
 # stream.py MODE FILE: "id epoch" for every sample, in order, and "end E"
 # for every epoch-end marker (records as zstd -dc yields them, header
-# layout at the top of lib/record.c).
+# layout at the top of lib/stream/record.c).
 STREAM_PY='
 import struct, subprocess, sys
 mode, path = sys.argv[1:3]

@@ -339,7 +339,7 @@ class _MetaFloats(list):
 
 
 # The keys whose form rv-stream(5) fixes and that readers act on, checked
-# as lib/meta.c's rv_meta_check() does: (key, integer, lo, lo_open, hi).
+# as lib/stream/meta.c's rv_meta_check() does: (key, integer, lo, lo_open, hi).
 _META_RULES = (("classes", True, 0, False, (1 << 32) - 1),
                ("samples", True, 0, False, (1 << 64) - 1),
                ("mean", False, 0, False, 1),

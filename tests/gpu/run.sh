@@ -109,7 +109,7 @@ echo "# train loss after 20 steps: cpu $lc, $device $lg"
 ok "$(awk -v a="${lc:-0}" -v b="${lg:-9}" 'BEGIN { d = a - b; if (d < 0) d = -d; print (a > 0 && d <= 0.02 * a) ? 0 : 1 }')" \
     "fp32: the CPU and $device backends' training losses agree after 20 steps"
 # ck_stable CK: a checkpoint but for its f64 wall and wait seconds (at
-# bytes 108 and 124) and the XXH64 over everything (lib/ckpt.h).
+# bytes 108 and 124) and the XXH64 over everything (lib/train/ckpt.h).
 ck_stable() {
 	head -c 108 "$1"
 	tail -c +117 "$1" | head -c 8

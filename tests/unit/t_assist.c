@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "assist.h"
-#include "err.h"
-#include "rng.h"
+#include "base/err.h"
+#include "base/rng.h"
+#include "shrink/assist.h"
 #include "unit.h"
 
 #define G RV_FEAT_GRID

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aug_impl.h"
-#include "err.h"
+#include "aug/aug_impl.h"
+#include "base/err.h"
 #include "unit.h"
 
 struct golden {

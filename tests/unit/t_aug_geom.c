@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aug.h"
-#include "aug_geom.h"
-#include "aug_impl.h"
-#include "err.h"
-#include "rng.h"
+#include "aug/aug.h"
+#include "aug/aug_geom.h"
+#include "aug/aug_impl.h"
+#include "base/err.h"
+#include "base/rng.h"
 #include "unit.h"
 
 static const double zero3[3] = { 0, 0, 0 };

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aug.h"
-#include "codec.h"
-#include "err.h"
-#include "rng.h"
+#include "aug/aug.h"
+#include "base/err.h"
+#include "base/rng.h"
+#include "codec/codec.h"
 
 #define NFIELDS 7
 

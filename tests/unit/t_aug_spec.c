@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aug.h"
-#include "aug_policy.h"
-#include "aug_text.h"
-#include "err.h"
-#include "stream.h"
+#include "aug/aug.h"
+#include "aug/aug_policy.h"
+#include "aug/aug_text.h"
+#include "base/err.h"
+#include "stream/stream.h"
 #include "unit.h"
 
 /*

@@ -1,5 +1,5 @@
 /*
- * Unit tests for the collator (lib/batch.c): batch layout, epoch
+ * Unit tests for the collator (lib/stream/batch.c): batch layout, epoch
  * boundaries, drop-last, shape and dtype errors, re-batching, and the
  * shuffle buffer's permutation properties.  Batches are caught by the emit
  * callback and checked against the record format's own decoder.
@@ -11,12 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "batch.h"
-#include "err.h"
-#include "record.h"
-#include "stream.h"
+#include "base/err.h"
+#include "base/xmem.h"
+#include "stream/batch.h"
+#include "stream/record.h"
+#include "stream/stream.h"
 #include "unit.h"
-#include "xmem.h"
 
 #define H 2
 #define W 3

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "err.h"
+#include "base/err.h"
+#include "refurb/cache.h"
 #include "unit.h"
 
 static uint64_t

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <turbojpeg.h>
 
-#include "codec.h"
-#include "err.h"
-#include "record.h"
+#include "base/err.h"
+#include "codec/codec.h"
+#include "stream/record.h"
 #include "unit.h"
 
 static const char *fixdir;

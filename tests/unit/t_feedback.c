@@ -1,5 +1,5 @@
 /*
- * Feedback lines (lib/feedback.c): the strict format both ways, a
+ * Feedback lines (lib/stream/feedback.c): the strict format both ways, a
  * regular file written and followed, and FIFOs with no reader, a slow
  * reader, a reader that leaves and another that comes back (forked
  * children), and lines split across writes.  The writer must never block
@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "feedback.h"
+#include "base/err.h"
+#include "stream/feedback.h"
 #include "unit.h"
 
 static char dir[64];

@@ -14,12 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "codec.h"
-#include "err.h"
-#include "inspect.h"
-#include "io.h"
-#include "record.h"
-#include "stream.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "codec/codec.h"
+#include "inspect/inspect.h"
+#include "stream/record.h"
+#include "stream/stream.h"
 #include "unit.h"
 
 /* ---- a libpng reader, independent of the code under test ---- */

@@ -1,5 +1,5 @@
 /*
- * lib/io.c's output files: commit renames the temp file into place, abort
+ * lib/base/io.c's output files: commit renames the temp file into place, abort
  * removes it, and a SIGINT, SIGTERM or SIGHUP removes the temp files still
  * open and kills the process with that signal.  The signal cases run in a
  * forked child; the parent checks how it died and what it left.
@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "io.h"
+#include "base/err.h"
+#include "base/io.h"
 #include "unit.h"
 
 static char dir[64];

@@ -1,5 +1,5 @@
 /*
- * The window decoder (lib/codec_jroi.c) against the full decode: every
+ * The window decoder (lib/codec/codec_jroi.c) against the full decode: every
  * pixel of the window, for JPEGs of every chroma subsampling, grey,
  * progressive and with restart markers, odd sizes, windows at the edges
  * and anywhere; at DCT scale 1/1 against rv_codec_decode(), at 1/2, 1/4
@@ -15,8 +15,8 @@
 #include <jpeglib.h>
 #include <turbojpeg.h>
 
-#include "codec.h"
-#include "err.h"
+#include "base/err.h"
+#include "codec/codec.h"
 #include "unit.h"
 
 struct flavour {

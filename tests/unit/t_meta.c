@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "meta.h"
-#include "stream.h"
+#include "base/err.h"
+#include "stream/meta.h"
+#include "stream/stream.h"
 #include "unit.h"
 
 static void

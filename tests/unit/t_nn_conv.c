@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "nn_conv.h"
-#include "nn_kern.h"
-#include "rng.h"
+#include "base/err.h"
+#include "base/rng.h"
+#include "nn/nn_conv.h"
+#include "nn/nn_kern.h"
 #include "unit.h"
 
 #define TOL	1e-4

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "nn.h"
-#include "nn_cpu.h"
-#include "rng.h"
+#include "base/err.h"
+#include "base/rng.h"
+#include "nn/nn.h"
+#include "nn/nn_cpu.h"
 #include "unit.h"
 
 /*

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "nn.h"
-#include "nn_kern.h"
-#include "rng.h"
+#include "base/err.h"
+#include "base/rng.h"
+#include "nn/nn.h"
+#include "nn/nn_kern.h"
 #include "unit.h"
 
 #ifndef RV_HAVE_CUDA
@@ -32,7 +32,7 @@ main(void)
 
 #else
 
-#include "nn_cuda_host.h"
+#include "nn/nn_cuda_host.h"
 
 static int ndev;
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn_kern.h"
-#include "rng.h"
+#include "base/rng.h"
+#include "nn/nn_kern.h"
 #include "unit.h"
 
 /* ---- Helpers ----------------------------------------------------------- */

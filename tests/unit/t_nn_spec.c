@@ -1,5 +1,5 @@
 /*
- * The model spec (lib/nn_spec.c) and initialisation (lib/nn_init.c): the
+ * The model spec (lib/nn/nn_spec.c) and initialisation (lib/nn/nn_init.c): the
  * grammar and every error with its exact message, shapes and shortcuts,
  * the presets against torch/torchvision's parameter counts, order and
  * MACs, the normalised text's round trip, the layer table, and the
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "nn.h"
+#include "base/err.h"
+#include "nn/nn.h"
 #include "unit.h"
 
 static const struct rv_shape rgb224 = { 3, 224, 224 };

@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "opt.h"
+#include "base/err.h"
+#include "base/opt.h"
 #include "unit.h"
 
 static int

@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "opt.h"
-#include "par.h"
-#include "record.h"
-#include "stream.h"
+#include "base/err.h"
+#include "base/opt.h"
+#include "stream/par.h"
+#include "stream/record.h"
+#include "stream/stream.h"
 #include "unit.h"
 
 #define MAGIC	0x5eed

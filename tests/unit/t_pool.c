@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "pool.h"
+#include "base/err.h"
+#include "base/pool.h"
 #include "unit.h"
 
 struct wstate {

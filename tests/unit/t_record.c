@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "err.h"
-#include "record.h"
+#include "base/err.h"
+#include "stream/record.h"
 #include "unit.h"
 
 #define NOLIMIT ((uint64_t)1 << 62)

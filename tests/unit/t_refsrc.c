@@ -1,5 +1,5 @@
 /*
- * rv-refurbish's input (lib/refsrc.c): a regular file indexed in place and
+ * rv-refurbish's input (lib/refurb/refsrc.c): a regular file indexed in place and
  * a FIFO spilled give the same samples by position; metadata merged; the
  * first epoch only; batches refused; grouped reads (one pread for
  * neighbours, one per far-apart frame); a file changed under the index is
@@ -19,14 +19,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "io.h"
-#include "meta.h"
-#include "record.h"
-#include "refsrc.h"
-#include "stream.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/xmem.h"
+#include "refurb/refsrc.h"
+#include "stream/meta.h"
+#include "stream/record.h"
+#include "stream/stream.h"
 #include "unit.h"
-#include "xmem.h"
 
 /* Count allocations by interposing malloc, as t_stream.c does (not under
  * AddressSanitizer, which owns malloc). */

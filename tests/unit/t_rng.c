@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "rng.h"
+#include "base/err.h"
+#include "base/rng.h"
 #include "unit.h"
 
 /* Random123 kat_vectors, philox4x32_10 */

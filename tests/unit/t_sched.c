@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "sched.h"
+#include "base/err.h"
+#include "refurb/sched.h"
 #include "unit.h"
 
 struct cfg {

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "err.h"
-#include "shard.h"
+#include "base/err.h"
+#include "src/shard.h"
 #include "unit.h"
 
 static void

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "err.h"
-#include "rng.h"
-#include "shrink.h"
+#include "base/err.h"
+#include "base/rng.h"
+#include "shrink/shrink.h"
 #include "unit.h"
 
 #define SZ	8	/* synthetic images are SZ x SZ grey */

@@ -18,11 +18,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "err.h"
-#include "record.h"
-#include "src.h"
-#include "src_warn.h"
-#include "stream.h"
+#include "base/err.h"
+#include "src/src.h"
+#include "src/src_warn.h"
+#include "stream/record.h"
+#include "stream/stream.h"
 #include "unit.h"
 
 #define FMNIST	"/usr/share/datasets/fashion-mnist"

@@ -1,5 +1,5 @@
 /*
- * The stream contract of DESIGN.md section 2, proved on lib/stream.c:
+ * The stream contract of DESIGN.md section 2, proved on lib/stream/stream.c:
  * round trips over a file, a pipe and memory; concatenation; skippable
  * frames; every truncation and random corruption of a small stream; hostile
  * headers refused before allocation; frames without a content size; no
@@ -35,13 +35,13 @@ int usleep(useconds_t);
 #include <zlib.h>
 #include <zstd.h>
 
-#include "err.h"
-#include "io.h"
-#include "meta.h"
-#include "opt.h"
-#include "record.h"
-#include "rng.h"
-#include "stream.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/opt.h"
+#include "base/rng.h"
+#include "stream/meta.h"
+#include "stream/record.h"
+#include "stream/stream.h"
 #include "unit.h"
 
 /*
@@ -56,7 +56,7 @@ as_raw(struct rv_reader *r)
 		rv_reader_set_raw(r, 1);
 	return r;
 }
-#include "xmem.h"
+#include "base/xmem.h"
 
 /*
  * Count allocations by interposing malloc (not under AddressSanitizer,

@@ -1,7 +1,7 @@
 /*
- * The trainer's pure parts: the learning-rate schedules of lib/train.c
+ * The trainer's pure parts: the learning-rate schedules of lib/train/train.c
  * (rv_train_lr), its text summary, and the checkpoint format of
- * lib/ckpt.c: a save/load round trip that keeps every bit, and every
+ * lib/train/ckpt.c: a save/load round trip that keeps every bit, and every
  * corruption (each truncation, each flipped byte, a bad magic, version or
  * header length, impossible sizes, bad shapes) refused with -1 and a
  * message, never a crash or a leak (the ASan build checks the latter).
@@ -15,11 +15,11 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "ckpt.h"
-#include "err.h"
-#include "io.h"
-#include "record.h"
-#include "train.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "stream/record.h"
+#include "train/ckpt.h"
+#include "train/train.h"
 #include "unit.h"
 
 /* Byte offsets of the header fields (ckpt.h), as tests/train.bats uses. */

@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ckpt.h"
-#include "err.h"
-#include "nn.h"
-#include "train.h"
+#include "base/err.h"
+#include "nn/nn.h"
+#include "train/ckpt.h"
+#include "train/train.h"
 #include "unit.h"
 
 #define FMNIST "/usr/share/datasets/fashion-mnist"

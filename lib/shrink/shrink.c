@@ -1,0 +1,951 @@
+/*
+ * Instance shrinking (rv-score): the keep decision of each sample under
+ * the assistant, history or uniform policy, and the bounded per-id state
+ * that feedback lines are matched against, and budget mode's windows.
+ * All memory is allocated by rv_shrink_new; deciding and learning
+ * allocate nothing.
+ */
+#include "shrink/shrink.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/rng.h"
+#include "base/xmem.h"
+
+#define NIL		UINT32_MAX
+#define MAX_TABLE	((size_t)1 << 30)	/* entries in one id map */
+#define RECENT		4096	/* recent gradnorms for percentiles */
+#define RESORT		256	/* pushes between sorts of the copy */
+
+/*
+ * A bounded map from ids to slots 0..cap-1: a hash table (linear probing,
+ * backward-shift deletion, so no tombstones) over a doubly linked age
+ * list, oldest first, that evicts its head when a new id finds the map
+ * full.  The caller keeps the payload in its own arrays by slot.  tab[]
+ * holds slot + 1 and slots are handed out in order before the free list
+ * is used, so zeroed (untouched) pages are valid state.
+ */
+struct idmap {
+	uint32_t *tab;
+	size_t mask;
+	uint64_t *id;
+	uint32_t *prev, *next;
+	uint32_t head, tail, free;
+	size_t n, fresh, cap;
+};
+
+struct rv_shrink {
+	struct rv_shrink_conf conf;
+	uint32_t channels;
+	size_t nfeat;		/* image features, then RV_HIST_FEAT if on */
+	size_t nimg;		/* image features: rv_feat_len(channels) */
+	struct rv_assist *a;
+	int aa;			/* the assistant is the published one */
+	float *phi;		/* features of the sample being decided */
+	const unsigned char *cur;	/* what is kept of it: phi, or under
+				 * autoassist its pixels */
+	size_t st_len;		/* bytes of that a sample */
+
+	/* assistant: features (autoassist: pixels) and labels of kept
+	 * samples awaiting feedback */
+	struct idmap fly;
+	unsigned char *fly_st;
+	int32_t *fly_label;
+
+	/* history, and the assistant's history features: the last value
+	 * (gradnorm; the assistant's target value) of each id */
+	struct idmap hist;
+	float *hist_gn;
+	float recent[RECENT], sorted[RECENT];
+	size_t recent_n, recent_pos, sorted_n;
+	uint64_t pushes;
+
+	int have_first, warm;
+	uint32_t first_epoch;
+	uint64_t seen, kept, total_seen, total_kept, feedback, unmatched;
+
+	/* budget mode: the window's samples, in the order offered */
+	size_t win_n;
+	uint32_t win_epoch;
+	int win_warm;
+	uint64_t *win_id;
+	int32_t *win_label;
+	unsigned char *win_stratum;	/* 0 or 1 (rv_shrink_offer) */
+	double *win_p, *win_pi;
+	/* a stratum's part of the window, gathered to be decided */
+	uint32_t *st_idx;
+	double *st_p, *st_pi;
+	unsigned char *st_keep;
+	float *win_score;
+	unsigned char *win_st;	/* assistant: st_len bytes per sample */
+	unsigned char *win_keep;
+};
+
+/* rv_rng ops of the score stage: never renumber, outputs depend on them */
+#define OP_KEEP		0	/* a sample's keep draw */
+#define OP_WINDOW	1	/* a budget window's systematic draw */
+
+/* splitmix64's finaliser: consecutive ids spread over the table. */
+static size_t
+id_hash(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	return (size_t)(x ^ (x >> 31));
+}
+
+static void
+idmap_init(struct idmap *m, size_t cap)
+{
+	size_t size = 2;
+
+	while (size < 2 * cap)
+		size *= 2;
+	m->tab = xcalloc(size, sizeof(*m->tab));
+	m->mask = size - 1;
+	m->id = xcalloc(cap, sizeof(*m->id));
+	m->prev = xcalloc(cap, sizeof(*m->prev));
+	m->next = xcalloc(cap, sizeof(*m->next));
+	m->head = m->tail = m->free = NIL;
+	m->n = m->fresh = 0;
+	m->cap = cap;
+}
+
+static void
+idmap_release(struct idmap *m)
+{
+	free(m->tab);
+	free(m->id);
+	free(m->prev);
+	free(m->next);
+}
+
+static uint32_t
+idmap_find(const struct idmap *m, uint64_t id)
+{
+	size_t i = id_hash(id) & m->mask;
+
+	for (; m->tab[i] != 0; i = (i + 1) & m->mask)
+		if (m->id[m->tab[i] - 1] == id)
+			return m->tab[i] - 1;
+	return NIL;
+}
+
+static void
+list_unlink(struct idmap *m, uint32_t s)
+{
+	if (m->prev[s] != NIL)
+		m->next[m->prev[s]] = m->next[s];
+	else
+		m->head = m->next[s];
+	if (m->next[s] != NIL)
+		m->prev[m->next[s]] = m->prev[s];
+	else
+		m->tail = m->prev[s];
+}
+
+static void
+list_append(struct idmap *m, uint32_t s)
+{
+	m->prev[s] = m->tail;
+	m->next[s] = NIL;
+	if (m->tail != NIL)
+		m->next[m->tail] = s;
+	else
+		m->head = s;
+	m->tail = s;
+}
+
+static void
+hash_remove(struct idmap *m, uint32_t s)
+{
+	size_t i = id_hash(m->id[s]) & m->mask, j, k;
+
+	while (m->tab[i] != s + 1)
+		i = (i + 1) & m->mask;
+	m->tab[i] = 0;
+	/* pull back every later entry of the run that may sit at i */
+	for (j = (i + 1) & m->mask; m->tab[j] != 0; j = (j + 1) & m->mask) {
+		k = id_hash(m->id[m->tab[j] - 1]) & m->mask;
+		if (((j - k) & m->mask) >= ((j - i) & m->mask)) {
+			m->tab[i] = m->tab[j];
+			m->tab[j] = 0;
+			i = j;
+		}
+	}
+}
+
+/* A slot for an id not in the map, evicting the oldest if full. */
+static uint32_t
+idmap_insert(struct idmap *m, uint64_t id)
+{
+	uint32_t s;
+	size_t i;
+
+	if (m->free != NIL) {
+		s = m->free;
+		m->free = m->next[s];
+	} else if (m->fresh < m->cap) {
+		s = (uint32_t)m->fresh++;
+	} else {
+		s = m->head;
+		list_unlink(m, s);
+		hash_remove(m, s);
+		m->n--;
+	}
+	m->id[s] = id;
+	for (i = id_hash(id) & m->mask; m->tab[i] != 0; i = (i + 1) & m->mask)
+		;
+	m->tab[i] = s + 1;
+	list_append(m, s);
+	m->n++;
+	return s;
+}
+
+static void
+idmap_remove(struct idmap *m, uint32_t s)
+{
+	list_unlink(m, s);
+	hash_remove(m, s);
+	m->next[s] = m->free;
+	m->free = s;
+	m->n--;
+}
+
+/* The youngest now: the last to be evicted. */
+static void
+idmap_touch(struct idmap *m, uint32_t s)
+{
+	list_unlink(m, s);
+	list_append(m, s);
+}
+
+void
+rv_shrink_conf_init(struct rv_shrink_conf *c)
+{
+	c->policy = RV_POLICY_ASSISTANT;
+	c->floor = 0.3;
+	c->beta = 1;
+	c->keep = 0.5;
+	c->reweight = 0;
+	c->seed = 0;
+	c->min_feedback = 1000;
+	c->max_inflight = (size_t)1 << 16;
+	c->max_ids = (size_t)1 << 20;
+	c->hist_feat = 1;
+	rv_assist_conf_init(&c->assist);
+	c->budget = 0;
+	c->window = RV_SHRINK_WINDOW;
+	c->height = c->width = 0;
+}
+
+void
+rv_shrink_conf_autoassist(struct rv_shrink_conf *c)
+{
+	c->assist.kind = RV_ASSIST_AUTOASSIST;
+	c->assist.lr = RV_AA_LR;
+	c->assist.l2 = RV_AA_L2;
+	c->assist.target = RV_TARGET_LOSS;
+	c->hist_feat = 0;
+	c->min_feedback = 0;
+}
+
+static int
+check_conf(const struct rv_shrink_conf *c, uint32_t channels)
+{
+	if (c->policy != RV_POLICY_ASSISTANT &&
+	    c->policy != RV_POLICY_HISTORY && c->policy != RV_POLICY_UNIFORM)
+		return rv_seterr("shrink: policy %d: unknown", (int)c->policy);
+	if (!(c->floor >= 0 && c->floor <= 1))
+		return rv_seterr("shrink: floor %g: must be in [0, 1]",
+		    c->floor);
+	if (!(c->keep > 0 && c->keep <= 1))
+		return rv_seterr("shrink: keep %g: must be in (0, 1]", c->keep);
+	if (!(c->beta > 0) || !isfinite(c->beta))
+		return rv_seterr("shrink: beta %g: must be positive", c->beta);
+	if (c->max_inflight < 1)
+		return rv_seterr("shrink: max_inflight 0: must be at least 1");
+	if (c->max_inflight > MAX_TABLE)
+		return rv_seterr("shrink: max_inflight %zu: more than %zu",
+		    c->max_inflight, MAX_TABLE);
+	if (c->max_ids < 1)
+		return rv_seterr("shrink: max_ids 0: must be at least 1");
+	if (c->max_ids > MAX_TABLE)
+		return rv_seterr("shrink: max_ids %zu: more than %zu",
+		    c->max_ids, MAX_TABLE);
+	if (!(c->budget >= 0 && c->budget <= 1))
+		return rv_seterr("shrink: budget %g: must be in (0, 1], or 0 "
+		    "for none", c->budget);
+	if (c->budget > 0 &&
+	    (c->window < 1 || c->window > RV_SHRINK_MAX_WINDOW))
+		return rv_seterr("shrink: window %u: must be 1 to %u",
+		    c->window, RV_SHRINK_MAX_WINDOW);
+	if (channels < 1 || channels > 4)
+		return rv_seterr("shrink: %u channels: must be 1 to 4",
+		    channels);
+	if (c->policy == RV_POLICY_ASSISTANT &&
+	    c->assist.kind == RV_ASSIST_AUTOASSIST) {
+		if (c->hist_feat)
+			return rv_seterr("shrink: the autoassist assistant "
+			    "has no history features");
+		if (c->assist.target != RV_TARGET_LOSS)
+			return rv_seterr("shrink: the autoassist assistant "
+			    "learns the loss");
+		if (c->height < 1 || c->width < 1 ||
+		    (uint64_t)c->height * c->width * channels > UINT32_MAX)
+			return rv_seterr("shrink: autoassist: %ux%ux%u "
+			    "images: want 1 to %u values", c->width,
+			    c->height, channels, UINT32_MAX);
+	}
+	return 0;
+}
+
+/* Does this configuration keep each id's last value? */
+static int
+uses_hist(const struct rv_shrink_conf *c)
+{
+	return c->policy == RV_POLICY_HISTORY ||
+	    (c->policy == RV_POLICY_ASSISTANT && c->hist_feat);
+}
+
+/*
+ * The assistant's history features of an id: the log of its last value
+ * over the running mean of values, clamped to [-4, 4], and 1; both 0 for
+ * an id never heard of (or before there is a mean).  The ratio is what
+ * the label compares (value > mean), in a scale that does not drift as
+ * the gradient norms shrink over training.
+ */
+static void
+hist_features(const struct rv_shrink *s, uint64_t id, float *f)
+{
+	uint32_t slot = idmap_find(&s->hist, id);
+	double m = rv_assist_mean(s->a), r;
+
+	f[0] = f[1] = 0;
+	if (slot == NIL || !(m > 0))
+		return;
+	r = log(fmax(s->hist_gn[slot], 1e-30) / m);
+	f[0] = (float)fmin(fmax(r, -4), 4);
+	f[1] = 1;
+}
+
+/* Remember v as id's last value. */
+static void
+hist_put(struct rv_shrink *s, uint64_t id, float v)
+{
+	uint32_t slot = idmap_find(&s->hist, id);
+
+	if (slot == NIL)
+		slot = idmap_insert(&s->hist, id);
+	else
+		idmap_touch(&s->hist, slot);
+	s->hist_gn[slot] = v;
+}
+
+struct rv_shrink *
+rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
+    uint32_t classes)
+{
+	struct rv_shrink *s;
+	struct rv_assist_conf ac;
+	struct rv_assist *a = NULL;
+
+	if (check_conf(c, channels) < 0)
+		return NULL;
+	if (c->policy == RV_POLICY_ASSISTANT) {
+		ac = c->assist;
+		if (ac.kind == RV_ASSIST_AUTOASSIST)
+			ac.nfeat = c->height * c->width * channels;
+		else
+			ac.nfeat = (uint32_t)(rv_feat_len(channels) +
+			    (c->hist_feat ? RV_HIST_FEAT : 0));
+		ac.classes = classes;
+		ac.channels = channels;
+		ac.seed = c->seed;
+		if ((a = rv_assist_new(&ac)) == NULL) {
+			rv_preferr("shrink");
+			return NULL;
+		}
+	}
+	s = xcalloc(1, sizeof(*s));
+	s->conf = *c;
+	s->channels = channels;
+	s->nimg = rv_feat_len(channels);
+	s->nfeat = s->nimg;
+	s->a = a;
+	if (a != NULL) {
+		s->conf.assist = ac;
+		s->aa = ac.kind == RV_ASSIST_AUTOASSIST;
+		s->nfeat = ac.nfeat;
+		s->st_len = s->aa ? s->nfeat : s->nfeat * sizeof(float);
+		if (!s->aa)
+			s->phi = xcalloc(s->nfeat, sizeof(*s->phi));
+		idmap_init(&s->fly, c->max_inflight);
+		s->fly_st = xcalloc(c->max_inflight, s->st_len);
+		s->fly_label = xcalloc(c->max_inflight,
+		    sizeof(*s->fly_label));
+	}
+	if (uses_hist(c)) {
+		idmap_init(&s->hist, c->max_ids);
+		s->hist_gn = xcalloc(c->max_ids, sizeof(*s->hist_gn));
+	}
+	if (c->budget > 0) {
+		s->win_id = xcalloc(c->window, sizeof(*s->win_id));
+		s->win_label = xcalloc(c->window, sizeof(*s->win_label));
+		s->win_p = xcalloc(c->window, sizeof(*s->win_p));
+		s->win_pi = xcalloc(c->window, sizeof(*s->win_pi));
+		s->win_score = xcalloc(c->window, sizeof(*s->win_score));
+		s->win_keep = xcalloc(c->window, sizeof(*s->win_keep));
+		s->win_stratum = xcalloc(c->window,
+		    sizeof(*s->win_stratum));
+		s->st_idx = xcalloc(c->window, sizeof(*s->st_idx));
+		s->st_p = xcalloc(c->window, sizeof(*s->st_p));
+		s->st_pi = xcalloc(c->window, sizeof(*s->st_pi));
+		s->st_keep = xcalloc(c->window, sizeof(*s->st_keep));
+		if (a != NULL)
+			s->win_st = xcalloc(c->window, s->st_len);
+	}
+	return s;
+}
+
+void
+rv_shrink_free(struct rv_shrink *s)
+{
+	if (s == NULL)
+		return;
+	rv_assist_free(s->a);
+	free(s->phi);
+	if (s->a != NULL)
+		idmap_release(&s->fly);
+	free(s->fly_st);
+	free(s->fly_label);
+	if (uses_hist(&s->conf))
+		idmap_release(&s->hist);
+	free(s->hist_gn);
+	free(s->win_id);
+	free(s->win_label);
+	free(s->win_p);
+	free(s->win_pi);
+	free(s->win_score);
+	free(s->win_keep);
+	free(s->win_stratum);
+	free(s->st_idx);
+	free(s->st_p);
+	free(s->st_pi);
+	free(s->st_keep);
+	free(s->win_st);
+	free(s);
+}
+
+static int
+cmp_float(const void *x, const void *y)
+{
+	float a = *(const float *)x, b = *(const float *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* Share of the sorted recent gradnorms <= v. */
+static double
+percentile(const struct rv_shrink *s, float v)
+{
+	size_t lo = 0, hi = s->sorted_n, mid;
+
+	if (s->sorted_n == 0)
+		return 1;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (s->sorted[mid] <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (double)lo / (double)s->sorted_n;
+}
+
+/*
+ * The sorted copy is refreshed every RESORT pushes, and at every push
+ * while there are fewer than RESORT values, so a small data set is
+ * ranked as soon as its first feedback comes.
+ */
+static void
+push_recent(struct rv_shrink *s, float v)
+{
+	s->recent[s->recent_pos] = v;
+	s->recent_pos = (s->recent_pos + 1) % RECENT;
+	if (s->recent_n < RECENT)
+		s->recent_n++;
+	s->pushes++;
+	if (s->pushes < RESORT || s->pushes % RESORT == 0) {
+		memcpy(s->sorted, s->recent, s->recent_n * sizeof(float));
+		qsort(s->sorted, s->recent_n, sizeof(float), cmp_float);
+		s->sorted_n = s->recent_n;
+	}
+}
+
+/* Under the assistant, does the image fit the features? */
+static int
+check_shape(const struct rv_shrink *s, uint32_t h, uint32_t w, uint32_t c)
+{
+	if (s->a == NULL)
+		return 0;
+	if (h == 0 || w == 0)
+		return rv_seterr("shrink: empty %ux%u image", w, h);
+	if (c != s->channels)
+		return rv_seterr("shrink: image has %u channels, not %u", c,
+		    s->channels);
+	if (s->aa && (h != s->conf.height || w != s->conf.width))
+		return rv_seterr("shrink: image is %ux%u, not %ux%u: the "
+		    "autoassist assistant's features are the whole image", w,
+		    h, s->conf.width, s->conf.height);
+	return 0;
+}
+
+static void
+note_epoch(struct rv_shrink *s, uint32_t epoch)
+{
+	if (!s->have_first) {
+		s->have_first = 1;
+		s->first_epoch = epoch;
+	}
+}
+
+/*
+ * The policy's keep probability of a sample, before warm-up (which the
+ * callers apply); the assistant's p in *score (NaN under the others), and
+ * its features in s->phi.
+ */
+static double
+keep_prob(struct rv_shrink *s, uint64_t id, int32_t label,
+    const uint8_t *px, uint32_t h, uint32_t w, uint32_t c, float *score)
+{
+	const struct rv_shrink_conf *cf = &s->conf;
+	uint32_t slot;
+	double p;
+
+	*score = NAN;
+	switch (cf->policy) {
+	case RV_POLICY_ASSISTANT:
+		if (s->aa) {
+			p = rv_assist_predict_px(s->a, px, label);
+			s->cur = px;
+			*score = (float)p;
+			return cf->floor + (1 - cf->floor) * p;
+		}
+		rv_feat(px, h, w, c, s->phi);
+		s->cur = (const unsigned char *)s->phi;
+		if (cf->hist_feat)
+			hist_features(s, id, s->phi + s->nimg);
+		p = rv_assist_predict(s->a, s->phi, label);
+		*score = (float)p;
+		return cf->floor + (1 - cf->floor) * p;
+	case RV_POLICY_HISTORY:
+		slot = idmap_find(&s->hist, id);
+		if (slot == NIL)
+			return 1;
+		return fmax(cf->floor, pow(percentile(s, s->hist_gn[slot]),
+		    cf->beta));
+	default:
+		return cf->keep;
+	}
+}
+
+static float
+weight_of(const struct rv_shrink *s, double pk)
+{
+	if (!s->conf.reweight || !(pk > 0))
+		return 1.0f;
+	return 1 / pk > FLT_MAX ? FLT_MAX : (float)(1 / pk);
+}
+
+/* A sample was kept: the assistant waits for its feedback. */
+static void
+fly_put(struct rv_shrink *s, uint64_t id, int32_t label,
+    const unsigned char *st)
+{
+	uint32_t slot = idmap_find(&s->fly, id);
+
+	if (slot == NIL)
+		slot = idmap_insert(&s->fly, id);
+	else
+		idmap_touch(&s->fly, slot);
+	memcpy(s->fly_st + (size_t)slot * s->st_len, st, s->st_len);
+	s->fly_label[slot] = label;
+}
+
+int
+rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
+    int32_t label, const uint8_t *px, uint32_t h, uint32_t w, uint32_t c,
+    struct rv_keep *out)
+{
+	const struct rv_shrink_conf *cf = &s->conf;
+	double pk;
+	struct rv_rng r;
+
+	if (check_shape(s, h, w, c) < 0)
+		return -1;
+	note_epoch(s, epoch);
+	/* the published assistant has no first-epoch warm-up */
+	if (!s->warm && (epoch != s->first_epoch || s->aa) &&
+	    (s->a == NULL || s->feedback >= cf->min_feedback))
+		s->warm = 1;
+
+	pk = keep_prob(s, id, label, px, h, w, c, &out->score);
+	if (!s->warm || pk > 1)
+		pk = 1;
+	if (pk >= 1) {
+		out->keep = 1;
+	} else {
+		rv_rng_init(&r, cf->seed, RV_STAGE_SCORE, OP_KEEP, epoch, id);
+		out->keep = rv_rng_uniform(&r) < pk;
+	}
+	out->p_keep = pk;
+	out->weight = weight_of(s, pk);
+
+	s->seen++;
+	s->total_seen++;
+	if (!out->keep)
+		return 0;
+	s->kept++;
+	s->total_kept++;
+	/* a dropped sample gets no feedback: only kept ones wait for it */
+	if (s->a != NULL)
+		fly_put(s, id, label, s->cur);
+	return 0;
+}
+
+int
+rv_shrink_offer(struct rv_shrink *s, uint64_t id, uint32_t epoch,
+    int32_t label, unsigned stratum, const uint8_t *px, uint32_t h,
+    uint32_t w, uint32_t c)
+{
+	size_t n = s->win_n;
+
+	if (!(s->conf.budget > 0))
+		return rv_seterr("shrink: no budget: decide samples one by "
+		    "one");
+	if (n == s->conf.window)
+		return rv_seterr("shrink: window of %zu samples full", n);
+	if (n > 0 && epoch != s->win_epoch)
+		return rv_seterr("shrink: sample of epoch %u offered to a "
+		    "window of epoch %u", epoch, s->win_epoch);
+	if (stratum >= RV_SHRINK_STRATA)
+		return rv_seterr("shrink: stratum %u: want 0 to %d", stratum,
+		    RV_SHRINK_STRATA - 1);
+	if (check_shape(s, h, w, c) < 0)
+		return -1;
+	note_epoch(s, epoch);
+	if (n == 0) {
+		s->win_epoch = epoch;
+		/* warm-up by the epoch alone, never by the feedback */
+		s->win_warm = epoch != s->first_epoch || s->aa;
+		if (s->win_warm)
+			s->warm = 1;
+	}
+	s->win_p[n] = keep_prob(s, id, label, px, h, w, c, &s->win_score[n]);
+	s->win_id[n] = id;
+	s->win_label[n] = label;
+	s->win_stratum[n] = (unsigned char)stratum;
+	if (s->win_st != NULL)
+		memcpy(s->win_st + n * s->st_len, s->cur, s->st_len);
+	s->win_n = n + 1;
+	return 0;
+}
+
+size_t
+rv_shrink_pending(const struct rv_shrink *s)
+{
+	return s->win_n;
+}
+
+/*
+ * Decide stratum t of the window: keep exactly k of its samples, by
+ * systematic sampling with probability proportional to their p, with
+ * draw u; pi and keep go to the window's slots.
+ */
+static void
+decide_stratum(struct rv_shrink *s, unsigned char t, size_t k, double u)
+{
+	size_t i, m = 0;
+
+	for (i = 0; i < s->win_n; i++)
+		if (s->win_stratum[i] == t) {
+			s->st_idx[m] = (uint32_t)i;
+			s->st_p[m++] = s->win_p[i];
+		}
+	if (m == 0)
+		return;
+	rv_shrink_budget_pi(s->st_p, m, k, s->st_pi);
+	rv_shrink_budget_draw(s->st_pi, m, k, u, s->st_keep);
+	for (i = 0; i < m; i++) {
+		s->win_pi[s->st_idx[i]] = s->st_pi[i];
+		s->win_keep[s->st_idx[i]] = s->st_keep[i];
+	}
+}
+
+void
+rv_shrink_budget_strata(const size_t *n, size_t k, size_t *ks)
+{
+	size_t total = n[0] + n[1];
+
+	if (total == 0) {
+		ks[0] = ks[1] = 0;
+		return;
+	}
+	if (k > total)
+		k = total;
+	/*
+	 * k n_0 / total rounded half up, in integers; stratum 1 the rest.
+	 * Both fit: k n_0 / total <= n_0 rounds to at most n_0, and
+	 * k - ks_0 <= k n_1 / total + 1/2, under n_1 + 1/2 when k < total.
+	 */
+	ks[0] = (2 * k * n[0] + total) / (2 * total);
+	ks[1] = k - ks[0];
+}
+
+size_t
+rv_shrink_decide_window(struct rv_shrink *s, struct rv_keep *out)
+{
+	const struct rv_shrink_conf *cf = &s->conf;
+	size_t i, k, n = s->win_n, nst[RV_SHRINK_STRATA], kst[RV_SHRINK_STRATA];
+	unsigned t;
+	struct rv_rng r;
+	double u;
+
+	if (n == 0)
+		return 0;
+	if (!s->win_warm) {
+		for (i = 0; i < n; i++) {
+			s->win_pi[i] = 1;
+			s->win_keep[i] = 1;
+		}
+	} else {
+		/* an assistant still learning ranks nothing: a uniform k */
+		if (s->a != NULL && s->feedback < cf->min_feedback)
+			for (i = 0; i < n; i++)
+				s->win_p[i] = 1;
+		k = rv_shrink_budget_k(cf->budget, n);
+		rv_rng_init(&r, cf->seed, RV_STAGE_SCORE, OP_WINDOW,
+		    s->win_epoch, s->win_id[0]);
+		for (t = 0; t < RV_SHRINK_STRATA; t++)
+			nst[t] = 0;
+		for (i = 0; i < n; i++)
+			nst[s->win_stratum[i]]++;
+		rv_shrink_budget_strata(nst, k, kst);
+		/* one draw per stratum, in stratum order: a window of one
+		 * stratum 0 decides as it did before strata */
+		for (t = 0; t < RV_SHRINK_STRATA; t++) {
+			u = rv_rng_uniform(&r);
+			decide_stratum(s, (unsigned char)t, kst[t], u);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		out[i].keep = s->win_keep[i];
+		out[i].p_keep = s->win_pi[i];
+		out[i].weight = weight_of(s, s->win_pi[i]);
+		out[i].score = s->win_score[i];
+		s->seen++;
+		s->total_seen++;
+		if (!out[i].keep)
+			continue;
+		s->kept++;
+		s->total_kept++;
+		if (s->a != NULL)
+			fly_put(s, s->win_id[i], s->win_label[i],
+			    s->win_st + i * s->st_len);
+	}
+	s->win_n = 0;
+	return n;
+}
+
+size_t
+rv_shrink_budget_k(double f, size_t w)
+{
+	double k;
+
+	if (w == 0)
+		return 0;
+	/* half up, and a decimal F that lands a hair under .5 rounds up */
+	k = floor(f * (double)w + 0.5 + 1e-9);
+	if (!(k >= 1))
+		return 1;
+	return k >= (double)w ? w : (size_t)k;
+}
+
+/* A keep probability as a size: what is not a positive number counts 0. */
+static double
+size_of(double p)
+{
+	return p > 0 && isfinite(p) ? p : 0;
+}
+
+void
+rv_shrink_budget_pi(const double *p, size_t w, size_t k, double *pi)
+{
+	size_t i, ncap = 0, nzero;
+	double c = 0, sum, rest;
+	int changed;
+
+	if (k >= w) {
+		for (i = 0; i < w; i++)
+			pi[i] = 1;
+		return;
+	}
+	for (i = 0; i < w; i++)
+		pi[i] = 0;
+	/*
+	 * Cap every item whose c p_i reaches 1 and solve c again for the
+	 * rest, until none does.  c only grows, so an item once capped
+	 * stays capped; at most k items are (the uncapped c p_i sum to the
+	 * k - ncap left), so this ends within k + 1 rounds.
+	 */
+	do {
+		sum = 0;
+		for (i = 0; i < w; i++)
+			if (pi[i] < 1)
+				sum += size_of(p[i]);
+		if (!(sum > 0) || ncap >= k)
+			break;
+		c = (double)(k - ncap) / sum;
+		changed = 0;
+		for (i = 0; i < w; i++)
+			if (pi[i] < 1 && size_of(p[i]) > 0 &&
+			    c * p[i] >= 1) {
+				pi[i] = 1;
+				ncap++;
+				changed = 1;
+			}
+	} while (changed);
+	if (ncap < k && sum > 0) {
+		for (i = 0; i < w; i++)
+			if (pi[i] < 1)
+				pi[i] = c * size_of(p[i]);
+		return;
+	}
+	if (ncap >= k)
+		return;
+	/* no weight left to share by: the rest evenly over the p_i 0 */
+	nzero = 0;
+	for (i = 0; i < w; i++)
+		nzero += pi[i] < 1;
+	rest = (double)(k - ncap) / (double)nzero;
+	for (i = 0; i < w; i++)
+		if (pi[i] < 1)
+			pi[i] = rest;
+}
+
+size_t
+rv_shrink_budget_draw(const double *pi, size_t w, size_t k, double u,
+    unsigned char *keep)
+{
+	size_t i, m, got = 0, rem;
+	double total = 0, cum = 0, step, x;
+
+	for (i = 0; i < w; i++) {
+		keep[i] = pi[i] >= 1;
+		got += keep[i];
+		if (pi[i] > 0 && pi[i] < 1)
+			total += pi[i];
+	}
+	if (got >= k || !(total > 0))
+		return got;
+	rem = k - got;
+	/*
+	 * The points u, u + 1, ... scaled by total / rem, so that the last
+	 * one falls inside the items' span however the sum rounded; an item
+	 * takes at most one point (its pi < 1), and a point a rounding puts
+	 * in an item already taken goes to the next one.
+	 */
+	step = total / (double)rem;
+	m = 0;
+	x = u * step;
+	for (i = 0; i < w && m < rem; i++) {
+		if (!(pi[i] > 0 && pi[i] < 1))
+			continue;
+		cum += pi[i];
+		if (x < cum) {
+			keep[i] = 1;
+			m++;
+			x = ((double)m + u) * step;
+		}
+	}
+	/* the last point can round onto the very end: the last items take
+	 * what is left (never for more than a rounding) */
+	for (i = w; i > 0 && m < rem; i--)
+		if (!keep[i - 1] && pi[i - 1] > 0) {
+			keep[i - 1] = 1;
+			m++;
+		}
+	return got + m;
+}
+
+void
+rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l)
+{
+	uint32_t slot;
+	double v;
+
+	switch (s->conf.policy) {
+	case RV_POLICY_ASSISTANT:
+		v = s->conf.assist.target == RV_TARGET_LOSS ? l->loss :
+		    l->gradnorm;
+		/* what the line says of its id holds even when unmatched */
+		if (s->conf.hist_feat && isfinite(v))
+			hist_put(s, l->id, (float)v);
+		slot = idmap_find(&s->fly, l->id);
+		if (slot == NIL) {
+			s->unmatched++;
+			return;
+		}
+		if (s->aa)
+			rv_assist_add_px(s->a, s->fly_st +
+			    (size_t)slot * s->st_len, s->fly_label[slot], v,
+			    l->step);
+		else
+			rv_assist_learn(s->a, (const float *)(const void *)
+			    (s->fly_st + (size_t)slot * s->st_len),
+			    s->fly_label[slot], v);
+		idmap_remove(&s->fly, slot);
+		break;
+	case RV_POLICY_HISTORY:
+		/* NaN would break the sort order; parsed lines are finite */
+		if (!isfinite(l->gradnorm))
+			return;
+		hist_put(s, l->id, l->gradnorm);
+		push_recent(s, l->gradnorm);
+		break;
+	default:
+		break;
+	}
+	s->feedback++;
+}
+
+void
+rv_shrink_epoch_end(struct rv_shrink *s)
+{
+	s->seen = s->kept = 0;
+}
+
+void
+rv_shrink_stats(const struct rv_shrink *s, struct rv_shrink_stats *st)
+{
+	st->seen = s->seen;
+	st->kept = s->kept;
+	st->dropped = s->seen - s->kept;
+	st->total_seen = s->total_seen;
+	st->total_kept = s->total_kept;
+	st->feedback = s->feedback;
+	st->unmatched = s->unmatched;
+	st->warm = s->warm;
+	if (s->a != NULL) {
+		rv_assist_stats(s->a, &st->assist);
+	} else {
+		memset(&st->assist, 0, sizeof(st->assist));
+		st->assist.mean = st->assist.acc = st->assist.auc =
+		    st->assist.pos_rate = NAN;
+	}
+}

@@ -1,0 +1,1405 @@
+/*
+ * Archives (tar, tar.gz, tar.zst, zip, ... whatever libarchive reads, from
+ * a file or stdin) in the WebDataset convention: a sample is every member
+ * sharing a key (the path up to the first dot of the base name), its
+ * image the member in a format the codec reads (src_image_ext), its label
+ * from a sidecar or from the parent directory.  The archive is read once,
+ * at open, and its image members are kept in memory still encoded, so the
+ * dataset costs about the archive's own (uncompressed) size; fetches are
+ * pointers into it.  Tar archives concatenated on one input (cat a.tar
+ * b.tar) are read through, as tar --ignore-zeros does; any other data
+ * after the end of an archive read from a pipe is an error.
+ *
+ * Every member is accounted for: the image of a sample, a sidecar of
+ * one (counted), a skipped sample (warned, counted, fatal under strict)
+ * or ignored (noted, counted); see struct rv_src_counts.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "base/xmem.h"
+#include "codec/codec.h"
+#include "src/src_impl.h"
+
+/* Image bytes are packed into chunks of this size (bigger ones alone). */
+#define CHUNK		((size_t)8 << 20)
+/* Sidecars larger than these are not labels (captions, metadata); a
+ * .cls may hold a list, so it gets the room of a .json. */
+#define MAX_TXT		64
+#define MAX_JSON	((size_t)64 << 10)
+/* Bytes of a bad label quoted in its warning. */
+#define SNIP		40
+/* A member's buffer is sized from its header up to this, then grows. */
+#define PREALLOC	((size_t)1 << 20)
+/* Damaged headers in a row before we give up on the archive. */
+#define MAX_RETRY	100
+/* Bytes read of an image member before its magic is checked, and kept
+ * of one that has none (for the decoder to say so). */
+#define MAGIC		16
+/* Links followed from one member before it is taken for a loop. */
+#define MAX_HOPS	16
+/* An image member over this many bytes a pixel of the pixel limit (plus
+ * SLACK for metadata) holds no image within it: refused unread. */
+#define BYTES_PER_PIXEL	8
+#define SLACK		((size_t)16 << 20)
+
+enum link { LK_NONE, LK_HARD, LK_SYM };
+
+enum role {
+	R_OTHER,	/* no role: a sidecar if the key has an image */
+	R_UNSUP,	/* an image in a format rv does not read */
+	R_IMAGE,
+	R_CLS,
+	R_TXT,
+	R_JSON,
+};
+
+/* What a sidecar says of the label. */
+enum lab {
+	L_NONE,		/* nothing: a caption, metadata, null */
+	L_OK,		/* one class number */
+	L_MULTI,	/* a list of several: multi-label */
+	L_BAD,		/* a label that is no class number */
+};
+
+struct member {
+	char *key;		/* owned */
+	char *path;		/* owned: the stored path, for messages */
+	char *snip;		/* owned: L_MULTI/L_BAD's text, sanitized */
+	const unsigned char *data;	/* image bytes, in the arena */
+	size_t len;
+	size_t seq;		/* order in the archive */
+	int32_t label;		/* sidecar's label, if L_OK */
+	unsigned char role;
+	unsigned char primary;	/* the whole extension is the role's */
+	unsigned char bad;	/* unreadable: the sample is dropped */
+	unsigned char lab;	/* enum lab */
+	unsigned char ltype;	/* enum link: data is the target's */
+	char *link;		/* owned: the link's target, as stored */
+};
+
+struct asample {
+	const unsigned char *data;
+	size_t len;
+	char *path;		/* the image member's, owned */
+	int32_t label;
+	int derived;		/* label is a local directory class */
+};
+
+struct chunk {
+	unsigned char *p;
+	size_t len, cap;
+};
+
+struct arch {
+	struct chunk *chunk;	/* the arena of image bytes */
+	size_t nchunk;
+	struct asample *v;
+	size_t n;
+};
+
+/*
+ * Input that cannot seek (a pipe on stdin, a FIFO), read by us rather
+ * than by libarchive, so that what follows the end of the archive can be
+ * checked: a second zip after the first, say, which libarchive would
+ * leave unread without a word.
+ */
+struct feed {
+	int fd;
+	unsigned char *buf;
+	size_t cap;
+	size_t len;		/* the last block given, still in buf */
+	uint64_t given;
+	int eof;
+	/* Everything given, kept until the format is known to be tar
+	 * (which is read through) or to the end: a zip read as a stream
+	 * stops at its central directory, which must be stepped over. */
+	int keep;
+	struct rv_buf kept;
+};
+
+/* State of one open. */
+struct reader {
+	struct src_ctx *c;
+	struct src *s;
+	struct arch *ar;
+	struct archive *a;
+	struct feed *feed;	/* NULL: libarchive reads the file */
+	struct member *m;
+	size_t nm, capm;
+	struct rv_buf buf;	/* one member's data, reused */
+	uint32_t nlabels;	/* highest sidecar label + 1 */
+	char err[256];
+};
+
+static unsigned char *
+arena_alloc(struct arch *ar, size_t n)
+{
+	struct chunk *k = ar->nchunk ? &ar->chunk[ar->nchunk - 1] : NULL;
+	unsigned char *p;
+
+	if (!k || k->cap - k->len < n) {
+		ar->chunk = xreallocarray(ar->chunk, ar->nchunk + 1,
+		    sizeof(*ar->chunk));
+		k = &ar->chunk[ar->nchunk++];
+		k->cap = n > CHUNK ? n : CHUNK;
+		k->p = xmalloc(k->cap);
+		k->len = 0;
+	}
+	p = k->p + k->len;
+	k->len += n;
+	return p;
+}
+
+/*
+ * The member just read, b, into the arena, held once: a big one's buffer
+ * becomes a chunk of its own (b is left empty), a small one is copied.
+ */
+static const unsigned char *
+arena_take(struct arch *ar, struct rv_buf *b)
+{
+	struct chunk k;
+	unsigned char *p;
+
+	if (b->len < CHUNK / 2) {
+		p = arena_alloc(ar, b->len);
+		if (b->len)
+			memcpy(p, b->data, b->len);
+		return p;
+	}
+	k.p = xrealloc(b->data, b->len);
+	k.len = k.cap = b->len;
+	b->data = NULL;
+	b->len = b->cap = 0;
+	ar->chunk = xreallocarray(ar->chunk, ar->nchunk + 1,
+	    sizeof(*ar->chunk));
+	ar->chunk[ar->nchunk++] = k;
+	/* The chunk being filled stays last. */
+	if (ar->nchunk > 1) {
+		ar->chunk[ar->nchunk - 1] = ar->chunk[ar->nchunk - 2];
+		ar->chunk[ar->nchunk - 2] = k;
+	}
+	return k.p;
+}
+
+/* The first bytes are those of an image the codec reads. */
+static int
+image_magic(const unsigned char *p, size_t n)
+{
+	return rv_sniff(p, n) != RV_DT_NONE ||
+	    rv_codec_format(p, n) != RV_FMT_NONE;
+}
+
+/* The largest image member read: BYTES_PER_PIXEL bytes a pixel of the
+ * pixel limit and SLACK, at most SRC_MAX_MEMBER. */
+static size_t
+image_cap(const struct src_ctx *c)
+{
+	uint64_t px = c->o->max_pixels ? c->o->max_pixels :
+	    RV_MAX_PIXELS_DEFAULT;
+
+	if (px > (SRC_MAX_MEMBER - SLACK) / BYTES_PER_PIXEL)
+		return SRC_MAX_MEMBER;
+	return (size_t)px * BYTES_PER_PIXEL + SLACK;
+}
+
+/* libarchive's last message, first letter lowered unless an acronym. */
+static const char *
+la_err(struct reader *r)
+{
+	const char *m = archive_error_string(r->a);
+
+	if (!m)
+		m = "unknown libarchive error";
+	/* Its messages may quote member names: those are sanitized too. */
+	src_sanitize(r->err, sizeof(r->err), m, strlen(m));
+	if (r->err[0] >= 'A' && r->err[0] <= 'Z' &&
+	    !(r->err[1] >= 'A' && r->err[1] <= 'Z'))
+		r->err[0] = (char)(r->err[0] - 'A' + 'a');
+	return r->err;
+}
+
+/*
+ * A sidecar's text as a label: a decimal integer, white space around it,
+ * -1 (no label) up to INT32_MAX.  Anything else is no label (a caption).
+ */
+static int
+parse_label(const char *p, size_t n, int32_t *v)
+{
+	const char *e = p + n;
+	int64_t x = 0;
+	int neg = 0, digits = 0;
+
+	while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	if (p < e && *p == '-') {
+		neg = 1;
+		p++;
+	}
+	for (; p < e && *p >= '0' && *p <= '9'; p++, digits++) {
+		x = x * 10 + (*p - '0');
+		if (x > INT32_MAX)
+			return 0;
+	}
+	while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	if (p != e || digits == 0 || (neg && x != 1))
+		return 0;
+	*v = neg ? -1 : (int32_t)x;
+	return 1;
+}
+
+static int
+space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+/*
+ * Integers separated by commas or white space, "3 7", "3,7", or in
+ * brackets, "[3, 7]", as multi-label sidecars hold them.  The count (the
+ * first in *v), or -1 if a token is no integer.
+ */
+static long
+int_list(const char *p, size_t n, int32_t *v)
+{
+	const char *e = p + n;
+	long count = 0;
+
+	while (p < e && space(*p))
+		p++;
+	while (e > p && space(e[-1]))
+		e--;
+	if (p < e && *p == '[') {
+		if (e[-1] != ']')
+			return -1;
+		p++;
+		e--;
+	}
+	while (p < e) {
+		const char *t;
+		int32_t x;
+
+		while (p < e && (space(*p) || *p == ','))
+			p++;
+		if (p == e)
+			break;
+		for (t = p; t < e && !space(*t) && *t != ','; t++)
+			continue;
+		if (!parse_label(p, (size_t)(t - p), &x))
+			return -1;
+		if (count++ == 0)
+			*v = x;
+		p = t;
+	}
+	return count;
+}
+
+/* m->snip: the text, sanitized, cut to SNIP bytes. */
+static void
+set_snip(struct member *m, const char *p, size_t n)
+{
+	char buf[4 * SNIP + 8];
+
+	while (n > 0 && space(*p)) {
+		p++;
+		n--;
+	}
+	while (n > 0 && space(p[n - 1]))
+		n--;
+	src_sanitize(buf, sizeof(buf), p, n < SNIP ? n : SNIP);
+	if (n > SNIP)
+		strcat(buf, "...");
+	free(m->snip);
+	m->snip = xstrdup(buf);
+}
+
+/* A label or a list of them, as a .cls holds it. */
+static void
+list_label(struct member *m, const char *p, size_t n)
+{
+	long k = int_list(p, n, &m->label);
+
+	if (k == 1) {
+		m->lab = L_OK;
+		return;
+	}
+	/* "[]": no class, said explicitly. */
+	m->lab = k == 0 ? L_NONE : k > 1 ? L_MULTI : L_BAD;
+	if (m->lab != L_NONE)
+		set_snip(m, p, n);
+}
+
+/*
+ * A JSON sidecar's "label" (else "cls") member of the top-level object.
+ * A scan, not a parser: strings and nesting are followed, so a "label"
+ * deeper down (a detection's, say) is metadata, not the sample's label.
+ * Its value: an integer, or a list of them (a single one is that label),
+ * or null (no label); a string, a float or anything else is a label that
+ * is no class number.  Without either key, a document that is a bare
+ * integer or list is read as a .cls; anything else is metadata.
+ */
+static int
+json_key(struct member *m, const char *p, size_t n, const char *key)
+{
+	size_t k = strlen(key), i = 0, j, end;
+	int depth = 0;
+
+	while (i < n) {
+		if (p[i] == '{' || p[i] == '[')
+			depth++;
+		else if (p[i] == '}' || p[i] == ']')
+			depth--;
+		if (p[i] != '"') {
+			i++;
+			continue;
+		}
+		for (j = i + 1; j < n && p[j] != '"'; j += p[j] == '\\' ? 2 : 1)
+			continue;
+		if (j >= n)
+			return 0;
+		if (depth != 1 || j - i - 1 != k || memcmp(p + i + 1, key,
+		    k) != 0) {
+			i = j + 1;
+			continue;
+		}
+		for (i = j + 1; i < n && space(p[i]); i++)
+			continue;
+		if (i >= n || p[i] != ':')
+			continue;	/* a value, not a key */
+		for (j = i + 1; j < n && space(p[j]); j++)
+			continue;
+		if (n - j >= 4 && memcmp(p + j, "null", 4) == 0) {
+			m->lab = L_NONE;
+			return 1;
+		}
+		if (j < n && p[j] == '[') {
+			for (end = j; end < n && p[end] != ']'; end++)
+				continue;
+			list_label(m, p + j, end < n ? end + 1 - j : n - j);
+			return 1;
+		}
+		for (end = j; end < n && p[end] != ',' && p[end] != '}' &&
+		    !space(p[end]); end++)
+			continue;
+		if (end > j && parse_label(p + j, end - j, &m->label)) {
+			m->lab = L_OK;
+			return 1;
+		}
+		/* A string runs to its closing quote. */
+		if (j < n && p[j] == '"')
+			for (end = j + 1; end < n && p[end] != '"'; end++)
+				continue;
+		m->lab = L_BAD;
+		set_snip(m, p + j, (end < n ? end + 1 : n) - j);
+		return 1;
+	}
+	return 0;
+}
+
+static void
+json_label(struct member *m, const char *p, size_t n)
+{
+	size_t i = 0;
+
+	if (json_key(m, p, n, "label") || json_key(m, p, n, "cls"))
+		return;
+	while (i < n && space(p[i]))
+		i++;
+	if (i < n && (p[i] == '[' || p[i] == '-' || (p[i] >= '0' &&
+	    p[i] <= '9')))
+		list_label(m, p, n);
+}
+
+/*
+ * Read the current member's data into r->buf, at most max bytes.  With
+ * magic, the first MAGIC bytes must be an image's, else the rest is left
+ * unread (libarchive skips it) and only those are kept.  Returns 0, 1 if
+ * the member is bigger than max, 2 if it has no image magic, or a
+ * negative libarchive status (ARCHIVE_FATAL: the archive is spent) with
+ * r->err set.
+ */
+static int
+read_member(struct reader *r, struct archive_entry *e, size_t max,
+    int magic)
+{
+	int64_t size = archive_entry_size_is_set(e) ?
+	    archive_entry_size(e) : -1;
+
+	r->buf.len = 0;
+	if (size > (int64_t)max)
+		return 1;
+	/* The header's size is a claim: a 512-byte tar header saying 1 GiB
+	 * must not cost 1 GiB.  Beyond PREALLOC the buffer grows with the
+	 * data that actually arrives. */
+	if (size > 0)
+		rv_buf_reserve(&r->buf, size < (int64_t)PREALLOC ?
+		    (size_t)size : PREALLOC);
+	for (;;) {
+		la_ssize_t got;
+
+		if (r->buf.cap - r->buf.len < 4096)
+			rv_buf_reserve(&r->buf, 65536);
+		got = archive_read_data(r->a, r->buf.data + r->buf.len,
+		    r->buf.cap - r->buf.len);
+		if (got < 0) {
+			la_err(r);
+			return got == ARCHIVE_FATAL ? ARCHIVE_FATAL :
+			    ARCHIVE_FAILED;
+		}
+		if (got == 0)
+			break;
+		r->buf.len += (size_t)got;
+		if (r->buf.len > max)
+			return 1;
+		if (magic && r->buf.len >= MAGIC) {
+			magic = 0;
+			if (!image_magic(r->buf.data, r->buf.len)) {
+				r->buf.len = MAGIC;
+				return 2;
+			}
+		}
+	}
+	if (size >= 0 && r->buf.len != (size_t)size) {
+		snprintf(r->err, sizeof(r->err), "member holds %zu bytes, "
+		    "its header says %" PRId64, r->buf.len, size);
+		return ARCHIVE_FAILED;
+	}
+	return 0;
+}
+
+static struct member *
+new_member(struct reader *r)
+{
+	struct member *m;
+
+	if (r->nm == r->capm) {
+		r->capm = r->capm ? r->capm * 2 : 256;
+		r->m = xreallocarray(r->m, r->capm, sizeof(*r->m));
+	}
+	m = &r->m[r->nm];
+	memset(m, 0, sizeof(*m));
+	m->seq = r->nm++;
+	return m;
+}
+
+/* A member's name: leading "./" and "/" dropped; its base and first
+ * dot (NULL for a hidden file or one with no extension). */
+static const char *
+member_name(const char *path, const char **base, const char **dot)
+{
+	const char *p = path;
+
+	while (p[0] == '.' && p[1] == '/')
+		p += 2;
+	while (p[0] == '/')
+		p++;
+	*base = strrchr(p, '/');
+	*base = *base ? *base + 1 : p;
+	*dot = (*base)[0] == '.' ? NULL : strchr(*base, '.');
+	return p;
+}
+
+/* Note that a member is ignored, and why. */
+static void
+ignore(struct reader *r, const char *path, const char *why)
+{
+	char *q = src_sanitized(path);
+
+	src_ignore(r->c, "'%s': '%s': %s (ignored)", r->s->name, q, why);
+	free(q);
+}
+
+/*
+ * One regular member: find its key and role, read what the role needs.
+ * Returns 0, 1 when the archive is spent (truncated), -1 to fail.
+ */
+static int
+take_member(struct reader *r, struct archive_entry *e)
+{
+	const char *path = archive_entry_pathname(e), *p, *base, *dot, *last;
+	struct member *m;
+	size_t max = 0;
+	char *q;
+	int st;
+
+	if (!path || !*path)
+		return src_skip(r->c, "'%s': member %zu: unreadable name",
+		    r->s->name, r->nm);
+	p = member_name(path, &base, &dot);
+	/* As in WebDataset, a name needs a stem and an extension; hidden
+	 * files (macOS's ._x.jpg among them) are not data. */
+	if (!dot) {
+		ignore(r, path, base[0] == '.' ? "hidden" : "no extension");
+		return 0;
+	}
+	last = strrchr(base, '.');
+	m = new_member(r);
+	m->key = xstrndup(p, (size_t)(dot - p));
+	m->path = xstrdup(path);
+	m->primary = dot == last;
+	if (src_image_ext(last + 1)) {
+		m->role = R_IMAGE;
+		max = image_cap(r->c);
+	} else if (src_lower_eq(dot + 1, "cls")) {
+		m->role = R_CLS;
+		max = MAX_JSON;
+	} else if (src_lower_eq(dot + 1, "txt")) {
+		m->role = R_TXT;
+		max = MAX_TXT;
+	} else if (src_lower_eq(dot + 1, "json")) {
+		m->role = R_JSON;
+		max = MAX_JSON;
+	} else {
+		m->role = src_unsupported_ext(last + 1) ? R_UNSUP : R_OTHER;
+		return 0;	/* read on: libarchive skips its data */
+	}
+	if (m->role == R_IMAGE && r->c->list &&
+	    !(archive_entry_size_is_set(e) &&
+	    archive_entry_size(e) > (int64_t)max))
+		return 0;	/* listing: libarchive seeks past the bytes */
+	st = read_member(r, e, max, m->role == R_IMAGE);
+	if (st == 1 && m->role != R_IMAGE) {
+		m->role = R_OTHER;	/* too long to be a label */
+		return 0;
+	}
+	/* No image's magic: its first bytes are the sample, which the
+	 * decoder refuses (the listing counted it: it stays a sample). */
+	if (st == 2)
+		st = 0;
+	if (st != 0) {
+		q = src_sanitized(path);
+		if (st == 1)
+			snprintf(r->err, sizeof(r->err), "member is over the "
+			    "%zu-byte limit for an image (%d bytes a pixel "
+			    "of the pixel limit)", max, BYTES_PER_PIXEL);
+		else if (st == ARCHIVE_FATAL)
+			snprintf(r->err + strlen(r->err), sizeof(r->err) -
+			    strlen(r->err), " at byte %" PRId64 " of the "
+			    "input; kept the members before it",
+			    archive_filter_bytes(r->a, -1));
+		m->bad = 1;
+		st = src_bad(r->c, "'%s': '%s': %s", r->s->name, q, r->err) <
+		    0 ? -1 : st == ARCHIVE_FATAL;
+		free(q);
+		return st;
+	}
+	if (m->role == R_IMAGE) {
+		m->len = r->buf.len;
+		m->data = arena_take(r->ar, &r->buf);
+	} else if (m->role == R_JSON) {
+		json_label(m, (char *)r->buf.data, r->buf.len);
+	} else if (m->role == R_CLS) {
+		list_label(m, (char *)r->buf.data, r->buf.len);
+	} else if (parse_label((char *)r->buf.data, r->buf.len, &m->label)) {
+		m->lab = L_OK;	/* a .txt: a number, else a caption */
+	}
+	return 0;
+}
+
+/*
+ * A member that is no regular file.  A directory is structure, not data.
+ * A hard or symbolic link named as an image is a sample whose bytes are
+ * its target's, found once every member is read (resolve_links); as in
+ * the folder input, its own name gives its key and label.  A link named
+ * otherwise, or a device, is ignored; a device named as an image is a
+ * sample lost.
+ */
+static int
+take_other(struct reader *r, struct archive_entry *e)
+{
+	const char *path = archive_entry_pathname(e), *p, *base, *dot, *why;
+	const char *hard = archive_entry_hardlink(e);
+	unsigned type = archive_entry_filetype(e);
+	const char *sym = type == AE_IFLNK ? archive_entry_symlink(e) : NULL;
+	struct member *m;
+	char *q;
+	int st;
+
+	if (type == AE_IFDIR || !path || !*path)
+		return 0;
+	if (hard)
+		why = "hard link";
+	else if (type == AE_IFLNK)
+		why = "symbolic link";
+	else
+		why = "not a regular file";
+	p = member_name(path, &base, &dot);
+	if (!dot || !src_image_ext(strrchr(base, '.') + 1)) {
+		ignore(r, path, why);
+		return 0;
+	}
+	if ((hard && *hard) || (sym && *sym)) {
+		m = new_member(r);
+		m->key = xstrndup(p, (size_t)(dot - p));
+		m->path = xstrdup(path);
+		m->primary = dot == strrchr(base, '.');
+		m->role = R_IMAGE;
+		m->ltype = hard ? LK_HARD : LK_SYM;
+		m->link = xstrdup(hard ? hard : sym);
+		return 0;
+	}
+	q = src_sanitized(path);
+	st = src_skip(r->c, "'%s': '%s': %s", r->s->name, q, why);
+	free(q);
+	return st;
+}
+
+/*
+ * path taken from the directory dir (dlen bytes; "" for the archive's
+ * root), with "./", "//" and "." dropped and ".." applied: a fresh
+ * string, or NULL if it climbs out of the archive.
+ */
+static char *
+norm_path(const char *dir, size_t dlen, const char *path)
+{
+	size_t n = dlen + strlen(path) + 2, o = 0;
+	char *in = xmalloc(n), *out = xmalloc(n);
+	const char *p = in, *q;
+
+	memcpy(in, dir, dlen);
+	in[dlen] = '/';
+	memcpy(in + dlen + 1, path, strlen(path) + 1);
+	while (*p) {
+		while (*p == '/')
+			p++;
+		for (q = p; *q && *q != '/'; q++)
+			continue;
+		if (q == p || (q - p == 1 && p[0] == '.')) {
+			p = q;
+			continue;
+		}
+		if (q - p == 2 && p[0] == '.' && p[1] == '.') {
+			if (o == 0) {
+				free(in);
+				free(out);
+				return NULL;
+			}
+			while (o > 0 && out[o - 1] != '/')
+				o--;
+			if (o > 0)
+				o--;
+		} else {
+			if (o > 0)
+				out[o++] = '/';
+			memcpy(out + o, p, (size_t)(q - p));
+			o += (size_t)(q - p);
+		}
+		p = q;
+	}
+	out[o] = '\0';
+	free(in);
+	return out;
+}
+
+struct pidx {
+	char *path;		/* normalized, owned */
+	size_t i;		/* member index (= its seq, before sorting) */
+};
+
+static int
+cmp_pidx(const void *a, const void *b)
+{
+	const struct pidx *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+
+	if (c)
+		return c;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * The member named path: of those of that name, the last one before
+ * member before (a hard link names an earlier member: tar's rule when a
+ * name is reused), else the first after it.  NULL if none.
+ */
+static struct member *
+find_path(struct reader *r, const struct pidx *v, size_t n,
+    const char *path, size_t before)
+{
+	size_t lo = 0, hi = n, k, best = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(v[mid].path, path) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = lo; k < n && strcmp(v[k].path, path) == 0; k++)
+		if (best == n || v[k].i < before)
+			best = k;
+	return best < n ? &r->m[v[best].i] : NULL;
+}
+
+/*
+ * Give every link member its target's bytes (in a listing, none: only
+ * that the target is an image member).  A target is followed through
+ * links to a regular member; a symbolic link's target is taken from its
+ * own directory.  A link to no member of the archive, to an unreadable
+ * one or to one that is no image is a sample lost.  No bytes are copied:
+ * the link's sample points at its target's.
+ */
+static int
+resolve_links(struct reader *r)
+{
+	struct pidx *v;
+	size_t i, nl = 0, nv = 0;
+	int st = 0;
+
+	for (i = 0; i < r->nm; i++)
+		nl += r->m[i].ltype != LK_NONE;
+	if (nl == 0)
+		return 0;
+	v = xcalloc(r->nm, sizeof(*v));
+	/* a member outside the archive (../x) or at its root is no target */
+	for (i = 0; i < r->nm; i++) {
+		char *p = norm_path("", 0, r->m[i].path);
+
+		if (p == NULL || *p == '\0') {
+			free(p);
+			continue;
+		}
+		v[nv].path = p;
+		v[nv++].i = i;
+	}
+	qsort(v, nv, sizeof(*v), cmp_pidx);
+	for (i = 0; i < r->nm && st == 0; i++) {
+		struct member *m = &r->m[i], *t = m;
+		const char *why = NULL;
+		int hops = 0;
+		char *q, *qt;
+
+		if (m->ltype == LK_NONE)
+			continue;
+		while (t && t->ltype != LK_NONE && hops++ < MAX_HOPS) {
+			char *own = norm_path("", 0, t->path), *to = NULL;
+			const char *slash = own ? strrchr(own, '/') : NULL;
+
+			if (t->ltype == LK_HARD)
+				to = norm_path("", 0, t->link);
+			else if (own && t->link[0] != '/')
+				to = norm_path(own, slash ? (size_t)(slash -
+				    own) : 0, t->link);
+			t = to && *to ? find_path(r, v, nv, to, t->ltype ==
+			    LK_HARD ? t->seq : SIZE_MAX) : NULL;
+			free(own);
+			free(to);
+		}
+		if (!t)
+			why = "no member of the archive";
+		else if (t->ltype != LK_NONE)
+			why = "a loop or a chain of more than 16 links";
+		else if (t->bad)
+			why = "an unreadable member";
+		else if (t->role != R_IMAGE)
+			why = "no image member";
+		if (!why) {
+			m->data = t->data;
+			m->len = t->len;
+			continue;
+		}
+		m->bad = 1;
+		q = src_sanitized(m->path);
+		qt = src_sanitized(m->link);
+		if (src_bad(r->c, "'%s': '%s': %s link to '%s', %s",
+		    r->s->name, q, m->ltype == LK_HARD ? "hard" : "symbolic",
+		    qt, why) < 0)
+			st = -1;
+		free(q);
+		free(qt);
+	}
+	for (i = 0; i < nv; i++)
+		free(v[i].path);
+	free(v);
+	return st;
+}
+
+/* The archive cannot be read at all: say what we looked for. */
+static int
+no_archive(struct reader *r)
+{
+	/* libarchive's ARCHIVE_ERRNO_FILE_FORMAT is private: EFTYPE where
+	 * the system has it, else EILSEQ. */
+#ifdef EFTYPE
+	if (archive_errno(r->a) == EFTYPE)
+#else
+	if (archive_errno(r->a) == EILSEQ)
+#endif
+		return rv_seterr("'%s': not a directory, archive, IDX file or "
+		    "CIFAR batch (libarchive: %s)", r->s->name, la_err(r));
+	/* A compressed archive cut or damaged before its first member
+	 * (bzip2 decodes whole blocks of up to 900 kB): nothing to keep. */
+	return rv_seterr("'%s': %s, before any member could be read",
+	    r->s->name, la_err(r));
+}
+
+static la_ssize_t
+feed_read(struct archive *a, void *cd, const void **out)
+{
+	struct feed *f = cd;
+	ssize_t k;
+
+	do
+		k = read(f->fd, f->buf, f->cap);
+	while (k < 0 && errno == EINTR);
+	if (k < 0) {
+		archive_set_error(a, errno, "read error");
+		return ARCHIVE_FATAL;
+	}
+	*out = f->buf;
+	if (k == 0)
+		f->eof = 1;	/* buf keeps the last block */
+	else
+		f->len = (size_t)k;
+	if (f->keep)
+		rv_buf_append(&f->kept, f->buf, (size_t)k);
+	f->given += (uint64_t)k;
+	return k;
+}
+
+static int
+all_zero(const unsigned char *p, size_t n)
+{
+	while (n > 0 && p[n - 1] == 0)
+		n--;
+	return n == 0;
+}
+
+static uint32_t
+le16(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+/*
+ * The length of the zip trailer at p: central directory headers, zip64
+ * end records and the end-of-central-directory record with its comment,
+ * which libarchive's stream reader stops in front of.
+ */
+static size_t
+zip_trailer(const unsigned char *p, size_t n)
+{
+	size_t off = 0;
+
+	for (;;) {
+		const unsigned char *q = p + off;
+		size_t left = n - off, k;
+
+		if (left >= 46 && memcmp(q, "PK\1\2", 4) == 0)
+			k = 46 + (size_t)le16(q + 28) + le16(q + 30) +
+			    le16(q + 32);
+		else if (left >= 56 && memcmp(q, "PK\6\6", 4) == 0)
+			k = (size_t)le16(q + 4) + ((size_t)le16(q + 6) << 16) +
+			    12;	/* a record this size is never > 4 GiB */
+		else if (left >= 20 && memcmp(q, "PK\6\7", 4) == 0)
+			k = 20;
+		else if (left >= 22 && memcmp(q, "PK\5\6", 4) == 0)
+			return off + 22 + le16(q + 20) < n ?
+			    off + 22 + le16(q + 20) : n;
+		else
+			return off;
+		if (k >= left)
+			return n;
+		off += k;
+	}
+}
+
+/*
+ * At the end of an archive read from a pipe: anything but zeros after it
+ * (what libarchive left of what it was given, past a zip's central
+ * directory, then the rest of the input) is an archive that would go
+ * unread, so it is an error.  Tar archives are read through, so nothing
+ * is left after them.
+ */
+static int
+check_trailing(struct reader *r)
+{
+	struct feed *f = r->feed;
+	int64_t used = archive_filter_bytes(r->a, -1);
+	uint64_t left = used >= 0 && (uint64_t)used <= f->given ?
+	    f->given - (uint64_t)used : 0;
+	const char *fmt = archive_format_name(r->a);
+	int data = 0;
+
+	if (left > 0 && f->keep) {
+		const unsigned char *p = f->kept.data + used;
+		size_t n = (size_t)left, k = 0;
+
+		if ((archive_format(r->a) & ARCHIVE_FORMAT_BASE_MASK) ==
+		    ARCHIVE_FORMAT_ZIP)
+			k = zip_trailer(p, n);
+		data = !all_zero(p + k, n - k);
+	} else if (left > 0) {
+		data = left > f->len || !all_zero(f->buf + f->len - left,
+		    (size_t)left);
+	}
+	while (!data && !f->eof) {
+		ssize_t k = read(f->fd, f->buf, f->cap);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return rv_seterr("'%s': read error:", r->s->name);
+		if (k == 0)
+			f->eof = 1;
+		data = !all_zero(f->buf, (size_t)k);
+	}
+	if (!data)
+		return 0;
+	if (!fmt)
+		fmt = "unknown";
+	src_sanitize(r->err, sizeof(r->err), fmt, strlen(fmt));
+	return rv_seterr("'%s': more data after the end of the archive "
+	    "(%s), which would go unread: only tar archives are read "
+	    "through when concatenated", r->s->name, r->err);
+}
+
+/* Read every member.  Returns 0 or -1. */
+static int
+read_all(struct reader *r)
+{
+	struct archive_entry *e;
+	size_t entries = 0;
+	int retries = 0;
+	char last[sizeof(r->err)] = "";
+
+	for (;;) {
+		int st = archive_read_next_header(r->a, &e);
+
+		if (st == ARCHIVE_EOF)
+			return r->feed && entries > 0 ? check_trailing(r) : 0;
+		if (st == ARCHIVE_FATAL && entries == 0)
+			return no_archive(r);
+		if (st == ARCHIVE_FATAL)
+			return src_skip(r->c, "'%s': %s at byte %" PRId64
+			    " of the input, after %zu members; kept what came "
+			    "before", r->s->name, la_err(r),
+			    archive_filter_bytes(r->a, -1), entries);
+		if (st == ARCHIVE_RETRY || st == ARCHIVE_FAILED) {
+			/* A damaged tar header is retried a block at a
+			 * time until a good one: one member lost, one
+			 * warning for the run of the same message. */
+			la_err(r);
+			if ((retries == 0 || strcmp(last, r->err) != 0) &&
+			    src_skip(r->c, "'%s': %s at byte %" PRId64
+			    "; read on at the next good header", r->s->name,
+			    r->err, archive_read_header_position(r->a)) < 0)
+				return -1;
+			memcpy(last, r->err, sizeof(last));
+			if (++retries == MAX_RETRY)
+				return src_skip(r->c, "'%s': too damaged, "
+				    "giving up after %zu members", r->s->name,
+				    entries);
+			continue;
+		}
+		retries = 0;
+		last[0] = '\0';
+		entries++;
+		/* Tar reads through to the end: nothing to keep. */
+		if (r->feed && r->feed->keep && (archive_format(r->a) &
+		    ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR) {
+			r->feed->keep = 0;
+			rv_buf_release(&r->feed->kept);
+		}
+		/* Links, directories and devices are not images (a hard
+		 * link that carries data, as pax may write, is a file). */
+		if (archive_entry_filetype(e) != AE_IFREG ||
+		    (archive_entry_hardlink(e) != NULL &&
+		    !(archive_entry_size_is_set(e) &&
+		    archive_entry_size(e) > 0))) {
+			if (take_other(r, e) < 0)
+				return -1;
+			continue;
+		}
+		if ((st = take_member(r, e)) != 0)
+			return st < 0 ? -1 : 0;
+	}
+}
+
+static int
+cmp_member(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	if (c)
+		return c;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The name of the directory level levels above a key (0 and 1: the
+ * parent, "a/cat/x" -> "cat"; 2: "t/n01/images/x" -> "n01"), or NULL if
+ * the key has no directory that high.
+ */
+static char *
+parent_name(const char *key, int level)
+{
+	const char *end = key + strlen(key), *p;
+	int k;
+
+	for (k = 0; k < (level > 1 ? level : 1); k++) {
+		while (end > key && end[-1] != '/')
+			end--;
+		if (end == key)
+			return NULL;
+		end--;		/* the slash */
+	}
+	for (p = end; p > key && p[-1] != '/'; p--)
+		continue;
+	if (p == end || (end - p == 1 && *p == '.') ||
+	    (end - p == 2 && p[0] == '.' && p[1] == '.'))
+		return NULL;
+	return xstrndup(p, (size_t)(end - p));
+}
+
+/* Warn about member m of the sample being grouped; -1 under strict. */
+static int
+skip_member(struct reader *r, const struct member *m, const char *fmt,
+    const char *arg)
+{
+	char *q = src_sanitized(m->path ? m->path : m->key);
+	int st;
+
+	st = src_skip(r->c, fmt, r->s->name, q, arg);
+	free(q);
+	return st;
+}
+
+/*
+ * One key's members, m[0..n) in archive order, as a sample a (its label
+ * from a sidecar; *par the parent directory's name when none has one).
+ * Returns 1 for a sample, 0 when the key is skipped or ignored, -1 to
+ * fail (strict).
+ */
+static int
+one_key(struct reader *r, struct member *m, size_t n, struct asample *a,
+    char **par)
+{
+	struct member *img = NULL, *unsup = NULL, *lab[R_JSON + 1] = { 0 };
+	size_t i, k, side = 0;
+	int sidecars = 0;
+
+	for (i = 0; i < n; i++) {
+		if (m[i].bad) {
+			/* warned about when it was read */
+			src_count(r->c);
+			return 0;
+		}
+		if (m[i].role == R_IMAGE &&
+		    (!img || m[i].primary >= img->primary))
+			img = &m[i];
+		if (m[i].role == R_UNSUP && !unsup)
+			unsup = &m[i];
+		if (m[i].role >= R_CLS && m[i].lab != L_NONE)
+			sidecars = 1;
+		if (m[i].role >= R_CLS && m[i].lab != L_NONE)
+			lab[m[i].role] = &m[i];
+	}
+	if (!img) {
+		if (unsup)
+			return skip_member(r, unsup, "'%s': '%s': unsupported "
+			    "image format%s", "; rv reads JPEG, PNG, WebP, "
+			    "GIF, BMP and TIFF") < 0 ? -1 : 0;
+		/* A label without its image is a sample lost; a README,
+		 * metadata or a caption alone belongs to no sample. */
+		if (sidecars) {
+			char *q = src_sanitized(m[0].key);
+			int st = src_skip(r->c, "'%s': '%s': no image member",
+			    r->s->name, q);
+			free(q);
+			return st < 0 ? -1 : 0;
+		}
+		/* Members of no sample: a README, a .npy without an
+		 * image. */
+		for (i = 0; i < n; i++)
+			ignore(r, m[i].path, "not an image");
+		return 0;
+	}
+	/* Another image as good as the one taken came earlier: replaced,
+	 * as tar's append does, or two archives concatenated that reuse a
+	 * key.  Either way a sample's image is lost: say so. */
+	for (i = 0; i < n; i++) {
+		if (&m[i] == img || m[i].role != R_IMAGE ||
+		    m[i].primary != img->primary) {
+			side += &m[i] != img;
+			continue;
+		}
+		if (strcmp(m[i].path, img->path) == 0) {
+			if (skip_member(r, &m[i], "'%s': '%s': replaced by a "
+			    "later member of the same name%s", "") < 0)
+				return -1;
+		} else {
+			char *q = src_sanitized(img->path);
+			int st = skip_member(r, &m[i], "'%s': '%s': replaced "
+			    "by '%s', a later image of the same key", q);
+			free(q);
+			if (st < 0)
+				return -1;
+		}
+	}
+	/* The label: the first of .cls, .txt, .json that says anything. */
+	a->label = -1;
+	for (k = R_CLS; k <= R_JSON && !lab[k]; k++)
+		continue;
+	if (k <= R_JSON && lab[k]->lab == L_MULTI)
+		return skip_member(r, lab[k], "'%s': '%s': multi-label "
+		    "'%s': an rv sample carries one class label",
+		    lab[k]->snip) < 0 ? -1 : 0;
+	if (k <= R_JSON && lab[k]->lab == L_BAD)
+		return skip_member(r, lab[k], "'%s': '%s': label '%s' is not "
+		    "a class number", lab[k]->snip) < 0 ? -1 : 0;
+	r->c->sidecars += side;
+	a->data = img->data;
+	a->len = img->len;
+	a->path = img->path;
+	img->path = NULL;
+	if (k <= R_JSON) {
+		a->label = lab[k]->label;
+		if (a->label >= 0 && (uint32_t)a->label >= r->nlabels)
+			r->nlabels = (uint32_t)a->label + 1;
+	} else if ((*par = parent_name(img->key,
+	    r->c->o->class_level)) != NULL) {
+		a->derived = 1;
+	}
+	return 1;
+}
+
+/*
+ * Every sample fell in one directory class: if the directories above
+ * those differ (train/<wnid>/images/x.JPEG labelled "images"), the class
+ * is likely one level too low: say so.
+ */
+static void
+one_class(struct reader *r, const char *name)
+{
+	const struct arch *ar = r->ar;
+	char *first = NULL, *other = NULL, *q1, *q2, *q3;
+	int level = r->c->o->class_level > 1 ? r->c->o->class_level : 1;
+	size_t i;
+
+	for (i = 0; i < ar->n && !other; i++) {
+		char *k, *g;
+
+		if (!ar->v[i].derived)
+			continue;
+		k = norm_path("", 0, ar->v[i].path);
+		g = k ? parent_name(k, level + 1) : NULL;
+		free(k);
+		if (!g)
+			continue;
+		if (!first)
+			first = g;
+		else if (strcmp(first, g) != 0)
+			other = g;
+		else
+			free(g);
+	}
+	if (other) {
+		q1 = src_sanitized(name);
+		q2 = src_sanitized(first);
+		q3 = src_sanitized(other);
+		src_note(r->c, "'%s': every sample is in class '%s', the "
+		    "directory %d level%s above it, though the directories "
+		    "above differ ('%s', '%s'): is --class-level %d meant?",
+		    r->s->name, q1, level, level > 1 ? "s" : "", q2, q3,
+		    level + 1);
+		free(q1);
+		free(q2);
+		free(q3);
+	}
+	free(first);
+	free(other);
+}
+
+/*
+ * Group the members by key into samples.  Within a key the image is the
+ * member whose whole extension is an image one (abc.jpg over abc.seg.png),
+ * else the last; a later member replaces an earlier one, as tar's append
+ * does (with a warning: the earlier image is lost).  The label comes from
+ * the sample's own sidecar (.cls, else .txt, else .json) and only failing
+ * that from its parent directory, per sample: an archive that mixes both
+ * keeps the sidecar numbers as they are and gives directory classes their
+ * index among the directory names, so mixing the two is only sound when
+ * they agree.
+ */
+static int
+group(struct reader *r)
+{
+	struct arch *ar = r->ar;
+	char **par, **names = NULL;
+	size_t i, j, nnames = 0;
+
+	if (resolve_links(r) < 0)
+		return -1;
+	if (r->nm > 0)
+		qsort(r->m, r->nm, sizeof(*r->m), cmp_member);
+	ar->v = xcalloc(r->nm ? r->nm : 1, sizeof(*ar->v));
+	par = xcalloc(r->nm ? r->nm : 1, sizeof(*par));
+	for (i = 0; i < r->nm; i = j) {
+		int st;
+
+		for (j = i; j < r->nm && strcmp(r->m[j].key, r->m[i].key) == 0;
+		    j++)
+			continue;
+		st = one_key(r, &r->m[i], j - i, &ar->v[ar->n], &par[ar->n]);
+		if (st < 0)
+			goto fail;
+		ar->n += (size_t)st;
+	}
+	r->s->nlabels = r->nlabels;
+	/* The directory classes: sorted distinct parent names. */
+	for (i = 0; i < ar->n; i++)
+		if (par[i]) {
+			names = xreallocarray(names, nnames + 1,
+			    sizeof(*names));
+			names[nnames++] = par[i];
+		}
+	if (nnames > 0) {
+		qsort(names, nnames, sizeof(*names), cmp_str);
+		for (i = j = 0; i < nnames; i++)
+			if (j == 0 || strcmp(names[j - 1], names[i]) != 0)
+				names[j++] = xstrdup(names[i]);
+		nnames = j;
+		for (i = 0; i < ar->n; i++) {
+			char **f;
+
+			if (!par[i])
+				continue;
+			f = bsearch(&par[i], names, nnames, sizeof(*names),
+			    cmp_str);
+			ar->v[i].label = (int32_t)(f - names);
+		}
+		r->s->names = names;
+		r->s->nnames = nnames;
+		r->s->names_kind = SRC_NAMES_DERIVED;
+		if (nnames == 1)
+			one_class(r, names[0]);
+	}
+	for (i = 0; i < ar->n; i++)
+		free(par[i]);
+	free(par);
+	return 0;
+fail:
+	for (i = 0; i < ar->n; i++)
+		free(par[i]);
+	free(par);
+	return -1;
+}
+
+static int
+arch_fetch(const struct src *s, uint64_t i, struct rv_buf *scratch,
+    struct rv_item *it)
+{
+	const struct arch *ar = s->priv;
+	const struct asample *a = &ar->v[i];
+
+	(void)scratch;
+	src_item_name(it, s, a->path);
+	it->data = a->data;
+	it->len = a->len;
+	it->dtype = src_encoded_dtype(a->data, a->len, a->path);
+	it->label = a->derived ? src_label(s, a->label) : a->label;
+	return 0;
+}
+
+static void
+arch_free(struct src *s)
+{
+	struct arch *ar = s->priv;
+	size_t i;
+
+	if (!ar)
+		return;
+	for (i = 0; i < ar->n; i++)
+		free(ar->v[i].path);
+	free(ar->v);
+	for (i = 0; i < ar->nchunk; i++)
+		free(ar->chunk[i].p);
+	free(ar->chunk);
+	free(ar);
+}
+
+static const struct src_ops archive_ops = { arch_fetch, arch_free };
+
+int
+src_archive_open(struct src_ctx *c, struct src *s, const char *path)
+{
+	struct feed feed = { 0 };
+	struct reader r;
+	struct stat sb;
+	size_t i;
+	int st, fd;
+
+	memset(&r, 0, sizeof(r));
+	r.c = c;
+	r.s = s;
+	r.ar = xcalloc(1, sizeof(*r.ar));
+	s->priv = r.ar;
+	s->ops = &archive_ops;
+	s->desc = xasprintf("archive:%s", s->name);
+	if (!(r.a = archive_read_new()))
+		return rv_seterr("'%s': out of memory", s->name);
+	archive_read_support_filter_all(r.a);
+	archive_read_support_format_all(r.a);
+	/* cat a.tar b.tar: read on past the first end-of-archive blocks,
+	 * as tar --ignore-zeros does. */
+	archive_read_set_options(r.a, "tar:read_concatenated_archives");
+	fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY);
+	if (fd < 0) {
+		archive_read_free(r.a);
+		return rv_seterr("'%s': cannot open:", s->name);
+	}
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		/* libarchive's own reader: it can seek (zip). */
+		/* A listing reads a header and seeks past the member: a
+		 * kilobyte or two a member, not 64 KiB of its image. */
+		st = archive_read_open_fd(r.a, fd, c->list ? 1024 : 1 << 16);
+	} else {
+		feed.fd = fd;
+		feed.cap = 1 << 16;
+		feed.buf = xmalloc(feed.cap);
+		feed.keep = 1;
+		r.feed = &feed;
+		st = archive_read_open(r.a, &feed, NULL, feed_read, NULL);
+	}
+	if (st != ARCHIVE_OK)
+		st = no_archive(&r);
+	else
+		st = read_all(&r);
+	archive_read_free(r.a);
+	free(feed.buf);
+	rv_buf_release(&feed.kept);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	rv_buf_release(&r.buf);
+	if (st == 0)
+		st = group(&r);
+	for (i = 0; i < r.nm; i++) {
+		free(r.m[i].key);
+		free(r.m[i].path);
+		free(r.m[i].snip);
+		free(r.m[i].link);
+	}
+	free(r.m);
+	s->n = r.ar->n;
+	return st;
+}

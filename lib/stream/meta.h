@@ -1,0 +1,61 @@
+/*
+ * Stream metadata: an ordered list of key=value pairs carried in a META
+ * record (payload: "key=value\n" lines, UTF-8, no NUL).  Keys are listed in
+ * rv-stream(5): producer, source, classes, class.N, mean, std, ...
+ * Readers merge every META record they meet (concatenation repeats them).
+ */
+#ifndef RV_META_H
+#define RV_META_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stream/record.h"
+#include "stream/stream.h"
+
+struct rv_meta {
+	size_t n, cap;
+	char **key, **val;	/* owned */
+};
+
+void rv_meta_init(struct rv_meta *m);
+void rv_meta_release(struct rv_meta *m);
+/* Set (replacing an existing key).  Keys: [A-Za-z0-9._-]+; values: no
+ * newline or NUL.  Returns 0 or -1. */
+int rv_meta_set(struct rv_meta *m, const char *key, const char *val);
+/* Borrowed value, or NULL. */
+const char *rv_meta_get(const struct rv_meta *m, const char *key);
+/* Merge a META record's payload into m.  Returns 0 or -1 (bad line). */
+int rv_meta_parse(struct rv_meta *m, const unsigned char *p, size_t len);
+/* Serialise m into out (appended). */
+void rv_meta_encode(const struct rv_meta *m, struct rv_buf *out);
+/* Write m as one META record. */
+int rv_meta_put(struct rv_writer *w, const struct rv_meta *m);
+/* Copy every pair of src into dst. */
+void rv_meta_merge(struct rv_meta *dst, const struct rv_meta *src);
+/*
+ * The one strict reading of metadata values, for every C reader: the key's
+ * value as a decimal integer in [min, max] (digits only: no sign, space or
+ * suffix, so "10abc" is refused), or as 1 to maxn decimal numbers
+ * separated by commas, each finite and in [lo, hi] (lo excluded when
+ * lo_open).  Return 1 with the value(s) in *out or v (the count in *n), 0
+ * if the key is absent, or -1 with "metadata 'key=value': reason".
+ */
+int rv_meta_u64(const struct rv_meta *m, const char *key, uint64_t min,
+    uint64_t max, uint64_t *out);
+int rv_meta_floats(const struct rv_meta *m, const char *key, double lo,
+    int lo_open, double hi, float *v, int maxn, int *n);
+/*
+ * Check the keys whose form rv-stream(5) fixes and that readers act on:
+ * classes and samples (decimal integers), mean (1 to 4 numbers in [0, 1])
+ * and std (1 to 4 numbers in (0, 1000]), the ranges of rv-train-gpu's
+ * --mean and --std.  0, or -1 with the message above.
+ */
+int rv_meta_check(const struct rv_meta *m);
+/* Its parts: classes and samples; and mean or std (key), as
+ * rv_meta_floats() with their ranges, at most 4 values into v. */
+int rv_meta_counts(const struct rv_meta *m);
+int rv_meta_stats(const struct rv_meta *m, const char *key, float v[4],
+    int *n);
+
+#endif

@@ -1,0 +1,96 @@
+/*
+ * The training loop of rv-train-gpu: input thread -> backend steps ->
+ * feedback lines, metrics, evaluation, checkpoints, stopping rules.  The
+ * program (cmd/rv-train-gpu.c) only parses options into a struct
+ * rv_train_conf and prints the struct rv_train_result.
+ */
+#ifndef RV_TRAIN_H
+#define RV_TRAIN_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nn/nn.h"
+
+enum rv_sched {
+	RV_SCHED_CONST = 0,
+	RV_SCHED_STEP,		/* lr * gamma^floor(epoch / step_size) */
+	RV_SCHED_COSINE,	/* lr * (1 + cos(pi * epoch / epochs)) / 2 */
+};
+
+struct rv_train_conf {
+	const char *model;		/* preset or spec */
+	const struct rv_nn_ops *backend;
+	int device;			/* CUDA device ordinal */
+	enum rv_precision precision;	/* CUDA only */
+	int autotune;			/* CUDA only: rv_nn_config's tune */
+	int threads;
+	uint64_t seed;
+	uint32_t batch;			/* collate samples; eval batch
+					 * (rv-train-gpu: RV_BATCH_DEFAULT) */
+	struct rv_nn_hyper hyper;	/* lr is the base rate */
+	enum rv_sched sched;
+	double step_size, gamma;	/* RV_SCHED_STEP, in epochs */
+	double epochs;			/* RV_SCHED_COSINE's length */
+	uint64_t warmup;		/* linear warm-up steps, 0 none */
+	float mean[4], std[4];
+	int nmean, nstd;		/* values given, 0: stream or 0.5; 1:
+					 * every channel; else one per channel,
+					 * or rv_train_run fails at the first
+					 * batch */
+	int classes;			/* 0: from the stream's metadata */
+	char *const *inputs;		/* NULL/0: stdin */
+	int ninputs;
+	const char *eval_path;
+	uint64_t eval_every;		/* steps; 0: epoch ends only */
+	double target_acc;		/* < 0: none */
+	const char *feedback_path;
+	size_t feedback_queue;
+	const char *log_path;
+	uint64_t log_every;		/* steps */
+	const char *save_path;
+	uint64_t save_every;		/* steps; 0: epoch ends and the end */
+	const char *resume_path;
+	uint64_t max_steps;		/* 0: no limit */
+	int quiet, verbose;
+	volatile sig_atomic_t *stop;	/* set by a signal: save and end */
+};
+
+struct rv_train_result {
+	char model[64];			/* preset name or "custom" */
+	char device[64];		/* "cpu (2 threads)" */
+	uint64_t params;
+	uint64_t steps, samples, grads, batches;
+	uint32_t epochs;		/* epoch ends seen */
+	double wall, wait;		/* seconds */
+	double train_loss, train_acc;	/* last epoch (or since start) */
+	int evaluated;
+	double eval_loss, eval_acc;	/* last evaluation */
+	uint32_t eval_epoch;
+	uint64_t eval_step;
+	int reached;			/* target_acc met */
+	double reached_wall;
+	uint64_t reached_step, reached_grads, reached_samples;
+	uint32_t reached_epoch;
+	uint64_t fb_written, fb_dropped;
+	int interrupted;		/* stopped by *stop */
+	uint64_t resumed_from;		/* step of the checkpoint, 0 none */
+};
+
+/*
+ * Train.  Returns 0 (input ended, target or step limit reached, or
+ * stopped by *stop after saving), or -1 with rv_errmsg() set.
+ */
+int rv_train_run(const struct rv_train_conf *conf,
+    struct rv_train_result *res);
+
+/* The learning rate at a step and fractional epoch (for tests too). */
+double rv_train_lr(const struct rv_train_conf *conf, uint64_t step,
+    double epoch_pos);
+
+/* Write res as "key  value" lines. */
+void rv_train_summary(FILE *f, const struct rv_train_conf *conf,
+    const struct rv_train_result *res);
+
+#endif
