@@ -173,12 +173,13 @@ for m in $models; do
 			case $input in
 			file) rfile=$r ;;
 			pipe) rpipe=$r ;;
+			tuned) rtuned=$r ;;
 			esac
 		done
 		awk -v f="$rfile" -v p="$rpipe" 'BEGIN { if (f > 0 && p > 0)
 		    printf "%-9s %-5s pipe costs %.1f%% of the file rate (target <= 5%%)\n",
 		    "", "", 100 * (f - p) / f }' | tee -a "$out/table.txt"
-		[ "$input" = tuned ] && awk -v f="$rfile" -v t="$r" 'BEGIN {
+		[ "$device" = cuda ] && awk -v f="$rfile" -v t="$rtuned" 'BEGIN {
 		    if (f > 0 && t > 0) printf "%-9s %-5s --autotune: %.2fx the heuristics'"'"' rate\n",
 		    "", "", t / f }' | tee -a "$out/table.txt"
 		[ "$torch_ok" = 1 ] && printf '%-9s %-5s %-5s %10s\n' "$m" "$p" torch "$tr" |

@@ -25,21 +25,8 @@ train() {
 	"${TRAIN[@]}" "$@"
 }
 
-# ck_same A B: the checkpoints are equal but for the f64 wall clock (at
-# byte 108) and input wait (124) and the trailing XXH64 covering them
-# (layout: lib/train/ckpt.h).
-ck_same() {
-	if [ ! -s "$1" ] || [ ! -s "$2" ]; then
-		echo "ck_same: missing $1 or $2"
-		return 1
-	fi
-	cmp <(ck_stable "$1") <(ck_stable "$2")
-}
-ck_stable() {
-	head -c 108 "$1"
-	tail -c +117 "$1" | head -c 8
-	tail -c +133 "$1" | head -c -8
-}
+# ck_same, ck_stable: checkpoints equal but for their timing fields.
+load ckpt
 
 # ck_u64 FILE OFF / ck_u32 FILE OFF: a header field (step at 44,
 # batches 52, samples 60, epochs_done u32 at 80).
