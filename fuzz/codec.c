@@ -171,7 +171,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (dtype != rv_sniff(data, size))
 		abort();
 	/* Only a recognised format has a header to read. */
-	if (ok_info && rv_codec_format(data, size) == RV_FMT_NONE)
+	if (ok_info && rv_codec_format(data, size) == NULL)
 		abort();
 	if (ok_info && (h == 0 || w == 0 || (ch != 1 && ch != 3)))
 		abort();
@@ -186,7 +186,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* a failed decode leaves the codec usable */
 		(void)decode(c, data, size, &o, ok_info, h, w, &im);
 	}
-	if (ok_info && rv_codec_format(data, size) == RV_FMT_JPEG)
+	if (ok_info && rv_sniff(data, size) == RV_DT_JPEG)
 		window(c, data, size, &o, h, w);
 	rv_img_release(&im);
 	rv_codec_free(c);

@@ -37,25 +37,50 @@ struct rv_decode_opts {
 				 * 0 means RV_MAX_PIXELS_DEFAULT */
 };
 
-/* RV_DT_JPEG or RV_DT_PNG from the first bytes, or RV_DT_NONE: the
- * stream dtypes, so the other formats below are RV_DT_NONE here. */
+struct rv_codec;
+
+/*
+ * One image format, all rv knows of it in one place: each codec_<name>.c
+ * exports one const struct rv_format (rv_format_<name>), and codec.c's
+ * list joins them.  A new format is one new file and one line in that
+ * list; every other place (the sniff, rv_codec_info(), rv_codec_decode(),
+ * the file extensions rv-decode takes from a folder, the "not a ... image"
+ * message) reads the list.
+ *
+ * sniff: 1 when the first n bytes are this format's magic, else 0 (n may
+ *   be short: then 0 unless enough is there).  The formats' magics are
+ *   disjoint, so the order of the list does not change which one claims
+ *   a file.
+ * info: the header only, as rv_codec_info(); decode: as
+ *   rv_codec_decode(), with o->channels already checked.  Both return 0,
+ *   or -1 with rv_errmsg() set to a reason without a file name.
+ * release: frees the state the format keeps in a struct rv_codec (made on
+ *   its first use), or NULL when it keeps none.
+ */
+struct rv_format {
+	const char *name;		/* "JPEG", "WebP": for messages */
+	const char *const *ext;		/* lowercase extensions, NULL-ended */
+	int dtype;			/* the stream dtype that carries it
+					 * encoded (RV_DT_JPEG, RV_DT_PNG),
+					 * else RV_DT_NONE */
+	int (*sniff)(const unsigned char *p, size_t n);
+	int (*info)(struct rv_codec *c, const unsigned char *p, size_t n,
+	    uint32_t *h, uint32_t *w, uint32_t *ch);
+	int (*decode)(struct rv_codec *c, const unsigned char *p, size_t n,
+	    const struct rv_decode_opts *o, struct rv_img *out);
+	void (*release)(struct rv_codec *c);
+};
+
+/* The format whose magic the first n bytes hold, or NULL. */
+const struct rv_format *rv_codec_format(const unsigned char *p, size_t n);
+/* The format a file extension ("JPG", "tiff"; without the dot, any case)
+ * names, or NULL. */
+const struct rv_format *rv_format_by_ext(const char *ext);
+
+/* The stream dtype of the first bytes (the format's dtype: RV_DT_JPEG or
+ * RV_DT_PNG), or RV_DT_NONE, for the other formats too. */
 int rv_sniff(const unsigned char *p, size_t n);
 
-/* Every format the decoder reads, recognised by its first bytes. */
-enum rv_format {
-	RV_FMT_NONE,
-	RV_FMT_JPEG,
-	RV_FMT_PNG,
-	RV_FMT_WEBP,
-	RV_FMT_GIF,
-	RV_FMT_BMP,
-	RV_FMT_TIFF,
-};
-int rv_codec_format(const unsigned char *p, size_t n);
-/* "JPEG", "PNG", "WebP", "GIF", "BMP", "TIFF"; "unknown" otherwise. */
-const char *rv_format_name(int fmt);
-
-struct rv_codec;
 struct rv_codec *rv_codec_new(void);
 void rv_codec_free(struct rv_codec *c);
 

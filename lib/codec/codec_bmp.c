@@ -17,6 +17,7 @@
 
 #include "base/err.h"
 #include "codec/codec_impl.h"
+#include "stream/record.h"
 
 enum {
 	BI_RGB = 0,
@@ -169,9 +170,23 @@ parse(const unsigned char *p, size_t n, struct bmp *b)
 	return 0;
 }
 
-int
-rv_bmp_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
-    uint32_t *ch)
+/* "BM" alone is two letters of text: the DIB header's size must be one of
+ * the known ones too, when it is there. */
+static int
+sniff(const unsigned char *p, size_t n)
+{
+	uint32_t k;
+
+	if (n < 2 || p[0] != 'B' || p[1] != 'M')
+		return 0;
+	k = n >= 18 ? le32(p + 14) : 40;
+	return k == 12 || k == 16 || k == 40 || k == 52 || k == 56 ||
+	    k == 64 || k == 108 || k == 124;
+}
+
+static int
+info(struct rv_codec *c, const unsigned char *p, size_t n, uint32_t *h,
+    uint32_t *w, uint32_t *ch)
 {
 	struct bmp b;
 
@@ -365,8 +380,8 @@ rows_rle(const unsigned char *p, size_t n, const struct bmp *b,
 	return 0;
 }
 
-int
-rv_bmp_decode(struct rv_codec *c, const unsigned char *p, size_t n,
+static int
+decode(struct rv_codec *c, const unsigned char *p, size_t n,
     const struct rv_decode_opts *o, struct rv_img *out)
 {
 	struct bmp b;
@@ -404,3 +419,10 @@ rv_bmp_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 		rv_img_deliver(c, buf, b.h, b.w, 3, o, out);
 	return 0;
 }
+
+static const char *const exts[] = { "bmp", NULL };
+
+const struct rv_format rv_format_bmp = {
+	.name = "BMP", .ext = exts, .dtype = RV_DT_NONE, .sniff = sniff, .info = info,
+	.decode = decode, .release = NULL,
+};

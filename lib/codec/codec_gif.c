@@ -13,6 +13,7 @@
 
 #include "base/err.h"
 #include "codec/codec_impl.h"
+#include "stream/record.h"
 
 struct gifmem {
 	const unsigned char *p;
@@ -112,9 +113,16 @@ fail:
 	return NULL;
 }
 
-int
-rv_gif_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
-    uint32_t *ch)
+static int
+sniff(const unsigned char *p, size_t n)
+{
+	return n >= 6 && (memcmp(p, "GIF87a", 6) == 0 ||
+	    memcmp(p, "GIF89a", 6) == 0);
+}
+
+static int
+info(struct rv_codec *c, const unsigned char *p, size_t n, uint32_t *h,
+    uint32_t *w, uint32_t *ch)
 {
 	struct gifmem m = { p, n, 0 };
 	GifFileType *g;
@@ -127,8 +135,8 @@ rv_gif_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
 	return 0;
 }
 
-int
-rv_gif_decode(struct rv_codec *c, const unsigned char *p, size_t n,
+static int
+decode(struct rv_codec *c, const unsigned char *p, size_t n,
     const struct rv_decode_opts *o, struct rv_img *out)
 {
 	/* First row and step of the four interlace passes, then of the
@@ -225,3 +233,10 @@ rv_gif_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 		rv_img_deliver(c, canvas, h, w, 3, o, out);
 	return 0;
 }
+
+static const char *const exts[] = { "gif", NULL };
+
+const struct rv_format rv_format_gif = {
+	.name = "GIF", .ext = exts, .dtype = RV_DT_NONE, .sniff = sniff, .info = info,
+	.decode = decode, .release = NULL,
+};

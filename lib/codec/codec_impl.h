@@ -1,8 +1,11 @@
 /*
  * Private to the codec files (codec.c, codec_*.c, img.c):
- * the layout of struct rv_codec, grow-only scratch buffers and the pixel
- * helpers the decoders share with rv_img_from_pixels(), so that decoded
- * images and raw pixels go through exactly the same conversions.
+ * the layout of struct rv_codec, grow-only scratch buffers and the helpers
+ * every format file shares (codec_common.c: the pixel limit, library
+ * messages, delivering the pixels; img.c: the conversions, shared with
+ * rv_img_from_pixels() so that decoded images and raw pixels go through
+ * exactly the same steps).  Format files call these, never codec.c, which
+ * calls them only through their struct rv_format.
  */
 #ifndef RV_CODEC_IMPL_H
 #define RV_CODEC_IMPL_H
@@ -81,11 +84,11 @@ unsigned char *rv_img_direct(struct rv_img *out, uint32_t h, uint32_t w,
 /* RGB in out to grey in place when channels is 1 (Pillow's luma). */
 void rv_img_narrow(struct rv_img *out, uint32_t channels);
 
-/* Header-only reads and full decodes, by format. */
-int rv_jpeg_info(struct rv_codec *c, const unsigned char *p, size_t n,
-    uint32_t *h, uint32_t *w, uint32_t *ch);
-int rv_jpeg_decode(struct rv_codec *c, const unsigned char *p, size_t n,
-    const struct rv_decode_opts *o, struct rv_img *out);
+/*
+ * What the two JPEG files (codec_jpeg.c, codec_jroi.c) share.  Like every
+ * function here: 0 (or a pointer) on success, -1 with rv_errmsg() set.
+ */
+extern const struct rv_format rv_format_jpeg;
 /* libjpeg's message m as our error (lowercase, truncation named): -1. */
 int rv_jpeg_msg_error(const char *m);
 /* The bytes to decode: p itself, or (not strict, junk in the header) a
@@ -94,26 +97,6 @@ const unsigned char *rv_jpeg_drop_junk(struct rv_codec *c,
     const unsigned char *p, size_t *n);
 /* The window decoder's libjpeg state (codec_jroi.c), freed with c. */
 void rv_jroi_free(struct rv_codec *c);
-int rv_png_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
-    uint32_t *ch);
-int rv_png_decode(struct rv_codec *c, const unsigned char *p, size_t n,
-    const struct rv_decode_opts *o, struct rv_img *out);
-int rv_webp_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
-    uint32_t *ch);
-int rv_webp_decode(struct rv_codec *c, const unsigned char *p, size_t n,
-    const struct rv_decode_opts *o, struct rv_img *out);
-int rv_gif_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
-    uint32_t *ch);
-int rv_gif_decode(struct rv_codec *c, const unsigned char *p, size_t n,
-    const struct rv_decode_opts *o, struct rv_img *out);
-int rv_bmp_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
-    uint32_t *ch);
-int rv_bmp_decode(struct rv_codec *c, const unsigned char *p, size_t n,
-    const struct rv_decode_opts *o, struct rv_img *out);
-int rv_tiff_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
-    uint32_t *ch);
-int rv_tiff_decode(struct rv_codec *c, const unsigned char *p, size_t n,
-    const struct rv_decode_opts *o, struct rv_img *out);
 
 /*
  * The end of a decode that produced src (h x w x cin, cin 1 or 3, in a

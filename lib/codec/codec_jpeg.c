@@ -14,6 +14,7 @@
 
 #include "base/err.h"
 #include "codec/codec_impl.h"
+#include "stream/record.h"
 
 /*
  * STOPONWARNING: "Premature end of JPEG file" and friends fail the decode.
@@ -171,8 +172,15 @@ header(struct rv_codec *c, const unsigned char *p, size_t n, uint32_t *h,
 	return 0;
 }
 
-int
-rv_jpeg_info(struct rv_codec *c, const unsigned char *p, size_t n,
+/* SOI and the first byte of the next marker. */
+static int
+sniff(const unsigned char *p, size_t n)
+{
+	return n >= 3 && p[0] == 0xff && p[1] == 0xd8 && p[2] == 0xff;
+}
+
+static int
+info(struct rv_codec *c, const unsigned char *p, size_t n,
     uint32_t *h, uint32_t *w, uint32_t *ch)
 {
 	int cs;
@@ -245,8 +253,8 @@ cmyk_to_rgb(unsigned char *dst, const unsigned char *src, size_t n)
 	}
 }
 
-int
-rv_jpeg_decode(struct rv_codec *c, const unsigned char *p, size_t n,
+static int
+decode(struct rv_codec *c, const unsigned char *p, size_t n,
     const struct rv_decode_opts *o, struct rv_img *out)
 {
 	uint32_t h, w, th, tw, sh, sw, dc;
@@ -304,3 +312,19 @@ rv_jpeg_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 	rv_img_narrow(out, o->channels);
 	return 0;
 }
+
+static void
+release(struct rv_codec *c)
+{
+	if (c->tj != NULL)
+		tjDestroy(c->tj);
+	c->tj = NULL;
+	rv_jroi_free(c);
+}
+
+static const char *const exts[] = { "jpg", "jpeg", "jpe", "jfif", NULL };
+
+const struct rv_format rv_format_jpeg = {
+	.name = "JPEG", .ext = exts, .dtype = RV_DT_JPEG, .sniff = sniff, .info = info,
+	.decode = decode, .release = release,
+};

@@ -233,7 +233,7 @@ rv_codec_decode_window(struct rv_codec *c, const unsigned char *p, size_t n,
 
 	if (denom != 1 && denom != 2 && denom != 4 && denom != 8)
 		return rv_seterr("DCT scale 1/%u unsupported", denom);
-	if (rv_codec_format(p, n) != RV_FMT_JPEG)
+	if (!rv_format_jpeg.sniff(p, n))
 		return 0;
 	p = rv_jpeg_drop_junk(c, p, &n);
 	if (!has_eoi(p, n))

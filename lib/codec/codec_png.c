@@ -14,6 +14,7 @@
 
 #include "base/err.h"
 #include "codec/codec_impl.h"
+#include "stream/record.h"
 
 static uint32_t
 be32(const unsigned char *p)
@@ -57,9 +58,19 @@ ihdr(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
 	return 0;
 }
 
-int
-rv_png_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
-    uint32_t *ch)
+static int
+sniff(const unsigned char *p, size_t n)
+{
+	static const unsigned char sig[8] = {
+		0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'
+	};
+
+	return n >= sizeof(sig) && memcmp(p, sig, sizeof(sig)) == 0;
+}
+
+static int
+info(struct rv_codec *c, const unsigned char *p, size_t n, uint32_t *h,
+    uint32_t *w, uint32_t *ch)
 {
 	return ihdr(p, n, h, w, ch);
 }
@@ -131,8 +142,8 @@ check_chunks(const unsigned char *p, size_t n)
 	}
 }
 
-int
-rv_png_decode(struct rv_codec *c, const unsigned char *p, size_t n,
+static int
+decode(struct rv_codec *c, const unsigned char *p, size_t n,
     const struct rv_decode_opts *o, struct rv_img *out)
 {
 	struct rv_pngio *io = &c->png;
@@ -230,3 +241,10 @@ rv_png_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 		rv_img_finish(buf, h, w, dc, o->channels, th, tw, out, &c->rs);
 	return 0;
 }
+
+static const char *const exts[] = { "png", NULL };
+
+const struct rv_format rv_format_png = {
+	.name = "PNG", .ext = exts, .dtype = RV_DT_PNG, .sniff = sniff, .info = info,
+	.decode = decode, .release = NULL,
+};

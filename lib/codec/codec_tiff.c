@@ -17,6 +17,7 @@
 
 #include "base/err.h"
 #include "codec/codec_impl.h"
+#include "stream/record.h"
 
 struct tiffmem {
 	const unsigned char *p;
@@ -201,9 +202,18 @@ tiff_size(TIFF *tif, const struct tiffmem *m, uint32_t *h, uint32_t *w)
 	return 0;
 }
 
-int
-rv_tiff_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
-    uint32_t *ch)
+/* Classic TIFF (42) and BigTIFF (43), either byte order. */
+static int
+sniff(const unsigned char *p, size_t n)
+{
+	return n >= 4 && ((p[0] == 'I' && p[1] == 'I' && (p[2] == 42 ||
+	    p[2] == 43) && p[3] == 0) || (p[0] == 'M' && p[1] == 'M' &&
+	    p[2] == 0 && (p[3] == 42 || p[3] == 43)));
+}
+
+static int
+info(struct rv_codec *c, const unsigned char *p, size_t n, uint32_t *h,
+    uint32_t *w, uint32_t *ch)
 {
 	struct tiffmem m = { p, n, 0, "" };
 	uint16_t photo = 0, spp = 1, extra = 0, *extras = NULL;
@@ -247,8 +257,8 @@ keep_colours(TIFF *tif)
 	    rv_seterr("corrupt TIFF: bad extra samples");
 }
 
-int
-rv_tiff_decode(struct rv_codec *c, const unsigned char *p, size_t n,
+static int
+decode(struct rv_codec *c, const unsigned char *p, size_t n,
     const struct rv_decode_opts *o, struct rv_img *out)
 {
 	struct tiffmem m = { p, n, 0, "" };
@@ -313,3 +323,10 @@ rv_tiff_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 	}
 	return 0;
 }
+
+static const char *const exts[] = { "tif", "tiff", NULL };
+
+const struct rv_format rv_format_tiff = {
+	.name = "TIFF", .ext = exts, .dtype = RV_DT_NONE, .sniff = sniff, .info = info,
+	.decode = decode, .release = NULL,
+};

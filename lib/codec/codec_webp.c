@@ -14,6 +14,7 @@
 
 #include "base/err.h"
 #include "codec/codec_impl.h"
+#include "stream/record.h"
 
 /* libwebp's status in our words. */
 static int
@@ -48,9 +49,16 @@ features(const unsigned char *p, size_t n, WebPBitstreamFeatures *f)
 	return 0;
 }
 
-int
-rv_webp_info(const unsigned char *p, size_t n, uint32_t *h, uint32_t *w,
-    uint32_t *ch)
+static int
+sniff(const unsigned char *p, size_t n)
+{
+	return n >= 12 && memcmp(p, "RIFF", 4) == 0 &&
+	    memcmp(p + 8, "WEBP", 4) == 0;
+}
+
+static int
+info(struct rv_codec *c, const unsigned char *p, size_t n, uint32_t *h,
+    uint32_t *w, uint32_t *ch)
 {
 	WebPBitstreamFeatures f;
 
@@ -142,8 +150,8 @@ first_frame(const unsigned char *p, size_t n, uint32_t h, uint32_t w,
 	return rc;
 }
 
-int
-rv_webp_decode(struct rv_codec *c, const unsigned char *p, size_t n,
+static int
+decode(struct rv_codec *c, const unsigned char *p, size_t n,
     const struct rv_decode_opts *o, struct rv_img *out)
 {
 	WebPBitstreamFeatures f;
@@ -177,3 +185,10 @@ rv_webp_decode(struct rv_codec *c, const unsigned char *p, size_t n,
 		rv_img_deliver(c, buf, h, w, 3, o, out);
 	return 0;
 }
+
+static const char *const exts[] = { "webp", NULL };
+
+const struct rv_format rv_format_webp = {
+	.name = "WebP", .ext = exts, .dtype = RV_DT_NONE, .sniff = sniff, .info = info,
+	.decode = decode, .release = NULL,
+};

@@ -330,10 +330,7 @@ ext_in(const char *ext, const char *const *list)
 int
 src_image_ext(const char *ext)
 {
-	static const char *const ok[] = { "jpg", "jpeg", "jpe", "jfif", "png",
-	    "webp", "gif", "bmp", "tif", "tiff", NULL };
-
-	return ext_in(ext, ok);
+	return rv_format_by_ext(ext) != NULL;
 }
 
 int
@@ -356,7 +353,7 @@ src_encoded_dtype(const unsigned char *p, size_t n, const char *path)
 	if (t != RV_DT_NONE)
 		return t;
 	/* A WebP, GIF, BMP or TIFF: no stream dtype of its own. */
-	if (rv_codec_format(p, n) != RV_FMT_NONE)
+	if (rv_codec_format(p, n) != NULL)
 		return RV_DT_NONE;
 	/* Let the decoder say what is wrong with it, by its name. */
 	return src_lower_eq(extension(path), "png") ? RV_DT_PNG : RV_DT_JPEG;

@@ -197,7 +197,7 @@ static int
 image_magic(const unsigned char *p, size_t n)
 {
 	return rv_sniff(p, n) != RV_DT_NONE ||
-	    rv_codec_format(p, n) != RV_FMT_NONE;
+	    rv_codec_format(p, n) != NULL;
 }
 
 /* The largest image member read: BYTES_PER_PIXEL bytes a pixel of the

@@ -109,6 +109,39 @@ test_sniff(void)
 	EXPECT_EQ(rv_sniff(jpg, 0), RV_DT_NONE);
 }
 
+/* The format list: extensions in any case name their format, each
+ * format's extensions lead back to it, and its dtype is its sniff's. */
+static void
+test_format_list(void)
+{
+	static const unsigned char jpg[] = { 0xff, 0xd8, 0xff, 0xe0 };
+	static const char *const ext[][2] = {
+		{ "jpg", "JPEG" }, { "JPEG", "JPEG" }, { "Jfif", "JPEG" },
+		{ "png", "PNG" }, { "webp", "WebP" }, { "GIF", "GIF" },
+		{ "bmp", "BMP" }, { "tif", "TIFF" }, { "TIFF", "TIFF" },
+	};
+	const struct rv_format *f;
+
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		f = rv_format_by_ext(ext[i][0]);
+		EXPECT_EQ(f != NULL && strcmp(f->name, ext[i][1]) == 0, 1);
+		for (const char *const *e = f ? f->ext : NULL; e && *e; e++)
+			EXPECT_EQ(rv_format_by_ext(*e) == f, 1);
+	}
+	EXPECT_EQ(rv_format_by_ext("heic") == NULL, 1);
+	EXPECT_EQ(rv_format_by_ext("jp") == NULL, 1);
+	EXPECT_EQ(rv_format_by_ext("jpgx") == NULL, 1);
+	EXPECT_EQ(rv_format_by_ext("") == NULL, 1);
+	f = rv_codec_format(jpg, sizeof(jpg));
+	EXPECT_EQ(f != NULL && f->dtype == RV_DT_JPEG &&
+	    f == rv_format_by_ext("jpg"), 1);
+	EXPECT_EQ(rv_codec_format(jpg, 2) == NULL, 1);
+	EXPECT_EQ(rv_codec_format((const unsigned char *)"BM", 2) ==
+	    rv_format_by_ext("bmp"), 1);
+	EXPECT_EQ(rv_codec_format((const unsigned char *)
+	    "BMxxxxxxxxxxxx\x07\0\0", 18) == NULL, 1);
+}
+
 static void
 test_fit_max_side(void)
 {
@@ -361,32 +394,33 @@ static const struct flavour jpegs[] = {
  */
 static const struct {
 	struct flavour f;
-	int fmt, tol;
+	const char *fmt;
+	int tol;
 } others[] = {
-	{ { "rgb.webp", 64, 96, 3 }, RV_FMT_WEBP, 0 },
-	{ { "lossless.webp", 64, 96, 3 }, RV_FMT_WEBP, 0 },
-	{ { "rgba.webp", 64, 96, 3 }, RV_FMT_WEBP, 0 },
-	{ { "anim.webp", 64, 96, 3 }, RV_FMT_WEBP, 0 },
-	{ { "rgb.gif", 64, 96, 3 }, RV_FMT_GIF, 0 },
-	{ { "interlaced.gif", 64, 96, 3 }, RV_FMT_GIF, 0 },
-	{ { "anim.gif", 64, 96, 3 }, RV_FMT_GIF, 0 },
-	{ { "rgb.bmp", 64, 96, 3 }, RV_FMT_BMP, 0 },
-	{ { "os2.bmp", 64, 96, 3 }, RV_FMT_BMP, 0 },
-	{ { "palette8.bmp", 64, 96, 3 }, RV_FMT_BMP, 0 },
-	{ { "palette4.bmp", 64, 96, 3 }, RV_FMT_BMP, 0 },
-	{ { "grey8.bmp", 64, 96, 1 }, RV_FMT_BMP, 0 },
-	{ { "mono.bmp", 64, 96, 1 }, RV_FMT_BMP, 0 },
-	{ { "rle8.bmp", 64, 96, 3 }, RV_FMT_BMP, 0 },
-	{ { "rle4.bmp", 64, 96, 3 }, RV_FMT_BMP, 0 },
-	{ { "rgb565.bmp", 64, 96, 3 }, RV_FMT_BMP, 1 },
-	{ { "rgba.bmp", 64, 96, 3 }, RV_FMT_BMP, 0 },
-	{ { "rgb.tif", 64, 96, 3 }, RV_FMT_TIFF, 0 },
-	{ { "grey.tif", 64, 96, 1 }, RV_FMT_TIFF, 0 },
-	{ { "rgb16.tif", 64, 96, 3 }, RV_FMT_TIFF, 0 },
-	{ { "jpeg.tif", 64, 96, 3 }, RV_FMT_TIFF, 0 },
-	{ { "palette.tif", 64, 96, 3 }, RV_FMT_TIFF, 1 },
-	{ { "tiled.tif", 64, 96, 3 }, RV_FMT_TIFF, 0 },
-	{ { "rgba.tif", 64, 96, 3 }, RV_FMT_TIFF, 0 },
+	{ { "rgb.webp", 64, 96, 3 }, "WebP", 0 },
+	{ { "lossless.webp", 64, 96, 3 }, "WebP", 0 },
+	{ { "rgba.webp", 64, 96, 3 }, "WebP", 0 },
+	{ { "anim.webp", 64, 96, 3 }, "WebP", 0 },
+	{ { "rgb.gif", 64, 96, 3 }, "GIF", 0 },
+	{ { "interlaced.gif", 64, 96, 3 }, "GIF", 0 },
+	{ { "anim.gif", 64, 96, 3 }, "GIF", 0 },
+	{ { "rgb.bmp", 64, 96, 3 }, "BMP", 0 },
+	{ { "os2.bmp", 64, 96, 3 }, "BMP", 0 },
+	{ { "palette8.bmp", 64, 96, 3 }, "BMP", 0 },
+	{ { "palette4.bmp", 64, 96, 3 }, "BMP", 0 },
+	{ { "grey8.bmp", 64, 96, 1 }, "BMP", 0 },
+	{ { "mono.bmp", 64, 96, 1 }, "BMP", 0 },
+	{ { "rle8.bmp", 64, 96, 3 }, "BMP", 0 },
+	{ { "rle4.bmp", 64, 96, 3 }, "BMP", 0 },
+	{ { "rgb565.bmp", 64, 96, 3 }, "BMP", 1 },
+	{ { "rgba.bmp", 64, 96, 3 }, "BMP", 0 },
+	{ { "rgb.tif", 64, 96, 3 }, "TIFF", 0 },
+	{ { "grey.tif", 64, 96, 1 }, "TIFF", 0 },
+	{ { "rgb16.tif", 64, 96, 3 }, "TIFF", 0 },
+	{ { "jpeg.tif", 64, 96, 3 }, "TIFF", 0 },
+	{ { "palette.tif", 64, 96, 3 }, "TIFF", 1 },
+	{ { "tiled.tif", 64, 96, 3 }, "TIFF", 0 },
+	{ { "rgba.tif", 64, 96, 3 }, "TIFF", 0 },
 };
 #define NOTHERS	(sizeof(others) / sizeof(others[0]))
 
@@ -481,7 +515,8 @@ test_other_formats(void)
 
 		if ((p = slurp(f->name, &n)) == NULL)
 			continue;
-		EXPECT_EQ(rv_codec_format(p, n), others[i].fmt);
+		EXPECT_EQ(rv_codec_format(p, n) != NULL &&
+		    strcmp(rv_codec_format(p, n)->name, others[i].fmt) == 0, 1);
 		EXPECT_EQ(rv_sniff(p, n), RV_DT_NONE);
 		EXPECT_EQ(rv_codec_info(c, p, n, &dt, &h, &w, &ch), 0);
 		EXPECT_EQ(dt, RV_DT_NONE);
@@ -1039,6 +1074,7 @@ main(void)
 	fclose(f);
 
 	RUN(test_sniff);
+	RUN(test_format_list);
 	RUN(test_fit_max_side);
 	RUN(test_resize_constant);
 	RUN(test_resize_exact);
