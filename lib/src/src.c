@@ -1,174 +1,50 @@
 /*
- * The dataset behind rv-decode: sorts out what each operand is (archive,
- * directory, IDX pair, CIFAR batch), opens it with its reader, lays the
- * operands end to end into one listing of stable ids, merges their class
- * names into the stream metadata and dispatches fetches.  The readers
- * live in src_*.c behind src_impl.h.
+ * The dataset behind rv-decode: asks the readers in turn what each operand
+ * is (folder, CIFAR batch, IDX file or pair, archive), opens it with the
+ * one that takes it, lays the operands end to end into one listing of
+ * stable ids, merges their class names into the stream metadata and
+ * dispatches fetches.  The readers live in src_*.c behind src_impl.h,
+ * what they share in src_common.c.
  */
 #include "src/src.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/err.h"
-#include "base/io.h"
 #include "base/xmem.h"
-#include "codec/codec.h"
 #include "src/src_impl.h"
 #include "src/src_warn.h"
-
-/* Warnings kept for the caller; past this only a count is kept. */
-#define MAX_WARNINGS	1000
-/* A file of class names bigger than this is not one. */
-#define MAX_NAMES_FILE	((off_t)1 << 20)
 
 struct rv_dataset {
 	struct src *src;
 	size_t nsrc;
 	uint64_t n;
 	struct rv_meta meta;
-	struct msgs {
-		char **v;
-		size_t n, cap;
-		uint64_t dropped;	/* past MAX_WARNINGS */
-	} warn, note;
+	struct src_msgs warn, note;
 	struct rv_src_counts counts;
 	struct rv_src_opts opts;	/* as given: loads use it */
 	struct rv_src_opts list_opts;	/* the listing's: never strict */
 };
 
-enum kind {
-	K_ARCHIVE,
-	K_DIR,
-	K_IDX,
-	K_CIFAR,
-};
+/*
+ * The readers, in the order they are asked; the first whose probe says yes
+ * reads the operand.  The order is deliberate: a folder is a folder; a
+ * CIFAR batch is known by its name and a size of whole records, before IDX
+ * reads the first bytes; a file named as a CIFAR batch but cut short is
+ * refused after IDX had its say, rather than read as an archive; anything
+ * else, stdin, a pipe or a device included, is an archive (a probe would
+ * eat a pipe).  A new kind of operand is its src_NAME.c exporting
+ * src_reader_NAME, and its place in this list.
+ */
+#define READERS(X) X(dir) X(cifar) X(idx) X(cifar_cut) X(archive)
 
-struct opinfo {
-	int kind;
-	int ndims;		/* IDX */
-	uint32_t n0;		/* IDX: first dimension */
-	int recsize;		/* CIFAR */
-};
-
-/* ---- warnings ---- */
-
-static void
-add_msg(struct msgs *m, const char *msg)
-{
-	if (m->n == MAX_WARNINGS) {
-		m->dropped++;
-		return;
-	}
-	if (m->n == m->cap) {
-		m->cap = m->cap ? m->cap * 2 : 16;
-		m->v = xreallocarray(m->v, m->cap, sizeof(*m->v));
-	}
-	m->v[m->n++] = xstrdup(msg);
-}
-
-/* The last message says how many more there were. */
-static void
-close_msgs(struct msgs *m, const char *what)
-{
-	char buf[64];
-
-	if (m->dropped == 0)
-		return;
-	m->n--;
-	m->dropped++;
-	free(m->v[m->n]);
-	snprintf(buf, sizeof(buf), "%" PRIu64 " more %s", m->dropped, what);
-	add_msg(m, buf);
-}
-
-static void
-free_msgs(struct msgs *m)
-{
-	size_t i;
-
-	for (i = 0; i < m->n; i++)
-		free(m->v[i]);
-	free(m->v);
-}
-
-static int
-vwarn(struct src_ctx *c, int fatal, int count, const char *fmt, va_list ap)
-{
-	char buf[1024];
-
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	if (fatal && c->o->strict)
-		return rv_seterr("%s", buf);
-	/* A sample lost says so, as rv-decode's decode-time warnings do. */
-	if (fatal)
-		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
-		    " (skipped)");
-	add_msg(&c->d->warn, buf);
-	if (count)
-		c->skipped++;
-	return 0;
-}
-
-int
-src_skip(struct src_ctx *c, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = vwarn(c, 1, 1, fmt, ap);
-	va_end(ap);
-	return r;
-}
-
-int
-src_bad(struct src_ctx *c, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = vwarn(c, 1, 0, fmt, ap);
-	va_end(ap);
-	return r;
-}
-
-void
-src_note(struct src_ctx *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vwarn(c, 0, 0, fmt, ap);
-	va_end(ap);
-}
-
-void
-src_count(struct src_ctx *c)
-{
-	c->skipped++;
-}
-
-void
-src_ignore(struct src_ctx *c, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	add_msg(&c->d->note, buf);
-	c->ignored++;
-}
+#define ENTRY(name) &src_reader_##name,
+static const struct src_reader *const readers[] = { READERS(ENTRY) };
+#define NREADERS (sizeof(readers) / sizeof(readers[0]))
 
 size_t
 rv_dataset_nwarnings(const struct rv_dataset *d)
@@ -200,276 +76,39 @@ rv_dataset_counts(const struct rv_dataset *d, struct rv_src_counts *c)
 	*c = d->counts;
 }
 
-/* ---- helpers shared by the readers ---- */
-
-/* Length of the valid UTF-8 sequence at p (at most n bytes), else 0. */
-static size_t
-utf8_seq(const unsigned char *p, size_t n)
-{
-	size_t k, i;
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		k = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		k = 3;
-		if (p[0] == 0xe0)
-			lo = 0xa0;
-		else if (p[0] == 0xed)
-			hi = 0x9f;	/* no surrogates */
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		k = 4;
-		if (p[0] == 0xf0)
-			lo = 0x90;
-		else if (p[0] == 0xf4)
-			hi = 0x8f;
-	} else
-		return 0;
-	if (n < k || p[1] < lo || p[1] > hi)
-		return 0;
-	for (i = 2; i < k; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	/* C1 controls (U+0080..U+009F) move terminals too. */
-	if (k == 2 && p[0] == 0xc2 && p[1] < 0xa0)
-		return 0;
-	return k;
-}
-
-void
-src_sanitize(char *dst, size_t len, const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t o = 0, i = 0;
-
-	if (len == 0)
-		return;
-	while (i < n) {
-		char esc[5];
-		const char *piece = esc;
-		size_t plen, k;
-
-		if (u[i] >= 0x20 && u[i] < 0x7f) {
-			piece = s + i;
-			plen = 1;
-		} else if (u[i] == '\n' || u[i] == '\t') {
-			esc[0] = '\\';
-			esc[1] = u[i] == '\n' ? 'n' : 't';
-			plen = 2;
-		} else if (u[i] >= 0x80 && (k = utf8_seq(u + i, n - i)) > 0) {
-			piece = s + i;
-			plen = k;
-		} else {
-			snprintf(esc, sizeof(esc), "\\x%02x", u[i]);
-			plen = 4;
-		}
-		if (o + plen >= len)
-			break;
-		memcpy(dst + o, piece, plen);
-		o += plen;
-		i += piece == esc ? 1 : plen;
-	}
-	dst[o] = '\0';
-}
-
-char *
-src_sanitized(const char *s)
-{
-	size_t n = strlen(s), len = 4 * n + 1;
-	char *p = xmalloc(len);
-
-	src_sanitize(p, len, s, n);
-	return p;
-}
-
-void
-src_item_name(struct rv_item *it, const struct src *s, const char *member)
-{
-	size_t n;
-	/* "'archive': 'member'", but "'file': record N" for record indices */
-	int quote = strncmp(member, "record ", 7) != 0;
-
-	snprintf(it->name, sizeof(it->name), "'%s': %s", s->name,
-	    quote ? "'" : "");
-	n = strlen(it->name);
-	src_sanitize(it->name + n, sizeof(it->name) - n - 1, member,
-	    strlen(member));
-	if (quote)
-		strcat(it->name, "'");
-}
-
-static const char *
-extension(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	const char *dot = strrchr(slash ? slash + 1 : path, '.');
-
-	return dot ? dot + 1 : "";
-}
-
-int
-src_lower_eq(const char *a, const char *b)
-{
-	for (; *a && *b; a++, b++) {
-		char ca = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
-		if (ca != *b)
-			return 0;
-	}
-	return *a == *b;
-}
-
-static int
-ext_in(const char *ext, const char *const *list)
-{
-	for (; *list; list++)
-		if (src_lower_eq(ext, *list))
-			return 1;
-	return 0;
-}
-
-int
-src_image_ext(const char *ext)
-{
-	return rv_format_by_ext(ext) != NULL;
-}
-
-int
-src_unsupported_ext(const char *ext)
-{
-	static const char *const other[] = { "heic", "heif", "avif", "jxl",
-	    "jp2", "j2k", "jpx", "jpf", "ppm", "pgm", "pbm", "pnm", "pam",
-	    "pcx", "tga", "ico", "icns", "psd", "xcf", "svg", "svgz", "eps",
-	    "exr", "hdr", "dds", "dng", "cr2", "cr3", "crw", "nef", "arw",
-	    "orf", "rw2", "raf", "raw", NULL };
-
-	return ext_in(ext, other);
-}
-
-int
-src_encoded_dtype(const unsigned char *p, size_t n, const char *path)
-{
-	int t = rv_sniff(p, n);
-
-	if (t != RV_DT_NONE)
-		return t;
-	/* A WebP, GIF, BMP or TIFF: no stream dtype of its own. */
-	if (rv_codec_format(p, n) != NULL)
-		return RV_DT_NONE;
-	/* Let the decoder say what is wrong with it, by its name. */
-	return src_lower_eq(extension(path), "png") ? RV_DT_PNG : RV_DT_JPEG;
-}
-
-int32_t
-src_label(const struct src *s, int32_t local)
-{
-	if (local < 0 || !s->map)
-		return local;
-	return s->map[local];
-}
-
-void
-src_free_names(char **names, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
-int
-src_read_names(const char *path, char ***names, size_t *n)
-{
-	struct stat st;
-	char *buf, *p, *end;
-	size_t cap = 0;
-	int fd;
-
-	*names = NULL;
-	*n = 0;
-	fd = open(path, O_RDONLY);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		return rv_seterr("cannot open:");
-	}
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return rv_seterr("cannot stat:");
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size > MAX_NAMES_FILE) {
-		close(fd);
-		return rv_seterr("not a short text file");
-	}
-	buf = xmalloc((size_t)st.st_size + 1);
-	if (rv_pread_full(fd, buf, (size_t)st.st_size, 0) < 0) {
-		free(buf);
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	buf[st.st_size] = '\0';
-	for (p = buf, end = buf + st.st_size; p < end; ) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		char *e = nl ? nl : end;
-
-		while (e > p && (e[-1] == '\r' || e[-1] == ' ' ||
-		    e[-1] == '\t'))
-			e--;
-		if (e > p) {
-			if (*n == cap) {
-				cap = cap ? cap * 2 : 16;
-				*names = xreallocarray(*names, cap,
-				    sizeof(**names));
-			}
-			(*names)[(*n)++] = xstrndup(p, (size_t)(e - p));
-		}
-		p = nl ? nl + 1 : end;
-	}
-	free(buf);
-	return (int)*n;
-}
-
 /* ---- opening ---- */
 
 static int
-classify(const char *path, const char *qname, struct opinfo *oi)
+classify(const char *path, const char *qname, struct src_probe *pr)
 {
 	struct stat st;
+	const struct stat *stp = NULL;
+	size_t i;
 	int r;
 
-	memset(oi, 0, sizeof(*oi));
-	oi->kind = K_ARCHIVE;
-	if (strcmp(path, "-") == 0)
-		return 0;
-	if (stat(path, &st) < 0)
-		return rv_seterr("'%s': cannot open:", qname);
-	if (S_ISDIR(st.st_mode)) {
-		oi->kind = K_DIR;
-		return 0;
+	memset(pr, 0, sizeof(*pr));
+	if (strcmp(path, "-") != 0) {
+		if (stat(path, &st) < 0)
+			return rv_seterr("'%s': cannot open:", qname);
+		stp = &st;
 	}
-	/* A pipe or a device can only be an archive: probing would eat it. */
-	if (!S_ISREG(st.st_mode))
-		return 0;
-	if ((oi->recsize = src_cifar_recsize(path, st.st_size)) != 0) {
-		oi->kind = K_CIFAR;
-		return 0;
+	for (i = 0; i < NREADERS; i++) {
+		if ((r = readers[i]->probe(path, qname, stp, pr)) < 0)
+			return -1;
+		if (r > 0 && readers[i]->open != NULL) {
+			pr->reader = readers[i];
+			return 0;
+		}
 	}
-	r = src_idx_probe(path, &oi->ndims, &oi->n0);
-	if (r < 0)
-		return rv_preferr("'%s'", qname);
-	if (r > 0)
-		oi->kind = K_IDX;
-	else if (src_cifar_cut(path, qname, st.st_size))
-		return -1;
-	return 0;
+	return rv_seterr("'%s': no reader takes it", qname);
 }
 
 /* Do IDX operands a and b make an images + labels pair? */
 static int
-idx_pair(const struct opinfo *a, const struct opinfo *b)
+idx_pair(const struct src_probe *a, const struct src_probe *b)
 {
-	if (a->kind != K_IDX || b->kind != K_IDX || a->n0 != b->n0)
+	if (a->reader != &src_reader_idx || b->reader != &src_reader_idx ||
+	    a->n0 != b->n0)
 		return 0;
 	return (a->ndims == 1 && b->ndims >= 3) ||
 	    (b->ndims == 1 && a->ndims >= 3);
@@ -625,53 +264,20 @@ free_src(struct src *s)
 	free(s->map);
 }
 
-/* Open source s (its name, kind and paths set) with its reader. */
-static int
-open_source(struct src_ctx *c, struct src *s)
-{
-	switch (s->kind) {
-	case K_DIR:
-		return src_dir_open(c, s, s->path[0]);
-	case K_CIFAR:
-		return src_cifar_open(c, s, s->path[0], s->recsize);
-	case K_IDX:
-		return src_idx_open(c, s, s->path[0], s->path[1]);
-	default:
-		return src_archive_open(c, s, s->path[0]);
-	}
-}
-
-/* Forget the messages after the first n (unless some were dropped). */
-static void
-drop_msgs(struct msgs *m, size_t n)
-{
-	if (m->dropped)
-		return;
-	while (m->n > n)
-		free(m->v[--m->n]);
-}
-
-static void
-clear_msgs(struct msgs *m)
-{
-	free_msgs(m);
-	memset(m, 0, sizeof(*m));
-}
-
 /*
  * Set up source s for operand i (and i + 1 for an IDX pair: returns the
  * operands taken, or -1).
  */
 static int
 set_operand(struct src *s, char *const paths[], int n, int i,
-    const struct opinfo *oi)
+    const struct src_probe *oi)
 {
 	s->name = strcmp(paths[i], "-") == 0 ? xstrdup("<stdin>") :
 	    src_sanitized(paths[i]);
-	s->kind = oi[i].kind;
+	s->reader = oi[i].reader;
 	s->recsize = oi[i].recsize;
 	s->path[0] = xstrdup(paths[i]);
-	if (oi[i].kind != K_IDX)
+	if (oi[i].reader != &src_reader_idx)
 		return 1;
 	if (i + 1 < n && idx_pair(&oi[i], &oi[i + 1])) {
 		int lab = oi[i].ndims == 1;
@@ -695,7 +301,7 @@ dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 {
 	static const struct rv_src_opts defaults;
 	struct rv_dataset *d;
-	struct opinfo *oi = NULL;
+	struct src_probe *oi = NULL;
 	struct src_ctx c;
 	int i, k;
 
@@ -715,7 +321,8 @@ dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 	if (list)
 		d->list_opts.strict = 0;
 	c.o = &d->list_opts;
-	c.d = d;
+	c.warn = &d->warn;
+	c.note = &d->note;
 	c.list = list;
 	d->src = xcalloc((size_t)n, sizeof(*d->src));
 	oi = xcalloc((size_t)n, sizeof(*oi));
@@ -733,7 +340,7 @@ dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 
 		d->nsrc++;
 		if ((k = set_operand(s, paths, n, i, oi)) < 0 ||
-		    open_source(&c, s) < 0)
+		    s->reader->open(&c, s) < 0)
 			goto fail;
 		if (!s->desc)
 			s->desc = xstrdup(s->name);
@@ -756,12 +363,12 @@ dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 		goto fail;
 	set_source(d);
 	if (list) {
-		clear_msgs(&d->warn);
-		clear_msgs(&d->note);
+		src_msgs_clear(&d->warn);
+		src_msgs_clear(&d->note);
 		return d;
 	}
-	close_msgs(&d->warn, "warnings");
-	close_msgs(&d->note, "members ignored");
+	src_msgs_close(&d->warn, "warnings");
+	src_msgs_close(&d->note, "members ignored");
 	d->counts.skipped = c.skipped;
 	d->counts.sidecars = c.sidecars;
 	d->counts.ignored = c.ignored;
@@ -847,13 +454,14 @@ rv_dataset_load(struct rv_dataset *d, size_t k)
 	memset(&t, 0, sizeof(t));
 	memset(&c, 0, sizeof(c));
 	c.o = &d->opts;
-	c.d = d;
+	c.warn = &d->warn;
+	c.note = &d->note;
 	t.name = xstrdup(s->name);
-	t.kind = s->kind;
+	t.reader = s->reader;
 	t.recsize = s->recsize;
 	t.path[0] = s->path[0];
 	t.path[1] = s->path[1];
-	if (open_source(&c, &t) < 0)
+	if (t.reader->open(&c, &t) < 0)
 		goto out;
 	if (!same_listing(s, &t)) {
 		rv_seterr("'%s': changed since it was listed (%" PRIu64
@@ -869,16 +477,16 @@ rv_dataset_load(struct rv_dataset *d, size_t k)
 	s->loaded = 1;
 	if (s->counted) {
 		/* Read before, unloaded, read again: said and counted once. */
-		drop_msgs(&d->warn, nwarn);
-		drop_msgs(&d->note, nnote);
+		src_msgs_drop(&d->warn, nwarn);
+		src_msgs_drop(&d->note, nnote);
 	} else {
 		d->counts.skipped += c.skipped;
 		d->counts.sidecars += c.sidecars;
 		d->counts.ignored += c.ignored;
 		s->counted = 1;
 	}
-	close_msgs(&d->warn, "warnings");
-	close_msgs(&d->note, "members ignored");
+	src_msgs_close(&d->warn, "warnings");
+	src_msgs_close(&d->note, "members ignored");
 	r = (int64_t)s->have;
 out:
 	t.path[0] = t.path[1] = NULL;
@@ -901,8 +509,8 @@ rv_dataset_unload(struct rv_dataset *d, size_t k)
 void
 rv_dataset_clear_msgs(struct rv_dataset *d)
 {
-	clear_msgs(&d->warn);
-	clear_msgs(&d->note);
+	src_msgs_clear(&d->warn);
+	src_msgs_clear(&d->note);
 }
 
 uint64_t
@@ -962,8 +570,8 @@ rv_dataset_free(struct rv_dataset *d)
 	for (i = 0; i < d->nsrc; i++)
 		free_src(&d->src[i]);
 	free(d->src);
-	free_msgs(&d->warn);
-	free_msgs(&d->note);
+	src_msgs_free(&d->warn);
+	src_msgs_free(&d->note);
 	rv_meta_release(&d->meta);
 	free(d);
 }

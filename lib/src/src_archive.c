@@ -1340,9 +1340,11 @@ arch_free(struct src *s)
 
 static const struct src_ops archive_ops = { arch_fetch, arch_free };
 
-int
-src_archive_open(struct src_ctx *c, struct src *s, const char *path)
+/* path "-" is stdin. */
+static int
+archive_open(struct src_ctx *c, struct src *s)
 {
+	const char *path = s->path[0];
 	struct feed feed = { 0 };
 	struct reader r;
 	struct stat sb;
@@ -1403,3 +1405,15 @@ src_archive_open(struct src_ctx *c, struct src *s, const char *path)
 	s->n = r.ar->n;
 	return st;
 }
+
+/* Last in the list: whatever no other reader took. */
+static int
+archive_probe(const char *path, const char *qname, const struct stat *st,
+    struct src_probe *pr)
+{
+	return 1;
+}
+
+const struct src_reader src_reader_archive = {
+	"archive", archive_probe, archive_open
+};

@@ -56,16 +56,21 @@ named_recsize(const char *path)
 	return 0;
 }
 
-int
-src_cifar_recsize(const char *path, off_t size)
+/* The CIFAR record size (3073 or 3074) a file of this name and size has,
+ * or 0 if it is not a CIFAR batch. */
+static int
+recsize_of(const char *path, off_t size)
 {
 	int rec = named_recsize(path);
 
 	return rec && size > 0 && size % rec == 0 ? rec : 0;
 }
 
-int
-src_cifar_cut(const char *path, const char *qname, off_t size)
+/* 1 with errmsg set ("'qname': CIFAR-10 batch cut short ...") if path is
+ * named as a CIFAR batch and starts like one but its size is not a whole
+ * number of records; else 0. */
+static int
+cut_short(const char *path, const char *qname, off_t size)
 {
 	unsigned char lb[2];
 	int rec = named_recsize(path), fd;
@@ -172,10 +177,11 @@ cifar_names(struct src_ctx *c, struct src *s, const char *path, int want)
 	free(mp);
 }
 
-int
-src_cifar_open(struct src_ctx *c, struct src *s, const char *path,
-    int recsize)
+static int
+cifar_open(struct src_ctx *c, struct src *s)
 {
+	const char *path = s->path[0];
+	int recsize = s->recsize;
 	struct cifar *cf;
 	off_t size;
 	int fd;
@@ -214,3 +220,30 @@ src_cifar_open(struct src_ctx *c, struct src *s, const char *path,
 	cifar_names(c, s, path, cf->nlabels);
 	return 0;
 }
+
+static int
+cifar_probe(const char *path, const char *qname, const struct stat *st,
+    struct src_probe *pr)
+{
+	if (st == NULL || !S_ISREG(st->st_mode))
+		return 0;
+	pr->recsize = recsize_of(path, st->st_size);
+	return pr->recsize != 0;
+}
+
+static int
+cut_probe(const char *path, const char *qname, const struct stat *st,
+    struct src_probe *pr)
+{
+	if (st == NULL || !S_ISREG(st->st_mode))
+		return 0;
+	return cut_short(path, qname, st->st_size) ? -1 : 0;
+}
+
+const struct src_reader src_reader_cifar = {
+	"CIFAR", cifar_probe, cifar_open
+};
+/* Not a reader: a CIFAR batch cut short must not be read as an archive. */
+const struct src_reader src_reader_cifar_cut = {
+	"CIFAR cut short", cut_probe, NULL
+};

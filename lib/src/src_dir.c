@@ -367,9 +367,10 @@ dir_free(struct src *s)
 
 static const struct src_ops dir_ops = { dir_fetch, dir_free };
 
-int
-src_dir_open(struct src_ctx *c, struct src *s, const char *path)
+static int
+dir_open(struct src_ctx *c, struct src *s)
 {
+	const char *path = s->path[0];
 	struct walk *w;
 	struct dir *d;
 	size_t len = strlen(path);
@@ -400,3 +401,12 @@ src_dir_open(struct src_ctx *c, struct src *s, const char *path)
 	s->desc = xasprintf("dir:%s", s->name);
 	return 0;
 }
+
+static int
+dir_probe(const char *path, const char *qname, const struct stat *st,
+    struct src_probe *pr)
+{
+	return st != NULL && S_ISDIR(st->st_mode);
+}
+
+const struct src_reader src_reader_dir = { "folder", dir_probe, dir_open };

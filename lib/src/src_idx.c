@@ -121,8 +121,12 @@ idx_magic(const unsigned char *m)
 	    (m[2] >= 0x0b && m[2] <= 0x0e)) && m[3] >= 1 && m[3] <= 4;
 }
 
-int
-src_idx_probe(const char *path, int *ndims, uint32_t *n0)
+/*
+ * 1 if path is an IDX file (raw or gzip), with its dimension count and
+ * first dimension; 0 if not; -1 with errmsg set if unreadable.
+ */
+static int
+header_probe(const char *path, int *ndims, uint32_t *n0)
 {
 	struct stat st;
 	unsigned char h[8];
@@ -340,10 +344,12 @@ idx_free(struct src *s)
 
 static const struct src_ops idx_ops = { idx_fetch, idx_free };
 
-int
-src_idx_open(struct src_ctx *c, struct src *s, const char *images,
-    const char *labels)
+/* Images (3 or 4 dims) in s->path[0], with an optional labels file
+ * (1 dim) in s->path[1]. */
+static int
+idx_open(struct src_ctx *c, struct src *s)
 {
+	const char *images = s->path[0], *labels = s->path[1];
 	struct idxfile fi, fl;
 	struct idx *x;
 	char *ql = NULL;
@@ -411,3 +417,18 @@ fail:
 	free(ql);
 	return -1;
 }
+
+static int
+idx_probe(const char *path, const char *qname, const struct stat *st,
+    struct src_probe *pr)
+{
+	int r;
+
+	if (st == NULL || !S_ISREG(st->st_mode))
+		return 0;
+	if ((r = header_probe(path, &pr->ndims, &pr->n0)) < 0)
+		return rv_preferr("'%s'", qname);
+	return r;
+}
+
+const struct src_reader src_reader_idx = { "IDX", idx_probe, idx_open };

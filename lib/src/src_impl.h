@@ -1,14 +1,17 @@
 /*
  * Private interface between the dataset (src.c) and its readers
- * (src_idx.c, src_cifar.c, src_dir.c, src_archive.c): one struct src per
- * operand, filled by a reader's open function and read through its ops.
- * Not for programs: they use src.h and src_warn.h.
+ * (src_idx.c, src_cifar.c, src_dir.c, src_archive.c): each reader is one
+ * const struct src_reader (probe, open), src.c asks them in the order of
+ * its READERS list, and one struct src per operand is filled by its
+ * reader's open and read through its ops.  What they share is in
+ * src_common.c.  Not for programs: they use src.h and src_warn.h.
  */
 #ifndef RV_SRC_IMPL_H
 #define RV_SRC_IMPL_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "src/src.h"
@@ -59,10 +62,26 @@ struct src {
 	int counted;		/* read once: its warnings said, its
 				 * members counted */
 	/* How to open it again (rv_dataset_load): */
-	int kind;		/* src.c's enum kind */
+	const struct src_reader *reader;
 	int recsize;		/* CIFAR */
 	char *path[2];		/* owned: the file (IDX: images, labels) */
 };
+
+/* Messages an open collects for the caller, at most 1000 (the last then
+ * says how many more there were). */
+struct src_msgs {
+	char **v;
+	size_t n, cap;
+	uint64_t dropped;	/* past the limit */
+};
+void src_msgs_add(struct src_msgs *m, const char *msg);
+/* Past the limit, make the last message "N more WHAT". */
+void src_msgs_close(struct src_msgs *m, const char *what);
+/* Forget the messages after the first n (unless some were dropped). */
+void src_msgs_drop(struct src_msgs *m, size_t n);
+void src_msgs_free(struct src_msgs *m);
+/* src_msgs_free() and empty again. */
+void src_msgs_clear(struct src_msgs *m);
 
 /* Open-time context: options, warnings and the counts of members that
  * became no sample (see struct rv_src_counts). */
@@ -71,7 +90,8 @@ struct src_ctx {
 	int list;		/* count and name the samples only: image
 				 * bytes are neither read nor kept (archives
 				 * skip over them) */
-	struct rv_dataset *d;
+	struct src_msgs *warn;	/* src_skip, src_bad, src_note */
+	struct src_msgs *note;	/* src_ignore */
 	uint64_t skipped;
 	uint64_t sidecars;
 	uint64_t ignored;
@@ -117,8 +137,8 @@ void src_item_name(struct rv_item *it, const struct src *s,
  * format the codec reads; else (bytes no codec reads) from the file
  * name's extension, so that the decoder says what is wrong. */
 int src_encoded_dtype(const unsigned char *p, size_t n, const char *path);
-/* 1 if ext (no dot) names a format the codec reads, in any case: jpg,
- * jpeg, jpe, jfif, png, webp, gif, bmp, tif, tiff. */
+/* 1 if ext (no dot) names a format the codec reads, in any case (the
+ * extensions of codec.c's format list: jpg, jpeg, png, webp, ...). */
 int src_image_ext(const char *ext);
 /* 1 if ext names an image format rv does not read (heic, avif, ppm, ...):
  * such a file is a sample lost, not a file that is no image. */
@@ -131,30 +151,39 @@ int32_t src_label(const struct src *s, int32_t local);
 int src_read_names(const char *path, char ***names, size_t *n);
 void src_free_names(char **names, size_t n);
 
-/* ---- readers: open fills s (n, priv, ops, names); -1 with errmsg ---- */
+/* ---- readers ---- */
+
+/* What probing an operand learnt, for its reader's open and for pairing
+ * IDX operands. */
+struct src_probe {
+	const struct src_reader *reader;	/* the reader that took it */
+	int ndims;		/* IDX: dimensions */
+	uint32_t n0;		/* IDX: first dimension */
+	int recsize;		/* CIFAR: 3073 or 3074 */
+};
 
 /*
- * 1 if path is an IDX file (raw or gzip), with its dimension count and
- * first dimension; 0 if not; -1 with errmsg set if unreadable.
+ * One kind of operand.  probe: path as given, qname its sanitized name
+ * for messages, st its stat() (NULL for "-", stdin); 1 when the operand
+ * is this reader's (with what it learnt in pr), 0 when not, -1 with
+ * errmsg set when the operand is refused outright.  A probe must not
+ * consume the operand (a pipe or a device is only ever read once) and
+ * reads at most a header.  open: fill s (n, priv, ops, names, desc) from
+ * s->path[0] (IDX: and the labels in s->path[1]) and s->recsize; 0, or
+ * -1 with errmsg set.  A reader without open only refuses: a check in
+ * the order.
  */
-int src_idx_probe(const char *path, int *ndims, uint32_t *n0);
-/* Images (3 or 4 dims) with an optional labels file (1 dim). */
-int src_idx_open(struct src_ctx *c, struct src *s, const char *images,
-    const char *labels);
+struct src_reader {
+	const char *name;
+	int (*probe)(const char *path, const char *qname,
+	    const struct stat *st, struct src_probe *pr);
+	int (*open)(struct src_ctx *c, struct src *s);
+};
 
-/* The CIFAR record size (3073 or 3074) a file of this name and size has,
- * or 0 if it is not a CIFAR batch. */
-int src_cifar_recsize(const char *path, off_t size);
-int src_cifar_open(struct src_ctx *c, struct src *s, const char *path,
-    int recsize);
-/* 1 with errmsg set ("'qname': CIFAR-10 batch cut short ...") if path is
- * named as a CIFAR batch and starts like one but its size is not a whole
- * number of records; else 0. */
-int src_cifar_cut(const char *path, const char *qname, off_t size);
-
-int src_dir_open(struct src_ctx *c, struct src *s, const char *path);
-
-/* path "-" is stdin. */
-int src_archive_open(struct src_ctx *c, struct src *s, const char *path);
+/* The readers, in src.c's order: folders, CIFAR batches (by name and
+ * size), IDX files (by header), CIFAR batches cut short (refused), and
+ * archives, which take everything else. */
+extern const struct src_reader src_reader_dir, src_reader_cifar,
+    src_reader_idx, src_reader_cifar_cut, src_reader_archive;
 
 #endif
