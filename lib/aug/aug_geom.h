@@ -1,12 +1,14 @@
 /*
- * Private to the geometry modules (aug_geom.c, aug_resize.c) and their
- * unit test: the kernels the ops build on beyond aug_impl.h's shared ones
- * (windowed resize, crop with a border mode, PIL's nearest scaling) and
- * the RandomResizedCrop sampler, exposed so that it can be tested alone.
+ * Private to the geometry modules (aug_geom.c, aug_warp.c, aug_resize.c)
+ * and their unit test: the kernels the ops build on beyond aug_impl.h's
+ * shared ones (the fill colour, windowed resize, crop with a border mode,
+ * PIL's nearest scaling) and the RandomResizedCrop sampler, exposed so
+ * that it can be tested alone.
  */
 #ifndef RV_AUG_GEOM_H
 #define RV_AUG_GEOM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "aug/aug_impl.h"
@@ -18,6 +20,14 @@ enum rv_border {
 	RV_BORDER_REFLECT = 2,	/* mirror without repeating the edge */
 	RV_BORDER_SYMMETRIC = 3	/* mirror repeating the edge */
 };
+
+/* torchvision's _parse_fill as c bytes (aug_warp.c): int() of each value,
+ * clamped to 0..255; a fourth channel, if any, repeats the third; fill
+ * NULL is black. */
+void rv_fill_bytes(const double fill[3], uint32_t c, unsigned char fb[4]);
+/* npix pixels of c bytes at d, each fb. */
+void rv_put_fill(unsigned char *d, size_t npix, uint32_t c,
+    const unsigned char *fb);
 
 /*
  * Crop (top, left, h, w) of img; pixels outside the image follow mode

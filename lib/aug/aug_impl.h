@@ -22,7 +22,7 @@ int rv_spec_apply_from(const struct rv_spec *s, size_t first,
     struct rv_img *img, struct rv_aug_ctx *ctx, uint64_t seed,
     uint32_t stage, uint32_t epoch, uint64_t id);
 
-/* ---- geometry (aug_geom.c) ---- */
+/* ---- geometry (aug_geom.c; the warp itself: aug_warp.c) ---- */
 
 /*
  * Affine warp, output the same size as the input: output pixel (x, y) takes

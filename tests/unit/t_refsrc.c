@@ -28,7 +28,7 @@
 #include "stream/stream.h"
 #include "unit.h"
 
-/* Count allocations by interposing malloc, as t_stream.c does (not under
+/* Count allocations by interposing malloc, as t_stream_read.c does (not under
  * AddressSanitizer, which owns malloc). */
 #if defined(__SANITIZE_ADDRESS__)
 #define COUNT_MALLOC 0
