@@ -19,6 +19,7 @@
 #include "base/rng.h"
 #include "base/xmem.h"
 #include "codec/codec.h"
+#include "codec/coder.h"
 #include "stream/meta.h"
 #include "stream/par.h"
 #include "stream/stream.h"
@@ -55,13 +56,10 @@ enum {
 
 struct augment_opts {
 	struct rv_common c;
-	const char *output;
 	const char *spec_text;
 	int level;		/* resolved for the output */
 	int exact;		/* --exact */
 	int strict;		/* --strict */
-	char **inputs;
-	int ninputs;
 };
 
 /* One record of a chunk: a sample to augment or a record to pass on. */
@@ -75,9 +73,7 @@ struct item {
 };
 
 struct worker {
-	struct rv_codec *codec;
-	struct rv_enc *enc;
-	struct rv_img img;
+	struct rv_coder k;	/* decoder, encoder, image */
 	struct rv_aug_ctx ctx;
 };
 
@@ -117,24 +113,19 @@ parse_args(int argc, char *argv[], struct augment_opts *o)
 		RV_COMMON_LONGOPTS,
 		{ "exact", no_argument, NULL, OPT_EXACT },
 		{ "list-ops", no_argument, NULL, OPT_LIST_OPS },
-		{ "output", required_argument, NULL, 'o' },
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ NULL, 0, NULL, 0 }
 	};
-	static char *stdin_only[] = { "-" };
 	int ch, list = 0;
 
 	memset(o, 0, sizeof(*o));
 	rv_common_init(&o->c);
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "o:",
+	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS,
 	    longopts, NULL)) != -1) {
 		if (rv_common_opt(&o->c, ch, optarg, usage))
 			continue;
 		switch (ch) {
-		case 'o':
-			o->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
-			break;
 		case OPT_LIST_OPS:
 			list = 1;
 			break;
@@ -153,13 +144,7 @@ parse_args(int argc, char *argv[], struct augment_opts *o)
 	if (optind >= argc)
 		rv_usage_die(usage, "no spec given");
 	o->spec_text = argv[optind++];
-	if (optind < argc) {
-		o->inputs = argv + optind;
-		o->ninputs = argc - optind;
-	} else {
-		o->inputs = stdin_only;
-		o->ninputs = 1;
-	}
+	rv_common_operands(&o->c, argc, argv, optind);
 }
 
 static void
@@ -169,9 +154,7 @@ worker_stop(void *state)
 
 	if (!w)
 		return;
-	rv_codec_free(w->codec);
-	rv_enc_free(w->enc);
-	rv_img_release(&w->img);
+	rv_coder_release(&w->k);
 	rv_aug_ctx_release(&w->ctx);
 	free(w);
 }
@@ -183,13 +166,10 @@ worker_start(void *arg)
 	struct worker *w = xcalloc(1, sizeof(*w));
 
 	rv_aug_ctx_init(&w->ctx);
-	w->codec = rv_codec_new();
-	w->enc = rv_enc_new(o->level);
-	if (!w->codec || !w->enc) {
+	if (rv_coder_init(&w->k, o->level, o->strict) < 0) {
 		worker_stop(w);
 		return NULL;
 	}
-	rv_codec_set_strict(w->codec, o->strict);
 	return w;
 }
 
@@ -202,14 +182,14 @@ worker_start(void *arg)
 static void
 swap_in(struct worker *w, struct item *s)
 {
-	unsigned char *data = w->img.data;
-	size_t cap = w->img.cap;
+	unsigned char *data = w->k.img.data;
+	size_t cap = w->k.img.cap;
 
-	w->img.data = s->in.data;
-	w->img.cap = s->in.cap;
-	w->img.h = s->rec.height;
-	w->img.w = s->rec.width;
-	w->img.c = s->rec.channels;
+	w->k.img.data = s->in.data;
+	w->k.img.cap = s->in.cap;
+	w->k.img.h = s->rec.height;
+	w->k.img.w = s->rec.width;
+	w->k.img.c = s->rec.channels;
 	s->in.data = data;
 	s->in.cap = cap;
 	s->in.len = 0;
@@ -245,12 +225,12 @@ augment_one(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
 			goto bad;
 		}
 		swap_in(w, s);
-		if (rv_spec_apply(&j->spec, &w->img, &w->ctx, j->o->c.seed,
+		if (rv_spec_apply(&j->spec, &w->k.img, &w->ctx, j->o->c.seed,
 		    RV_STAGE_AUGMENT, s->rec.epoch, s->rec.id) < 0)
 			goto bad;
 	} else if (s->rec.dtype == RV_DT_JPEG || s->rec.dtype == RV_DT_PNG) {
-		s->fused = rv_spec_decode_apply(&j->spec, w->codec, &s->rec,
-		    s->in.data, s->in.len, &w->img, &w->ctx, j->o->c.seed,
+		s->fused = rv_spec_decode_apply(&j->spec, w->k.codec, &s->rec,
+		    s->in.data, s->in.len, &w->k.img, &w->ctx, j->o->c.seed,
 		    RV_STAGE_AUGMENT, s->rec.epoch, s->rec.id);
 		if (s->fused < 0) {
 			/* a bad image in the dataset: augment_done decides */
@@ -269,12 +249,12 @@ augment_one(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
 		rv_img_release(&w->ctx.tmp);
 	out = s->rec;
 	out.dtype = RV_DT_U8;
-	out.height = w->img.h;
-	out.width = w->img.w;
-	out.channels = w->img.c;
-	out.payload_len = (uint64_t)w->img.h * w->img.w * w->img.c;
+	out.height = w->k.img.h;
+	out.width = w->k.img.w;
+	out.channels = w->k.img.c;
+	out.payload_len = (uint64_t)w->k.img.h * w->k.img.w * w->k.img.c;
 	out.payload = NULL;
-	if (rv_enc_frame(w->enc, &out, w->img.data, &slot->frame) < 0)
+	if (rv_enc_frame(w->k.enc, &out, w->k.img.data, &slot->frame) < 0)
 		goto bad;
 	return RV_PAR_OK;
 bad:
@@ -474,7 +454,7 @@ main(int argc, char *argv[])
 		exit(2);
 	}
 	job.spec.exact = o.exact;
-	if (rv_out_open(&out, o.output, 1) < 0)
+	if (rv_out_open(&out, o.c.output, 1) < 0)
 		rv_die(1, "%s", rv_errmsg());
 	rv_progress_init(&prog, o.c.quiet, "samples");
 	t0 = rv_now();
@@ -492,7 +472,7 @@ main(int argc, char *argv[])
 		goto fail;
 	nitems = rv_par_max(job.par);
 	job.items = xcalloc(nitems, sizeof(*job.items));
-	if (run_input(o.inputs, o.ninputs, &job, &ch) < 0)
+	if (run_input(o.c.inputs, o.c.ninputs, &job, &ch) < 0)
 		goto fail;
 	if (rv_writer_flush(job.w) < 0)
 		goto fail;

@@ -43,9 +43,6 @@ enum {
 struct batch_opts {
 	struct rv_common c;
 	struct rv_batch_conf conf;
-	const char *output;
-	char **inputs;
-	int ninputs;
 };
 
 /* Where batches go; remembers whether a failure was the output's. */
@@ -62,19 +59,17 @@ parse_args(int argc, char *argv[], struct batch_opts *o)
 		RV_COMMON_LONGOPTS,
 		{ "batch", required_argument, NULL, 'b' },
 		{ "drop-last", no_argument, NULL, OPT_DROP_LAST },
-		{ "output", required_argument, NULL, 'o' },
 		{ "shuffle-buffer", required_argument, NULL,
 		    OPT_SHUFFLE_BUFFER },
 		{ NULL, 0, NULL, 0 }
 	};
-	static char *stdin_only[] = { "-" };
 	int ch;
 
 	memset(o, 0, sizeof(*o));
 	rv_common_init(&o->c);
 	rv_batch_conf_init(&o->conf);
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "b:o:",
+	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "b:",
 	    longopts, NULL)) != -1) {
 		if (rv_common_opt(&o->c, ch, optarg, usage))
 			continue;
@@ -82,9 +77,6 @@ parse_args(int argc, char *argv[], struct batch_opts *o)
 		case 'b':
 			o->conf.size = (uint32_t)rv_opt_u64("-b", optarg, 1,
 			    1 << 20, usage);
-			break;
-		case 'o':
-			o->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
 			break;
 		case OPT_DROP_LAST:
 			o->conf.drop_last = 1;
@@ -98,13 +90,7 @@ parse_args(int argc, char *argv[], struct batch_opts *o)
 		}
 	}
 	o->conf.seed = o->c.seed;
-	if (optind < argc) {
-		o->inputs = argv + optind;
-		o->ninputs = argc - optind;
-	} else {
-		o->inputs = stdin_only;
-		o->ninputs = 1;
-	}
+	rv_common_operands(&o->c, argc, argv, optind);
 }
 
 static int
@@ -286,7 +272,7 @@ main(int argc, char *argv[])
 
 	rv_setprogname(argv[0]);
 	parse_args(argc, argv, &o);
-	if (rv_out_open(&out, o.output, 1) < 0)
+	if (rv_out_open(&out, o.c.output, 1) < 0)
 		rv_die(1, "%s", rv_errmsg());
 	rv_progress_init(&prog, o.c.quiet, "samples");
 	sink.w = rv_writer_new(out.fd, rv_out_name(&out),
@@ -296,11 +282,11 @@ main(int argc, char *argv[])
 		rv_warn("%s", rv_errmsg());
 		goto out;
 	}
-	if (run_input(o.inputs, o.ninputs, b, &sink, &o.conf, &prog) < 0)
+	if (run_input(o.c.inputs, o.c.ninputs, b, &sink, &o.conf, &prog) < 0)
 		goto out;
 	/* the input may end without an epoch-end record */
 	if (rv_batcher_end_epoch(b) < 0) {
-		batch_error(&sink, o.inputs[o.ninputs - 1]);
+		batch_error(&sink, o.c.inputs[o.c.ninputs - 1]);
 		goto out;
 	}
 	if (rv_writer_flush(sink.w) < 0) {

@@ -20,6 +20,7 @@
 #include "base/rng.h"
 #include "base/xmem.h"
 #include "codec/codec.h"
+#include "codec/coder.h"
 #include "src/shard.h"
 #include "src/src.h"
 #include "src/src_warn.h"
@@ -85,7 +86,6 @@ enum {
 
 struct decode_opts {
 	struct rv_common c;
-	const char *output;
 	uint32_t channels;	/* 0: natural */
 	uint32_t classes;	/* 0: from the dataset */
 	int class_level;	/* archives: directory class this far up */
@@ -100,8 +100,6 @@ struct decode_opts {
 	int level;		/* resolved against the output */
 	int shuffle;
 	int strict;
-	char **inputs;
-	int ninputs;
 };
 
 /* How the shards of a job are made equal (DistributedSampler's drop_last
@@ -116,9 +114,7 @@ enum even {
 static const char *const even_names[] = { "none", "pad", "drop" };
 
 struct worker {
-	struct rv_codec *codec;
-	struct rv_enc *enc;
-	struct rv_img img;
+	struct rv_coder k;	/* decoder, encoder, image */
 	struct rv_buf scratch;
 	struct rv_buf png;	/* --encoded: a WebP, GIF, BMP or TIFF as PNG */
 };
@@ -170,7 +166,6 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "max-pixels", required_argument, NULL, OPT_MAX_PIXELS },
 		{ "max-side", required_argument, NULL, OPT_MAX_SIDE },
-		{ "output", required_argument, NULL, 'o' },
 		{ "shard", required_argument, NULL, OPT_SHARD },
 		{ "shuffle", no_argument, NULL, OPT_SHUFFLE },
 		{ "strict", no_argument, NULL, OPT_STRICT },
@@ -186,14 +181,11 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 	o->shard_n = 1;
 	o->even = EVEN_UNSET;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "o:",
+	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS,
 	    longopts, NULL)) != -1) {
 		if (rv_common_opt(&o->c, ch, optarg, usage))
 			continue;
 		switch (ch) {
-		case 'o':
-			o->output = optarg;
-			break;
 		case OPT_CHANNELS:
 			o->channels = (uint32_t)rv_opt_u64("--channels", optarg,
 			    1, 3, usage);
@@ -259,8 +251,7 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 	if (o->encoded && o->max_side)
 		rv_usage_die(usage, "--max-side needs decoding; it cannot be "
 		    "combined with --encoded");
-	o->inputs = argv + optind;
-	o->ninputs = argc - optind;
+	rv_common_operands(&o->c, argc, argv, optind);
 	if (o->shard_auto) {
 		const char *from;
 
@@ -287,9 +278,7 @@ worker_stop(void *state)
 
 	if (!w)
 		return;
-	rv_codec_free(w->codec);
-	rv_enc_free(w->enc);
-	rv_img_release(&w->img);
+	rv_coder_release(&w->k);
 	rv_buf_release(&w->scratch);
 	rv_buf_release(&w->png);
 	free(w);
@@ -301,17 +290,14 @@ worker_start(void *arg)
 	const struct decode_opts *o = arg;
 	struct worker *w = xcalloc(1, sizeof(*w));
 
-	w->codec = rv_codec_new();
-	w->enc = rv_enc_new(o->level);
-	if (!w->codec || !w->enc) {
+	if (rv_coder_init(&w->k, o->level, o->strict) < 0) {
 		worker_stop(w);
 		return NULL;
 	}
-	rv_codec_set_strict(w->codec, o->strict);
 	return w;
 }
 
-/* Decode an encoded image into w->img at the output's channels (3 when
+/* Decode an encoded image into w->k.img at the output's channels (3 when
  * --channels is not given). */
 static int
 decode_img(struct worker *w, const struct job *j, const struct rv_item *it)
@@ -320,7 +306,7 @@ decode_img(struct worker *w, const struct job *j, const struct rv_item *it)
 
 	if (!d.channels)
 		d.channels = 3;
-	return rv_codec_decode(w->codec, it->data, it->len, &d, &w->img);
+	return rv_codec_decode(w->k.codec, it->data, it->len, &d, &w->k.img);
 }
 
 /* Fetch, decode and frame one sample into its slot. */
@@ -350,12 +336,12 @@ decode_one(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 		if (rv_img_from_pixels(it.data, it.h, it.w, it.c, &(struct
 		    rv_decode_opts){ j->dopts.channels ? j->dopts.channels :
 		    it.c, j->dopts.max_side, j->dopts.max_pixels },
-		    &w->img) < 0)
+		    &w->k.img) < 0)
 			goto skip;
 	} else if (j->o->encoded) {
 		int dt;
 		uint32_t h, wd, ch;
-		if (rv_codec_info(w->codec, it.data, it.len, &dt, &h, &wd,
+		if (rv_codec_info(w->k.codec, it.data, it.len, &dt, &h, &wd,
 		    &ch) < 0)
 			goto skip;
 		if (dt == RV_DT_NONE) {
@@ -365,13 +351,13 @@ decode_one(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 			if (decode_img(w, j, &it) < 0)
 				goto skip;
 			w->png.len = 0;
-			if (rv_png_encode(w->img.data, w->img.h, w->img.w,
-			    w->img.c, &w->png) < 0)
+			if (rv_png_encode(w->k.img.data, w->k.img.h, w->k.img.w,
+			    w->k.img.c, &w->png) < 0)
 				goto skip;
 			rec.dtype = RV_DT_PNG;
-			rec.height = w->img.h;
-			rec.width = w->img.w;
-			rec.channels = w->img.c;
+			rec.height = w->k.img.h;
+			rec.width = w->k.img.w;
+			rec.channels = w->k.img.c;
 			rec.payload_len = w->png.len;
 			payload = w->png.data;
 			goto frame;
@@ -392,23 +378,23 @@ decode_one(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 		goto skip;
 	}
 	rec.dtype = RV_DT_U8;
-	rec.height = w->img.h;
-	rec.width = w->img.w;
-	rec.channels = w->img.c;
-	rec.payload_len = (uint64_t)w->img.h * w->img.w * w->img.c;
-	payload = w->img.data;
+	rec.height = w->k.img.h;
+	rec.width = w->k.img.w;
+	rec.channels = w->k.img.c;
+	rec.payload_len = (uint64_t)w->k.img.h * w->k.img.w * w->k.img.c;
+	payload = w->k.img.data;
 	if (rec.payload_len >= SHELL_MIN &&
-	    rv_enc_level(w->enc) == RV_LEVEL_STORED) {
-		if (rv_enc_shell(w->enc, &rec, payload, &s->frame) < 0)
+	    rv_enc_level(w->k.enc) == RV_LEVEL_STORED) {
+		if (rv_enc_shell(w->k.enc, &rec, payload, &s->frame) < 0)
 			return RV_PAR_FATAL;
 		t = j->pix[i];
-		j->pix[i] = w->img;
-		w->img = t;
+		j->pix[i] = w->k.img;
+		w->k.img = t;
 		j->shell[i] = 1;
 		return RV_PAR_OK;
 	}
 frame:
-	return rv_enc_frame(w->enc, &rec, payload, &s->frame) < 0 ?
+	return rv_enc_frame(w->k.enc, &rec, payload, &s->frame) < 0 ?
 	    RV_PAR_FATAL : RV_PAR_OK;
 skip:
 	rv_preferr("%s", it.name);
@@ -713,9 +699,9 @@ open_dataset(struct job *j, const struct rv_src_opts *so)
 	struct rv_dataset *ds;
 	size_t k, used = 0;
 
-	if (o->shard_n == 1 || !rv_dataset_relistable(o->inputs, o->ninputs))
-		return rv_dataset_open(o->inputs, o->ninputs, so, NULL);
-	if ((ds = rv_dataset_list(o->inputs, o->ninputs, so)) == NULL)
+	if (o->shard_n == 1 || !rv_dataset_relistable(o->c.inputs, o->c.ninputs))
+		return rv_dataset_open(o->c.inputs, o->c.ninputs, so, NULL);
+	if ((ds = rv_dataset_list(o->c.inputs, o->c.ninputs, so)) == NULL)
 		return NULL;
 	j->nsrc = rv_dataset_nsources(ds);
 	j->count = xcalloc(j->nsrc, sizeof(*j->count));
@@ -786,7 +772,7 @@ main(int argc, char *argv[])
 	so.quiet = o.c.quiet;
 	so.max_pixels = o.max_pixels;
 	so.class_level = o.class_level;
-	if (rv_out_open(&out, o.output, 1) < 0)
+	if (rv_out_open(&out, o.c.output, 1) < 0)
 		rv_die(1, "%s", rv_errmsg());
 	if ((job.ds = open_dataset(&job, &so)) == NULL)
 		goto fail;

@@ -57,15 +57,12 @@ enum {
 
 struct inspect_opts {
 	struct rv_common c;
-	const char *output;
 	const char *png;
 	const char *grid;
 	int dump;
 	uint64_t k;		/* 0: not given */
 	uint32_t cols, scale;	/* 0: automatic */
 	uint32_t tile;		/* 0: the default */
-	char **inputs;
-	int ninputs;
 };
 
 static void
@@ -77,28 +74,23 @@ parse_args(int argc, char *argv[], struct inspect_opts *o)
 		{ "dump", no_argument, NULL, OPT_DUMP },
 		{ "first", required_argument, NULL, 'k' },
 		{ "grid", required_argument, NULL, OPT_GRID },
-		{ "output", required_argument, NULL, 'o' },
 		{ "png", required_argument, NULL, OPT_PNG },
 		{ "scale", required_argument, NULL, OPT_SCALE },
 		{ "tile", required_argument, NULL, OPT_TILE },
 		{ NULL, 0, NULL, 0 }
 	};
-	static char *stdin_only[] = { "-", NULL };
 	int ch;
 
 	memset(o, 0, sizeof(*o));
 	rv_common_init(&o->c);
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "k:o:",
+	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "k:",
 	    longopts, NULL)) != -1) {
 		if (rv_common_opt(&o->c, ch, optarg, usage))
 			continue;
 		switch (ch) {
 		case 'k':
 			o->k = rv_opt_u64("-k", optarg, 1, 1u << 24, usage);
-			break;
-		case 'o':
-			o->output = optarg;
 			break;
 		case OPT_COLS:
 			o->cols = (uint32_t)rv_opt_u64("--cols", optarg, 1,
@@ -136,15 +128,9 @@ parse_args(int argc, char *argv[], struct inspect_opts *o)
 		rv_usage_die(usage, "--png: empty directory name");
 	if (o->grid && !*o->grid)
 		rv_usage_die(usage, "--grid: empty file name");
-	o->inputs = argv + optind;
-	o->ninputs = argc - optind;
-	if (o->ninputs == 0) {
-		if (isatty(STDIN_FILENO))
-			rv_usage_die(usage, "no input: give a file or pipe a "
-			    "stream in");
-		o->inputs = stdin_only;
-		o->ninputs = 1;
-	}
+	if (rv_common_operands(&o->c, argc, argv, optind) == 0 &&
+	    isatty(STDIN_FILENO))
+		rv_usage_die(usage, "no input: give a file or pipe a stream in");
 }
 
 /* Everything a run holds; released at the one exit. */
@@ -255,7 +241,7 @@ main(int argc, char *argv[])
 	rv_progress_init(&u.prog, o.c.quiet, "records");
 	u.sum = rv_summary_new();
 	u.limit = o.k ? o.k : o.grid && !o.png ? GRID_DEFAULT_K : UINT64_MAX;
-	if (rv_out_open(&u.out, o.output, 0) < 0) {
+	if (rv_out_open(&u.out, o.c.output, 0) < 0) {
 		rv_warn("%s", rv_errmsg());
 		goto out;
 	}
@@ -276,8 +262,8 @@ main(int argc, char *argv[])
 	}
 	if (o.dump)
 		rv_dump_header(&u.text);
-	for (i = 0; i < o.ninputs; i++) {
-		if (inspect_one(&u, &o, o.inputs[i]) < 0) {
+	for (i = 0; i < o.c.ninputs; i++) {
+		if (inspect_one(&u, &o, o.c.inputs[i]) < 0) {
 			char msg[1024];
 			/* the lines before the bad record, for a post-mortem */
 			snprintf(msg, sizeof(msg), "%s", rv_errmsg());

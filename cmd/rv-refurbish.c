@@ -69,7 +69,6 @@ enum {
 struct refurbish_opts {
 	struct rv_common c;
 	const char *partial, *final;
-	const char *output;	/* NULL: stdout */
 	int pattern;		/* output holds one %d */
 	const char *cache_dir;
 	const char *input;
@@ -108,7 +107,7 @@ check_pattern(const char *s)
 static char *
 epoch_path(const struct refurbish_opts *o, uint32_t e)
 {
-	return xasprintf(o->output, (int)e);
+	return xasprintf(o->c.output, (int)e);
 }
 
 static void
@@ -147,7 +146,6 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 		{ "exact", no_argument, NULL, OPT_EXACT },
 		{ "final", required_argument, NULL, OPT_FINAL },
 		{ "mem", required_argument, NULL, OPT_MEM },
-		{ "output", required_argument, NULL, 'o' },
 		{ "partial", required_argument, NULL, OPT_PARTIAL },
 		{ "resume", no_argument, NULL, OPT_RESUME },
 		{ "reuse", required_argument, NULL, OPT_REUSE },
@@ -162,7 +160,7 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 	o->batch = RV_BATCH_DEFAULT;
 	o->epochs = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "o:",
+	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS,
 	    longopts, NULL)) != -1) {
 		if (rv_common_opt(&o->c, ch, optarg, usage))
 			continue;
@@ -191,9 +189,6 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 			if (rv_parse_size(optarg, &o->mem) < 0)
 				rv_usage_die(usage, "--mem: %s", rv_errmsg());
 			break;
-		case 'o':
-			o->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
-			break;
 		case OPT_PARTIAL:
 			o->partial = optarg;
 			break;
@@ -212,13 +207,13 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 		rv_usage_die(usage, "--partial is required");
 	if (!o->final)
 		rv_usage_die(usage, "--final is required");
-	if (argc - optind > 1)
+	if (rv_common_operands(&o->c, argc, argv, optind) > 1)
 		rv_usage_die(usage, "one input at most; got %d",
-		    argc - optind);
-	o->input = optind < argc ? argv[optind] : "-";
-	if (o->output && (o->pattern = check_pattern(o->output)) < 0)
+		    o->c.ninputs);
+	o->input = o->c.inputs[0];
+	if (o->c.output && (o->pattern = check_pattern(o->c.output)) < 0)
 		rv_usage_die(usage, "-o: '%s': a pattern holds one %%d "
-		    "conversion", o->output);
+		    "conversion", o->c.output);
 	if (o->resume && !o->pattern)
 		rv_usage_die(usage, "--resume needs -o with a %%d pattern");
 	if (!o->range) {
@@ -386,7 +381,7 @@ main(int argc, char *argv[])
 	}
 	level = rv_stream_level(o.c.level);
 	if (!o.pattern) {
-		if (rv_out_open(&out, o.output, 1) < 0) {
+		if (rv_out_open(&out, o.c.output, 1) < 0) {
 			rv_warn("%s", rv_errmsg());
 			goto out;
 		}

@@ -94,9 +94,7 @@ enum {
 struct score_opts {
 	struct rv_common c;
 	struct rv_shrink_conf conf;
-	const char *output, *feedback;
-	char **inputs;
-	int ninputs;
+	const char *feedback;
 	int keep_set, window_set;	/* for the conflicts */
 	int aa;				/* --assistant autoassist */
 	int assistant_set, features_set, target_set;
@@ -187,14 +185,12 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 		{ "max-ids", required_argument, NULL, OPT_MAX_IDS },
 		{ "max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT },
 		{ "min-feedback", required_argument, NULL, OPT_MIN_FEEDBACK },
-		{ "output", required_argument, NULL, 'o' },
 		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "reweight", no_argument, NULL, OPT_REWEIGHT },
 		{ "target", required_argument, NULL, OPT_TARGET },
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ NULL, 0, NULL, 0 }
 	};
-	static char *stdin_only[] = { "-" };
 	struct rv_shrink_conf *cf = &o->conf;
 	int ch;
 
@@ -202,14 +198,11 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 	rv_common_init(&o->c);
 	rv_shrink_conf_init(cf);
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "o:",
+	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS,
 	    longopts, NULL)) != -1) {
 		if (rv_common_opt(&o->c, ch, optarg, usage))
 			continue;
 		switch (ch) {
-		case 'o':
-			o->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
-			break;
 		case OPT_ASSISTANT:
 			if (strcmp(optarg, "rv") == 0)
 				o->aa = 0;
@@ -300,13 +293,7 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 	if (o->aa)
 		autoassist_conf(o);
 	cf->seed = o->c.seed;
-	if (optind < argc) {
-		o->inputs = argv + optind;
-		o->ninputs = argc - optind;
-	} else {
-		o->inputs = stdin_only;
-		o->ninputs = 1;
-	}
+	rv_common_operands(&o->c, argc, argv, optind);
 }
 
 /*
@@ -620,7 +607,7 @@ main(int argc, char *argv[])
 	parse_args(argc, argv, &o);
 	if (o.feedback != NULL && (fb = rv_fb_reader_open(o.feedback)) == NULL)
 		rv_die(1, "%s", rv_errmsg());
-	if (rv_out_open(&out, o.output, 1) < 0) {
+	if (rv_out_open(&out, o.c.output, 1) < 0) {
 		rv_warn("%s", rv_errmsg());
 		rv_fb_reader_close(fb);
 		return 1;
@@ -636,7 +623,7 @@ main(int argc, char *argv[])
 		rv_warn("%s", rv_errmsg());
 		goto out;
 	}
-	if ((rc = run_input(o.inputs, o.ninputs, sc, &prog)) != 0) {
+	if ((rc = run_input(o.c.inputs, o.c.ninputs, sc, &prog)) != 0) {
 		if (rc > 0)
 			rv_warn("%s", rv_errmsg());
 		goto out;

@@ -93,7 +93,6 @@ struct opts {
 	struct rv_common c;
 	struct rv_train_conf t;
 	const char *device;
-	const char *output;
 };
 
 /*
@@ -168,7 +167,6 @@ parse_args(int argc, char *argv[], struct opts *o)
 		RV_COMMON_LONGOPTS,
 		{ "model", required_argument, NULL, 'm' },
 		{ "batch", required_argument, NULL, 'b' },
-		{ "output", required_argument, NULL, 'o' },
 		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "precision", required_argument, NULL, OPT_PRECISION },
 		{ "autotune", no_argument, NULL, OPT_AUTOTUNE },
@@ -216,7 +214,7 @@ parse_args(int argc, char *argv[], struct opts *o)
 	t->feedback_queue = 1u << 16;
 	t->log_every = 50;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "m:b:o:",
+	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS "m:b:",
 	    longopts, NULL)) != -1) {
 		if (rv_common_opt(&o->c, ch, optarg, usage))
 			continue;
@@ -227,9 +225,6 @@ parse_args(int argc, char *argv[], struct opts *o)
 		case 'b':
 			t->batch = (uint32_t)rv_opt_u64("-b", optarg, 1,
 			    1 << 16, usage);
-			break;
-		case 'o':
-			o->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
 			break;
 		case OPT_DEVICE:
 			if (strncmp(optarg, "cuda:", 5) == 0) {
@@ -371,8 +366,9 @@ parse_args(int argc, char *argv[], struct opts *o)
 	t->quiet = o->c.quiet;
 	t->verbose = o->c.verbose;
 	t->threads = rv_common_jobs(&o->c);
-	t->inputs = argv + optind;
-	t->ninputs = argc - optind;
+	rv_common_operands(&o->c, argc, argv, optind);
+	t->inputs = o->c.inputs;
+	t->ninputs = o->c.ninputs;
 	if (t->resume_path == NULL)
 		check_model(t->model);
 	if (strcmp(o->device, "cpu") == 0 && t->precision != RV_PREC_FP32)
@@ -446,7 +442,7 @@ main(int argc, char *argv[])
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);	/* the feedback FIFO: rv-feedback(5) */
 	o.t.stop = &stop_flag;
-	if (rv_out_open(&out, o.output, 0) < 0)
+	if (rv_out_open(&out, o.c.output, 0) < 0)
 		rv_die(1, "%s", rv_errmsg());
 	if (rv_train_run(&o.t, &res) < 0) {
 		rv_warn("%s", rv_errmsg());

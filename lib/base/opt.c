@@ -130,9 +130,27 @@ rv_common_opt(struct rv_common *c, int ch, const char *arg,
 		c->level = (int)v;
 		return 1;
 	}
+	case 'o':
+		c->output = strcmp(arg, "-") == 0 ? NULL : arg;
+		return 1;
 	default:
 		return 0;
 	}
+}
+
+int
+rv_common_operands(struct rv_common *c, int argc, char *argv[], int first)
+{
+	static char *const stdin_only[] = { "-", NULL };
+
+	if (first < argc) {
+		c->inputs = argv + first;
+		c->ninputs = argc - first;
+		return c->ninputs;
+	}
+	c->inputs = stdin_only;
+	c->ninputs = 1;
+	return 0;
 }
 
 int

@@ -1,7 +1,7 @@
 /*
  * Option helpers shared by every program: ranged number parsing (never
- * atoi), the common options (-h -V -q -v -j --seed --level), and the
- * unknown-option message.  Usage errors exit 2.
+ * atoi), the common options (-h -V -q -v -j -o --seed --level) and
+ * operands, and the unknown-option message.  Usage errors exit 2.
  */
 #ifndef RV_OPT_H
 #define RV_OPT_H
@@ -24,9 +24,10 @@ enum {
 	{ "verbose", no_argument, NULL, 'v' }, \
 	{ "jobs", required_argument, NULL, 'j' }, \
 	{ "seed", required_argument, NULL, RV_OPT_SEED }, \
-	{ "level", required_argument, NULL, RV_OPT_LEVEL }
+	{ "level", required_argument, NULL, RV_OPT_LEVEL }, \
+	{ "output", required_argument, NULL, 'o' }
 
-#define RV_COMMON_SHORTOPTS "hVqvj:"
+#define RV_COMMON_SHORTOPTS "hVqvj:o:"
 
 struct rv_common {
 	int quiet;
@@ -34,6 +35,9 @@ struct rv_common {
 	int jobs;		/* 0 until set: rv_common_jobs() resolves */
 	uint64_t seed;
 	int level;		/* < -7: not given */
+	const char *output;	/* -o FILE; NULL for stdout (also "-o -") */
+	char *const *inputs;	/* rv_common_operands() */
+	int ninputs;
 };
 
 void rv_common_init(struct rv_common *c);
@@ -44,6 +48,12 @@ void rv_common_init(struct rv_common *c);
  */
 int rv_common_opt(struct rv_common *c, int ch, const char *arg,
     const char *usage);
+/*
+ * The operands from argv[first] on as c->inputs (c->ninputs of them), or
+ * stdin alone ("-") when there are none.  Returns how many were given.
+ */
+int rv_common_operands(struct rv_common *c, int argc, char *argv[],
+    int first);
 /* -j: the value given, else the number of online cores. */
 int rv_common_jobs(const struct rv_common *c);
 

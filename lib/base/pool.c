@@ -1,6 +1,6 @@
 /*
  * Worker pool: one mutex and two condition variables.  Items are handed
- * out by an atomic counter in small grabs, so uneven item costs (a big JPEG
+ * out by an atomic counter one at a time, so uneven item costs (a big JPEG
  * beside a small one) balance out without a queue.
  */
 #include "base/pool.h"

@@ -18,6 +18,7 @@
 #include "base/rng.h"
 #include "base/xmem.h"
 #include "codec/codec.h"
+#include "codec/coder.h"
 #include "refurb/sched.h"
 #include "stream/meta.h"
 #include "stream/par.h"
@@ -38,9 +39,7 @@ struct item {
 };
 
 struct worker {
-	struct rv_codec *codec;
-	struct rv_enc *enc;
-	struct rv_img img;
+	struct rv_coder k;	/* decoder, encoder, image */
 	struct rv_aug_ctx ctx;
 	struct rv_cache_scratch *cs;
 	struct rv_refsrc_reader *rd;
@@ -79,9 +78,7 @@ worker_stop(void *state)
 
 	if (!w)
 		return;
-	rv_codec_free(w->codec);
-	rv_enc_free(w->enc);
-	rv_img_release(&w->img);
+	rv_coder_release(&w->k);
 	rv_aug_ctx_release(&w->ctx);
 	rv_cache_scratch_free(w->cs);
 	rv_refsrc_reader_free(w->rd);
@@ -95,14 +92,12 @@ worker_start(void *arg)
 	struct worker *w = xcalloc(1, sizeof(*w));
 
 	rv_aug_ctx_init(&w->ctx);
-	w->codec = rv_codec_new();
-	w->enc = rv_enc_new(rf->c.level);
 	w->cs = rv_cache_scratch_new(RV_CACHE_LEVEL);
 	if (w->cs)
 		rv_cache_scratch_raw_max(w->cs,
 		    rv_cache_raw_share(rf->c.mem, rf->n));
 	w->rd = rv_refsrc_reader_new(rf->src);
-	if (!w->codec || !w->enc || !w->cs) {
+	if (rv_coder_init(&w->k, rf->c.level, 0) < 0 || !w->cs) {
 		worker_stop(w);
 		return NULL;
 	}
@@ -110,7 +105,7 @@ worker_start(void *arg)
 }
 
 /*
- * The input sample's partial into w->img: a decoded record's buffer is
+ * The input sample's partial into w->k.img: a decoded record's buffer is
  * taken as the image's (no copy, so a big sample is held once, not
  * twice), then the partial ops; an encoded one is decoded with a leading
  * crop fused (rv_spec_decode_apply, rv-augment(1) explains it).
@@ -120,19 +115,19 @@ compute_partial(struct worker *w, const struct rv_refurb *rf,
     struct rv_rec *r, uint32_t refresh, uint64_t id)
 {
 	if (r->dtype == RV_DT_U8) {
-		struct rv_buf b = { w->img.data, 0, w->img.cap };
+		struct rv_buf b = { w->k.img.data, 0, w->k.img.cap };
 
 		rv_refsrc_take(w->rd, r, &b);
-		w->img.data = b.data;
-		w->img.cap = b.cap;
-		w->img.h = r->height;
-		w->img.w = r->width;
-		w->img.c = r->channels;
-		return rv_spec_apply(rf->c.partial, &w->img, &w->ctx,
+		w->k.img.data = b.data;
+		w->k.img.cap = b.cap;
+		w->k.img.h = r->height;
+		w->k.img.w = r->width;
+		w->k.img.c = r->channels;
+		return rv_spec_apply(rf->c.partial, &w->k.img, &w->ctx,
 		    rf->c.seed, RV_STAGE_PARTIAL, refresh, id);
 	}
-	return rv_spec_decode_apply(rf->c.partial, w->codec, r, r->payload,
-	    (size_t)r->payload_len, &w->img, &w->ctx, rf->c.seed,
+	return rv_spec_decode_apply(rf->c.partial, w->k.codec, r, r->payload,
+	    (size_t)r->payload_len, &w->k.img, &w->ctx, rf->c.seed,
 	    RV_STAGE_PARTIAL, refresh, id) < 0 ? -1 : 0;
 }
 
@@ -148,17 +143,17 @@ refurb_item(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 
 	if (!it->compute) {
 		if (rv_cache_unpack(w->cs, it->ref.h, it->ref.w, it->ref.c,
-		    it->ref.p, it->ref.n, &w->img) < 0)
+		    it->ref.p, it->ref.n, &w->k.img) < 0)
 			goto bad;
 	} else {
 		if (rv_refsrc_decode(w->rd, &rf->batch, it->req, &rec) < 0)
 			return RV_PAR_FATAL;
 		if (compute_partial(w, rf, &rec, it->refresh, src->id) < 0)
 			goto bad;
-		if (it->put && rv_cache_pack(w->cs, &w->img, &it->entry) < 0)
+		if (it->put && rv_cache_pack(w->cs, &w->k.img, &it->entry) < 0)
 			goto bad;
 	}
-	if (rv_spec_apply(rf->c.final, &w->img, &w->ctx, rf->c.seed,
+	if (rv_spec_apply(rf->c.final, &w->k.img, &w->ctx, rf->c.seed,
 	    RV_STAGE_FINAL, rf->epoch, src->id) < 0)
 		goto bad;
 	rv_rec_init(&out, RV_SAMPLE);
@@ -169,11 +164,11 @@ refurb_item(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 	out.label = src->label;
 	out.weight = src->weight;
 	out.uses = it->uses;
-	out.height = w->img.h;
-	out.width = w->img.w;
-	out.channels = w->img.c;
-	out.payload_len = (uint64_t)w->img.h * w->img.w * w->img.c;
-	if (rv_enc_frame(w->enc, &out, w->img.data, &s->frame) < 0)
+	out.height = w->k.img.h;
+	out.width = w->k.img.w;
+	out.channels = w->k.img.c;
+	out.payload_len = (uint64_t)w->k.img.h * w->k.img.w * w->k.img.c;
+	if (rv_enc_frame(w->k.enc, &out, w->k.img.data, &s->frame) < 0)
 		return RV_PAR_FATAL;
 	return RV_PAR_OK;
 bad:

@@ -1,7 +1,8 @@
 /*
  * The worker pool: every index runs exactly once for n = 0, 1, small and
  * large with 1 to 8 threads, over repeated runs of one pool; each worker's
- * state is made once, used by one thread at a time, and stopped once.
+ * state is made once, used by one thread at a time, and stopped once; a
+ * start that fails leaves its worker's state NULL (pool.h).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -186,11 +187,70 @@ t_shared(void)
 	rv_pool_free(p);
 }
 
+/* start() runs on the caller, once a worker, in order; one that fails
+ * leaves that state NULL and the others made; stop() gets every state,
+ * the NULL one too. */
+struct order {
+	pthread_t caller;
+	int next, bad, wrong_thread, stops, null_stops;
+	int seen[8];
+};
+
+static void *
+start_some(void *arg)
+{
+	struct order *o = arg;
+	int k = o->next++;
+
+	if (!pthread_equal(pthread_self(), o->caller))
+		o->wrong_thread = 1;
+	if (k == o->bad) {
+		rv_seterr("worker %d cannot start", k);
+		return NULL;
+	}
+	o->seen[k] = k + 1;
+	return &o->seen[k];
+}
+
+static struct order *stop_order;
+
+static void
+stop_some(void *state)
+{
+	stop_order->stops++;
+	stop_order->null_stops += state == NULL;
+}
+
+static void
+t_start_fails(void)
+{
+	struct order o;
+	struct rv_pool *p;
+	int k;
+
+	memset(&o, 0, sizeof(o));
+	o.caller = pthread_self();
+	o.bad = 2;
+	stop_order = &o;
+	p = rv_pool_new(4, start_some, stop_some, &o);
+	EXPECT_EQ(rv_pool_size(p), 4);
+	EXPECT_EQ(o.next, 4);
+	EXPECT_EQ(o.wrong_thread, 0);
+	for (k = 0; k < 4; k++)
+		EXPECT(k == 2 ? rv_pool_state(p, k) == NULL :
+		    rv_pool_state(p, k) == &o.seen[k] && o.seen[k] == k + 1);
+	EXPECT_STR(rv_errmsg(), "worker 2 cannot start");
+	rv_pool_free(p);
+	EXPECT_EQ(o.stops, 4);
+	EXPECT_EQ(o.null_stops, 1);
+}
+
 int
 main(void)
 {
 	rv_setprogname("t_pool");
 	RUN(t_every_index_once);
 	RUN(t_shared);
+	RUN(t_start_fails);
 	return UNIT_DONE();
 }
