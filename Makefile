@@ -200,7 +200,7 @@ fuzz:
 lint:
 	mandoc -T lint -W warning $(MAN1) $(MAN5) $(MAN7)
 	shellcheck -x pipelines/*.sh pipelines/*.sbatch scripts/*.sh scripts/rv-plot bench/*.sh bench/run \
-	    fuzz/*.sh tests/*.bash tests/*.sh tests/gpu/*.sh tests/run .ci/run
+	    fuzz/*.sh tests/bats/*.bash tests/setup/*.sh tests/gpu/*.sh tests/run .ci/run
 
 fmt:
 	clang-format -i lib/*/*.c lib/*/*.h cmd/*.c tests/unit/*.c
@@ -216,9 +216,9 @@ demo: deps
 
 # Test fixtures (images of every flavour, broken ones, datasets), made once.
 fixtures: $(FIXTURES)
-$(FIXTURES): tests/make-fixtures.sh tests/fixtures-images.sh \
-    tests/fixtures-datasets.sh
-	bash tests/make-fixtures.sh tests/fixtures
+$(FIXTURES): tests/setup/make-fixtures.sh tests/setup/fixtures-images.sh \
+    tests/setup/fixtures-datasets.sh
+	bash tests/setup/make-fixtures.sh tests/fixtures
 
 install: all
 	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANPREFIX)/man1 \

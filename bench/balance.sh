@@ -14,7 +14,7 @@
 # epochs, cosine schedule, evaluation on the test set at the end.  Per
 # run: the misses (samples without RV_F_CACHED) of every full batch of
 # 128 after the first epoch (rv-batch without a shuffle buffer makes
-# batches of consecutive samples; tests/balance.bats checks that), as
+# batches of consecutive samples; tests/bats/balance.bats checks that), as
 # mean, standard deviation, min and max; the kept share; the test
 # accuracy; gradient computations; wall seconds.  Then, per composition,
 # the mean and the spread (min-max) over seeds.

@@ -6,7 +6,7 @@
 #      the same encoded stream and seed: the default (a crop that allows
 #      it is decoded at 1/2, 1/4 or 1/8 DCT scale) and --exact (full scale,
 #      the bytes of torchvision's RandomResizedCrop on the PIL image,
-#      tests/augment.bats).  Per sample, the mean and the max of
+#      tests/bats/augment.bats).  Per sample, the mean and the max of
 #      |fast - exact| over its pixels; reported over the samples that were
 #      scaled (the others are equal, and checked to be), per seed.
 #   2. speed: CPU seconds of rv-decode --encoded | rv-augment -j1 from

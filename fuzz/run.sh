@@ -101,7 +101,7 @@ done
 
 # ---- seeds, from the fixtures (remade each run: they are cheap) ----
 [ -f tests/fixtures/.done ] ||
-	bash tests/make-fixtures.sh tests/fixtures >"$B/log/fixtures.log" 2>&1
+	bash tests/setup/make-fixtures.sh tests/fixtures >"$B/log/fixtures.log" 2>&1
 F=tests/fixtures
 S="$B/seeds"
 rm -rf "$S"

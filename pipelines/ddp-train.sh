@@ -42,7 +42,7 @@
 # other partials after epoch 0 (the finals are keyed by epoch and id, but
 # run on another partial), and each epoch's order is the rank's own.
 # Each run is still reproducible for the same rank count and seed.
-# tests/ddp.bats shows it.
+# tests/bats/ddp.bats shows it.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=pipelines/common.bash

@@ -35,8 +35,8 @@ mkdir -p "$O"
 "$B/rv-train-gpu" -q -j 1 --device cpu -m cnn-small --seed 4 --max-steps 8 \
     --save "$O/t.ck" --feedback "$O/t.fb" -o "$O/t.sum" "$O/b.rvs"
 # The checkpoint but its wall and wait seconds and checksum.
-# shellcheck source=tests/ckpt.bash
-. "$root/tests/ckpt.bash"
+# shellcheck source=tests/bats/ckpt.bash
+. "$root/tests/bats/ckpt.bash"
 ck_stable "$O/t.ck" > "$O/t.ck.stable"
 rm "$O/t.ck"
 grep -v '^wall\|^wait' "$O/t.sum" > "$O/t.sum.stable"

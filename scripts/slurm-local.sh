@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # slurm-local.sh: a private single-node Slurm cluster on this machine, to
 # try pipelines/slurm-offline-refurbish.sbatch without a cluster; the one
-# tests/slurm.bats starts.  munged with a key of its own, slurmctld and
+# tests/bats/slurm.bats starts.  munged with a key of its own, slurmctld and
 # slurmd with a slurm.conf of their own, all under one directory DIR, on
 # ports of their own, so that it touches nothing of the machine's (no
 # systemd unit, no /etc/slurm, no cgroups, no accounting:

@@ -109,8 +109,8 @@ echo "# train loss after 20 steps: cpu $lc, $device $lg"
 ok "$(awk -v a="${lc:-0}" -v b="${lg:-9}" 'BEGIN { d = a - b; if (d < 0) d = -d; print (a > 0 && d <= 0.02 * a) ? 0 : 1 }')" \
     "fp32: the CPU and $device backends' training losses agree after 20 steps"
 # ck_same A B: checkpoints equal but for their wall and wait seconds.
-# shellcheck source=tests/ckpt.bash
-. "$root/tests/ckpt.bash"
+# shellcheck source=tests/bats/ckpt.bash
+. "$root/tests/bats/ckpt.bash"
 if [ "$device" = cuda ]; then
 	for p in fp32 bf16; do
 		for j in 1 4; do

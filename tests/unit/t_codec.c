@@ -5,7 +5,7 @@
  * sizes and DCT scaling, channel conversions, the area resize against a
  * floating-point reference, broken files failing with the right words,
  * and JPEG header junk read through unless strict.
- * Fixtures: $RV_FIXTURES, else tests/fixtures/img (tests/fixtures-images.sh).
+ * Fixtures: $RV_FIXTURES, else tests/fixtures/img (tests/setup/fixtures-images.sh).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -1066,7 +1066,7 @@ main(void)
 	f = fopen(probe, "rb");
 	if (f == NULL) {
 		printf("# fixtures missing: no '%s'; run "
-		    "'bash tests/make-fixtures.sh tests/fixtures' or set "
+		    "'bash tests/setup/make-fixtures.sh tests/fixtures' or set "
 		    "RV_FIXTURES\n", probe);
 		printf("not ok 1 - fixtures\n1..1\n");
 		return 1;

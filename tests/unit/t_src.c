@@ -3,7 +3,7 @@
  * /usr/share/datasets, hostile IDX headers, ImageFolder order and classes,
  * WebDataset keys and labels, broken and truncated archives (skips and
  * --strict), the same listing from tar/tar.gz/tar.zst/zip, CIFAR pixels.
- * The archives come from tests/fixtures-datasets.sh, run here on stand-in
+ * The archives come from tests/setup/fixtures-datasets.sh, run here on stand-in
  * image files (the sources never decode, so bytes with the magic do).
  */
 #include <errno.h>
@@ -29,7 +29,7 @@
 
 static char tmp[64];		/* the test's temp directory */
 static char img[128];		/* stand-in images */
-static char ds[128];		/* tests/fixtures-datasets.sh output */
+static char ds[128];		/* tests/setup/fixtures-datasets.sh output */
 
 /* ---- helpers ---- */
 
@@ -172,7 +172,7 @@ make_fixtures(void)
 		fake_image(jpgs[i], 0, (int)i);
 	for (i = 0; i < sizeof(pngs) / sizeof(pngs[0]); i++)
 		fake_image(pngs[i], 1, (int)(i + 6));
-	snprintf(cmd, sizeof(cmd), "bash tests/fixtures-datasets.sh '%s' '%s'",
+	snprintf(cmd, sizeof(cmd), "bash tests/setup/fixtures-datasets.sh '%s' '%s'",
 	    img, ds);
 	if (system(cmd) != 0) {
 		printf("# %s failed\n", cmd);

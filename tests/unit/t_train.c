@@ -22,7 +22,7 @@
 #include "train/train.h"
 #include "unit.h"
 
-/* Byte offsets of the header fields (ckpt.h), as tests/train.bats uses. */
+/* Byte offsets of the header fields (ckpt.h), as tests/bats/train.bats uses. */
 #define O_STEP		44
 #define O_WALL		108
 #define O_LAST		116
@@ -369,7 +369,7 @@ test_ckpt_layout(void)
 		EXPECT(0);
 		return;
 	}
-	/* the layout ckpt.h documents, which tests/train.bats relies on */
+	/* the layout ckpt.h documents, which tests/bats/train.bats relies on */
 	EXPECT_EQ(len, RV_CKPT_HDR + speclen + 4 * (2 * NP + NB) + 8);
 	EXPECT(memcmp(p, "RVCK", 4) == 0);
 	EXPECT_EQ(rv_le32(p + 4), RV_CKPT_VERSION);

@@ -84,7 +84,7 @@ setup() {
 # Pillow's decoding of FILE... converted to MODE; prints "NAME DIFF" with
 # the largest absolute difference, then "max DIFF".
 cmp_pil() {
-	"$PY" -W ignore - "$REPO/tests" "$@" <<'EOF'
+	"$PY" -W ignore - "$REPO/tests/checks" "$@" <<'EOF'
 import subprocess
 import sys
 

@@ -1,4 +1,4 @@
-# A private single-node Slurm cluster for tests/slurm.bats, started and
+# A private single-node Slurm cluster for tests/bats/slurm.bats, started and
 # stopped by scripts/slurm-local.sh (munged, slurmctld and slurmd with
 # files, key and ports of their own under one directory; see the script),
 # plus what the tests ask of it.

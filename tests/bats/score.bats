@@ -3,7 +3,7 @@
 # feedback, the score -> batch -> train -> FIFO loop run for real (it
 # must end, whichever stage starts first or stops early), and --budget's
 # exact counts: the same on every data-parallel rank.  Records are read
-# by the small python below (header layout: tests/rvparse.py).
+# by the small python below (header layout: tests/checks/rvparse.py).
 # shellcheck shell=bash disable=SC2154
 
 load helpers

@@ -1,8 +1,8 @@
-"""Checks of python/rvstream's data-parallel bridge for tests/bridge.bats,
+"""Checks of python/rvstream's data-parallel bridge for tests/bats/bridge.bats,
 one per subcommand: dtypes, pinned staging, len(), ranks and workers,
 resuming.  Each prints one line saying what it checked and exits 1 with
 a message at the first difference.
-usage: python3 tests/bridge_checks.py CHECK ARGS...
+usage: python3 tests/checks/bridge_checks.py CHECK ARGS...
 """
 
 import collections
@@ -13,7 +13,7 @@ import sys
 import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                os.pardir, "python"))
+                                os.pardir, os.pardir, "python"))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 

@@ -4,7 +4,7 @@
 # trained batch holds the same number of rv-refurbish's misses, +-1
 # (rv-score(1), strata); rv-score's independent draws do not, which is
 # why the budget is the composition to use; rv-batch says when its batch
-# size undoes it.  Records are read by tests/rvparse.py's reader.
+# size undoes it.  Records are read by tests/checks/rvparse.py's reader.
 # shellcheck shell=bash disable=SC2154
 
 load helpers
@@ -53,7 +53,7 @@ for r in rvparse.records(data):
         print(r["payload"].decode())
 '
 meta() {
-	"$PY" -c "$PY_META" "$1" "$REPO/tests"
+	"$PY" -c "$PY_META" "$1" "$REPO/tests/checks"
 }
 
 # spread FILE: per epoch after the first, "EPOCH MIN MAX BATCHES" of the
@@ -95,7 +95,7 @@ loop() {
 	    rv-batch -q -b 32 | tee '$W/batches.rvs' |
 	    rv-train-gpu -q -j 1 -b 32 --lr 0.01 -m '$MODEL' \
 		--feedback '$W/fb' > /dev/null"
-	"$PY" -c "$PY_MISSES" "$W/kept.rvs" "$W/batches.rvs" "$REPO/tests" 32 \
+	"$PY" -c "$PY_MISSES" "$W/kept.rvs" "$W/batches.rvs" "$REPO/tests/checks" 32 \
 	    > "$W/misses"
 }
 

@@ -12,7 +12,7 @@ setup() {
 	need_fmnist
 	need_torch
 	T="$BATS_TEST_TMPDIR"
-	CHK=("$PY" "$REPO/tests/bridge_checks.py")
+	CHK=("$PY" "$REPO/tests/checks/bridge_checks.py")
 	IMG="$FMNIST/train-images-idx3-ubyte.gz"
 	LAB="$FMNIST/train-labels-idx1-ubyte.gz"
 }

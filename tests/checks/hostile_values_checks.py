@@ -80,7 +80,7 @@ def edit(src, dst, edits):
 
 
 def read(path, mode):
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..",
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                     "python"))
     import numpy as np
     import rvstream

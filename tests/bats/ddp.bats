@@ -8,7 +8,7 @@
 # counts stop it naming both step counts.  And what refurbishing a shard
 # changes: a sample's epoch 0 is the same under any rank count, its later
 # epochs are not.  Needs Debian's python3-torch and python3-zstandard.
-# (pipelines/slurm-ddp.sbatch, the same under srun: tests/slurm.bats.)
+# (pipelines/slurm-ddp.sbatch, the same under srun: tests/bats/slurm.bats.)
 
 load helpers
 

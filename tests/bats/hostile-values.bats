@@ -7,7 +7,7 @@
 # offset (the Python reader numbering records as the C readers do), and
 # still read every valid stream, the pipelines that drop samples included.
 # The streams are 12 Fashion-MNIST samples with records rewritten by
-# tests/hostile_values_checks.py, each re-framed with a checksum.
+# tests/checks/hostile_values_checks.py, each re-framed with a checksum.
 
 load helpers
 
@@ -32,12 +32,12 @@ setup() {
 
 # edit IN OUT EDIT...: rewrite records (see hostile_values_checks.py).
 edit() {
-	"$PY" "$REPO/tests/hostile_values_checks.py" edit "$@"
+	"$PY" "$REPO/tests/checks/hostile_values_checks.py" edit "$@"
 }
 
 # pyread FILE [float]: the Python reader's verdict on FILE.
 pyread() {
-	"$PY" "$REPO/tests/hostile_values_checks.py" read "$@"
+	"$PY" "$REPO/tests/checks/hostile_values_checks.py" read "$@"
 }
 
 # off FILE N: the byte offset of record N of FILE.

@@ -334,7 +334,7 @@ pix() {		# pix OUT
 	    "$T/in.rvs" -o "$T/std.rvs"
 	run -0 check "$T/in.rvs" "$T/std.rvs" 1 2 128 0
 	[ "${lines[1]}" = "misses 100 100" ]
-	run -0 bash -c "zstd -dcq '$T/std.rvs' | python3 '$REPO/tests/rvparse.py' |
+	run -0 bash -c "zstd -dcq '$T/std.rvs' | python3 '$REPO/tests/checks/rvparse.py' |
 	    grep -E '^#meta.refurbish.(partial|final|reuse)='"
 	[ "${lines[0]}" = $'#meta\trefurbish.partial=randaugment n=2 m=9 bins=31 interp=nearest fill=0 p=1; random_crop size=28 padding=4 fill=0 pad_mode=constant p=1; flip p=0.5' ]
 	[ "${lines[1]}" = $'#meta\trefurbish.final=' ]
@@ -354,7 +354,7 @@ pix() {		# pix OUT
 	    --batch 10 --seed 7 "$T/in.rvs" -o "$T/out.rvs"
 	run -0 check "$T/in.rvs" "$T/out.rvs" 2 3 10 1
 	[ "${lines[0]}" = "50 samples, 3 epochs, 100 partials" ]
-	run -0 bash -c "zstd -dcq '$T/out.rvs' | python3 '$REPO/tests/rvparse.py' |
+	run -0 bash -c "zstd -dcq '$T/out.rvs' | python3 '$REPO/tests/checks/rvparse.py' |
 	    grep -E '^#meta.(producer|class.9|refurbish)' | head -12"
 	[ "${lines[0]}" = $'#meta\tproducer=rv-refurbish 0.1.0' ]
 	[[ "$output" == *$'#meta\tclass.9=Ankle boot'* ]]

@@ -19,7 +19,7 @@ setup() {
 }
 
 parse() {	# parse a stream file into TSV with the independent reader
-	zstd -dcq "$1" | python3 "$REPO/tests/rvparse.py" "${@:2}"
+	zstd -dcq "$1" | python3 "$REPO/tests/checks/rvparse.py" "${@:2}"
 }
 
 # id, epoch and pixel hash of every sample, one per line
@@ -38,7 +38,7 @@ SPEC='rrc size=24 scale=0.3,1; flip; randaugment n=2 m=9; jitter brightness=0.4 
 	    --shuffle '$IMG' '$LAB' |
 	    rv-augment -q 'random_crop size=28 padding=4; flip; randaugment n=2 m=9' |
 	    rv-batch -b 64 > '$T/b.rvs'"
-	run -0 bash -c "zstd -dcq '$T/b.rvs' | python3 '$REPO/tests/rvparse.py' |
+	run -0 bash -c "zstd -dcq '$T/b.rvs' | python3 '$REPO/tests/checks/rvparse.py' |
 	    awk -F'\t' '\$1==\"bsample\" { n[\$2]++; seen[\$2\" \"\$3]++; shape[\$5]++ }
 	        \$1==\"batch\" { b++ } \$1==\"epoch-end\" { e++ }
 	        END { for (k in seen) if (seen[k] != 1) dup++
@@ -54,7 +54,7 @@ SPEC='rrc size=24 scale=0.3,1; flip; randaugment n=2 m=9; jitter brightness=0.4 
 	run -0 bash -c "set -o pipefail; rv-decode -q --epochs 2 --shuffle \
 	    '$FIX/ds/folder' |
 	    rv-augment -q 'rrc size=32; flip; randaugment n=2 m=9 interp=bilinear' |
-	    rv-batch -b 4 | zstd -dcq | python3 '$REPO/tests/rvparse.py' |
+	    rv-batch -b 4 | zstd -dcq | python3 '$REPO/tests/checks/rvparse.py' |
 	    awk -F'\t' '\$1==\"bsample\" { n++; shape[\$5]++ } \$1==\"batch\" { b++ }
 	        END { print n, b, shape[\"32x32x3\"] }'"
 	[ "$output" = "16 4 16" ]
@@ -146,7 +146,7 @@ SPEC='rrc size=24 scale=0.3,1; flip; randaugment n=2 m=9; jitter brightness=0.4 
 	fmnist 50 2 "$T/in.rvs" --shuffle
 	rv-augment -q 'rrc size=20 p=0; randaugment p=0' "$T/in.rvs" -o "$T/out.rvs"
 	diff <(samples "$T/in.rvs") <(samples "$T/out.rvs")
-	run -0 bash -c "zstd -dcq '$T/out.rvs' | python3 '$REPO/tests/rvparse.py' |
+	run -0 bash -c "zstd -dcq '$T/out.rvs' | python3 '$REPO/tests/checks/rvparse.py' |
 	    awk -F'\t' '\$1 != \"sample\" && \$1 != \"#meta\" { print \$1, \$2, \$7 }'"
 	[ "$output" = $'meta 0 0\nepoch-end 0 50\nepoch-end 1 50' ]
 }
@@ -167,7 +167,7 @@ SPEC='rrc size=24 scale=0.3,1; flip; randaugment n=2 m=9; jitter brightness=0.4 
 	# grey: the record's channel count is kept
 	rv-decode -q --encoded --channels 1 "$FIX/ds/folder" -o "$T/enc1.rvs"
 	run -0 bash -c "rv-augment -q 'resize size=20' '$T/enc1.rvs' |
-	    zstd -dcq | python3 '$REPO/tests/rvparse.py' |
+	    zstd -dcq | python3 '$REPO/tests/checks/rvparse.py' |
 	    awk -F'\t' '\$1==\"sample\" { print \$5, \$6 }' | sort | uniq -c | awk '{ print \$1, \$2, \$3 }'"
 	[ "$output" = "8 20x30x1 u8" ]
 }
@@ -194,7 +194,7 @@ SPEC='rrc size=24 scale=0.3,1; flip; randaugment n=2 m=9; jitter brightness=0.4 
 	# rrc keeps its size whatever the crop
 	run -0 bash -c "rv-decode -q --encoded --epochs 20 '$T/big' |
 	    rv-augment -q 'rrc size=32 scale=0.5,1' | zstd -dcq |
-	    python3 '$REPO/tests/rvparse.py' | awk -F'\t' '\$1==\"sample\" { print \$5 }' | sort | uniq -c |
+	    python3 '$REPO/tests/checks/rvparse.py' | awk -F'\t' '\$1==\"sample\" { print \$5 }' | sort | uniq -c |
 	    awk '{ print \$1, \$2 }'"
 	[ "$output" = "20 32x32x3" ]
 }

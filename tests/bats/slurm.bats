@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # pipelines/slurm-offline-refurbish.sbatch on a real single-node Slurm
 # cluster of 2 CPUs (fewer on a 1-CPU machine) and at most 2 GB, started
-# once for the file by scripts/slurm-local.sh (tests/slurm-setup.bash) and
+# once for the file by scripts/slurm-local.sh (tests/bats/slurm-setup.bash) and
 # stopped whatever happens: the job as given, with no -c or --mem, runs
 # there and writes its logs under OUT, none in the submit directory; the
 # array's epoch files, written in uneven slices by three tasks, are the

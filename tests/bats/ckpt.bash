@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Checkpoints compared across runs (sourced by tests/train.bats,
+# Checkpoints compared across runs (sourced by tests/bats/train.bats,
 # tests/gpu/run.sh and scripts/golden-outputs.sh).  Two runs of the same
 # training write the same checkpoint but for the f64 wall clock (at byte
 # 108) and input wait (124) seconds and the trailing XXH64 covering them

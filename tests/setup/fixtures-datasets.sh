@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Make the dataset fixtures rv-decode reads, under OUTDIR, from the images
-# of tests/fixtures-images.sh in IMGDIR: an ImageFolder tree, WebDataset
+# of tests/setup/fixtures-images.sh in IMGDIR: an ImageFolder tree, WebDataset
 # tars (sidecar labels, directory labels; as tar.gz, tar.zst and zip too),
 # broken and truncated archives, and a small CIFAR-10 batch.  The bytes are
 # the same on every run (sorted members, fixed times and owners).
-# Usage: tests/fixtures-datasets.sh IMGDIR OUTDIR
+# Usage: tests/setup/fixtures-datasets.sh IMGDIR OUTDIR
 set -euo pipefail
 
 if [ $# -ne 2 ]; then

@@ -46,7 +46,7 @@ setup() {
 
 # "epoch id label sha" of each sample, sorted
 samples() {
-	zstd -dcq "$@" | python3 "$REPO/tests/rvparse.py" --sha |
+	zstd -dcq "$@" | python3 "$REPO/tests/checks/rvparse.py" --sha |
 	    awk -F'\t' '$1=="sample" { print $2, $3, $4, $9 }' | sort -n -k1,1 -k2,2
 }
 

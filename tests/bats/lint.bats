@@ -12,7 +12,7 @@ load helpers
 	}
 	cd "$REPO"
 	run -0 shellcheck -x pipelines/*.sh pipelines/*.sbatch scripts/*.sh scripts/rv-plot bench/*.sh bench/run \
-	    fuzz/*.sh tests/*.bash tests/*.sh tests/gpu/*.sh tests/run .ci/run
+	    fuzz/*.sh tests/bats/*.bash tests/setup/*.sh tests/gpu/*.sh tests/run .ci/run
 }
 
 # lib/'s folders (lib/README.md): each includes only the folders its row

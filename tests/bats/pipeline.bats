@@ -220,7 +220,7 @@ main_summary_ok() {
 @test "pipeline: decode | batch | inspect keeps every sample, in order" {
 	run -0 bash -c "set -o pipefail; rv-decode -q --limit 1000 --epochs 2 \
 	    '$FMNIST/train-images-idx3-ubyte.gz' '$FMNIST/train-labels-idx1-ubyte.gz' |
-	    rv-batch -b 64 | zstd -dcq | python3 '$REPO/tests/rvparse.py' |
+	    rv-batch -b 64 | zstd -dcq | python3 '$REPO/tests/checks/rvparse.py' |
 	    awk -F'\t' '\$1==\"bsample\" { n[\$2]++; if (\$3 != last[\$2]++ ) bad++ }
 	        \$1==\"batch\" { b++ } END { print n[0], n[1], b, bad+0 }'"
 	[ "$output" = "1000 1000 32 0" ]

@@ -2,7 +2,7 @@
 """Independent reader of raw rv records, for tests: it does not share code
 with lib/, so the tests check the format against rv-stream(5) itself.
 
-usage: zstd -dc x.rvs | python3 tests/rvparse.py [--idx IMAGES LABELS]
+usage: zstd -dc x.rvs | python3 tests/checks/rvparse.py [--idx IMAGES LABELS]
     prints one TSV line per record: kind epoch id label HxWxC dtype count
     payload_len; samples inside batches are listed as kind 'bsample'.
     --idx checks every u8 sample's pixels and label against the IDX files

@@ -3,7 +3,7 @@
 # WebP, GIF, BMP and TIFF flavour the codecs must read, raw pixel dumps from ImageMagick to compare
 # against (NAME.rgb: RGB, NAME.gray: grey, 8 bits), and broken files that
 # must fail cleanly.  Seeded and date-free, so the bytes are reproducible.
-# Usage: tests/fixtures-images.sh OUTDIR
+# Usage: tests/setup/fixtures-images.sh OUTDIR
 set -euo pipefail
 
 if [ $# -ne 1 ]; then

@@ -1,9 +1,9 @@
-"""Checks of python/rvstream for tests/torch.bats, one per subcommand.
+"""Checks of python/rvstream for tests/bats/torch.bats, one per subcommand.
 
 Each reads what rv's programs wrote and checks it against an independent
 source (the IDX files, a struct parse of `zstd -dc`, autograd), prints
 one line saying what it checked, and exits 1 with a message at the first
-difference.  usage: python3 tests/torch_checks.py CHECK ARGS...
+difference.  usage: python3 tests/checks/torch_checks.py CHECK ARGS...
 """
 
 import gzip
@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                os.pardir, "python"))
+                                os.pardir, os.pardir, "python"))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 

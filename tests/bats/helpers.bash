@@ -4,11 +4,11 @@
 
 bats_require_minimum_version 1.5.0
 
-REPO="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+REPO="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
 BIN="$REPO/${RV_BUILD:-build}/bin"
 PATH="$BIN:$PATH"
 export PATH
-# Fixtures are made once by tests/make-fixtures.sh (make fixtures).
+# Fixtures are made once by tests/setup/make-fixtures.sh (make fixtures).
 FIX="$REPO/tests/fixtures"
 # Fashion-MNIST from Debian's dataset-fashion-mnist.
 FMNIST=/usr/share/datasets/fashion-mnist
@@ -16,7 +16,7 @@ FMNIST=/usr/share/datasets/fashion-mnist
 unset RV_LEVEL
 
 need_fixtures() {
-	[ -f "$FIX/.done" ] || bash "$REPO/tests/make-fixtures.sh" "$FIX" >&2
+	[ -f "$FIX/.done" ] || bash "$REPO/tests/setup/make-fixtures.sh" "$FIX" >&2
 }
 
 # need_torch [MODULE]: PY, the python3 with torch (MODULE, default torch)

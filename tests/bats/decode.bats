@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # rv-decode: datasets in, sample streams out.  Real data: Fashion-MNIST
 # from Debian's dataset-fashion-mnist, and image fixtures made with
-# ImageMagick by tests/make-fixtures.sh.
+# ImageMagick by tests/setup/make-fixtures.sh.
 
 load helpers
 
@@ -17,7 +17,7 @@ setup() {
 }
 
 parse() {	# parse a stream file into TSV with the independent reader
-	zstd -dcq "$1" | python3 "$REPO/tests/rvparse.py" "${@:2}"
+	zstd -dcq "$1" | python3 "$REPO/tests/checks/rvparse.py" "${@:2}"
 }
 
 @test "rv-decode: Fashion-MNIST round trip, pixels and labels equal the IDX bytes" {
@@ -26,7 +26,7 @@ parse() {	# parse a stream file into TSV with the independent reader
 	run -0 parse "$T/train.rvs" --idx "$IMG" "$LAB"
 	[ "${lines[-1]}" = "idx ok 60000" ]
 	# ids 0..59999 in order, 28x28x1 u8, one epoch-end counting them all
-	run -0 bash -c "zstd -dcq '$T/train.rvs' | python3 '$REPO/tests/rvparse.py' |
+	run -0 bash -c "zstd -dcq '$T/train.rvs' | python3 '$REPO/tests/checks/rvparse.py' |
 	    awk -F'\t' '\$1==\"sample\" { if (\$3 != n++) bad=1; shape[\$5]++ }
 	        \$1==\"epoch-end\" { ends++; cnt=\$7 }
 	        END { print n, bad+0, shape[\"28x28x1\"], ends, cnt }'"
@@ -36,7 +36,7 @@ parse() {	# parse a stream file into TSV with the independent reader
 @test "rv-decode: Fashion-MNIST has 6000 samples in each of its 10 classes" {
 	slow
 	run -0 bash -c "rv-decode -q '$IMG' '$LAB' | zstd -dcq |
-	    python3 '$REPO/tests/rvparse.py' | awk -F'\t' '\$1==\"sample\" { print \$4 }' |
+	    python3 '$REPO/tests/checks/rvparse.py' | awk -F'\t' '\$1==\"sample\" { print \$4 }' |
 	    sort -n | uniq -c | awk '{ print \$2 \":\" \$1 }' | paste -sd' '"
 	[ "$output" = "0:6000 1:6000 2:6000 3:6000 4:6000 5:6000 6:6000 7:6000 8:6000 9:6000" ]
 }
@@ -83,7 +83,7 @@ parse() {	# parse a stream file into TSV with the independent reader
 	done
 	rv-decode -q --limit 1000 --epochs 2 --shuffle --seed 3 "$IMG" "$LAB" -o "$T/all.rvs"
 	for e in 0 1; do
-		cat "$T"/sh?.rvs | zstd -dcq | python3 "$REPO/tests/rvparse.py" --sha |
+		cat "$T"/sh?.rvs | zstd -dcq | python3 "$REPO/tests/checks/rvparse.py" --sha |
 		    awk -F'\t' -v e=$e '$1=="sample" && $2==e { print $3, $9 }' | sort > "$T/union"
 		parse "$T/all.rvs" --sha |
 		    awk -F'\t' -v e=$e '$1=="sample" && $2==e { print $3, $9 }' | sort > "$T/whole"
@@ -92,7 +92,7 @@ parse() {	# parse a stream file into TSV with the independent reader
 	done
 	# shard 1 of 3 takes positions 1, 4, 7, ... of the unshuffled listing
 	rv-decode -q --limit 10 --shard 1/3 "$IMG" "$LAB" -o "$T/s.rvs"
-	run -0 bash -c "zstd -dcq '$T/s.rvs' | python3 '$REPO/tests/rvparse.py' |
+	run -0 bash -c "zstd -dcq '$T/s.rvs' | python3 '$REPO/tests/checks/rvparse.py' |
 	    awk -F'\t' '\$1==\"sample\" { print \$3 }' | paste -sd,"
 	[ "$output" = "1,4,7" ]
 }
@@ -155,7 +155,7 @@ print(n)'"
 
 @test "rv-decode: an image folder numbers classes in sorted order and names them" {
 	slow
-	run -0 bash -c "rv-decode -q '$FIX/ds/folder' | zstd -dcq | python3 '$REPO/tests/rvparse.py'"
+	run -0 bash -c "rv-decode -q '$FIX/ds/folder' | zstd -dcq | python3 '$REPO/tests/checks/rvparse.py'"
 	[[ "$output" == *$'#meta\tclasses=3\n#meta\tclass.0=cat\n#meta\tclass.1=dog\n#meta\tclass.2=zebra'* ]]
 	labels=$(printf '%s\n' "$output" | awk -F'\t' '$1=="sample" { print $4 }' | paste -sd,)
 	[ "$labels" = "0,0,0,1,1,1,2,2" ]
@@ -164,7 +164,7 @@ print(n)'"
 @test "rv-decode: tar, tar.gz, tar.zst and zip of one tree give the same samples" {
 	slow
 	for f in dirs.tar dirs.tar.gz dirs.tar.zst dirs.zip; do
-		rv-decode -q "$FIX/ds/$f" | zstd -dcq | python3 "$REPO/tests/rvparse.py" --sha |
+		rv-decode -q "$FIX/ds/$f" | zstd -dcq | python3 "$REPO/tests/checks/rvparse.py" --sha |
 		    grep -v meta > "$T/$f.tsv"
 		cmp "$T/dirs.tar.tsv" "$T/$f.tsv"
 	done
@@ -173,7 +173,7 @@ print(n)'"
 
 @test "rv-decode: WebDataset sidecars (.cls, .txt, .json) give the labels" {
 	slow
-	run -0 bash -c "rv-decode -q '$FIX/ds/wds.tar' | zstd -dcq | python3 '$REPO/tests/rvparse.py' |
+	run -0 bash -c "rv-decode -q '$FIX/ds/wds.tar' | zstd -dcq | python3 '$REPO/tests/checks/rvparse.py' |
 	    awk -F'\t' '\$1==\"sample\" { print \$3 \":\" \$4 }' | paste -sd' '"
 	[ "$output" = "0:3 1:7 2:5 3:9 4:1" ]
 }
@@ -190,7 +190,7 @@ print(n)'"
 	[ "$(parse "$T/b.rvs" | grep -c '^sample')" -eq 5 ]
 	# the usable images keep their ids: good 1, hard 2, link 3, the odd
 	# names 4 and 6 of the listing
-	run -0 bash -c "zstd -dcq '$T/b.rvs' | python3 '$REPO/tests/rvparse.py' |
+	run -0 bash -c "zstd -dcq '$T/b.rvs' | python3 '$REPO/tests/checks/rvparse.py' |
 	    awk -F'\t' '\$1==\"sample\" { print \$3 }' | paste -sd,"
 	[ "$output" = "1,2,3,4,6" ]
 }
@@ -230,7 +230,7 @@ print(n)'"
 	for spec in "320 240x320x3 64x96x3" "200 150x200x3 64x96x3" "48 36x48x3 32x48x3"; do
 		set -- $spec
 		run -0 bash -c "rv-decode -q --max-side $1 '$T/big' | zstd -dcq |
-		    python3 '$REPO/tests/rvparse.py' | awk -F'\t' '\$1==\"sample\" { print \$5 }' | paste -sd' '"
+		    python3 '$REPO/tests/checks/rvparse.py' | awk -F'\t' '\$1==\"sample\" { print \$5 }' | paste -sd' '"
 		[ "$output" = "$2 $3" ]
 	done
 }
@@ -240,7 +240,7 @@ print(n)'"
 	mkdir -p "$T/enc/a"
 	cp "$FIX/img/rgb.jpg" "$FIX/img/rgb.png" "$T/enc/a/"
 	rv-decode -q --encoded "$T/enc" -o "$T/enc.rvs"
-	run -0 bash -c "zstd -dcq '$T/enc.rvs' | python3 '$REPO/tests/rvparse.py' |
+	run -0 bash -c "zstd -dcq '$T/enc.rvs' | python3 '$REPO/tests/checks/rvparse.py' |
 	    awk -F'\t' '\$1==\"sample\" { print \$5, \$6, \$8 }'"
 	[ "${lines[0]}" = "64x96x3 jpeg $(stat -c %s "$FIX/img/rgb.jpg")" ]
 	[ "${lines[1]}" = "64x96x3 png $(stat -c %s "$FIX/img/rgb.png")" ]
@@ -270,7 +270,7 @@ while off < len(d):
     off += hl + plen
 print(n)'"
 	[ "$output" = 20 ]
-	run -0 bash -c "zstd -dcq '$T/c.rvs' | python3 '$REPO/tests/rvparse.py' | grep -c 'class.9=truck'"
+	run -0 bash -c "zstd -dcq '$T/c.rvs' | python3 '$REPO/tests/checks/rvparse.py' | grep -c 'class.9=truck'"
 }
 
 @test "rv-decode: a full disk is exit 1 with the reason; /dev/null stays a device" {
@@ -316,16 +316,16 @@ mk_formats() {
 	for in in "$T/fmt" "$T/fmt.tar"; do
 		run -0 --separate-stderr rv-decode -v "$in" -o "$T/f.rvs"
 		[[ "$stderr" == "rv-decode: 4 samples in 1 epoch, 0 skipped, 0 sidecars, 0 ignored, "* ]]
-		run -0 bash -c "zstd -dcq '$T/f.rvs' | python3 '$REPO/tests/rvparse.py' --sha |
+		run -0 bash -c "zstd -dcq '$T/f.rvs' | python3 '$REPO/tests/checks/rvparse.py' --sha |
 		    awk -F'\t' '\$1==\"sample\" { print \$4, \$5, \$6 }' | paste -sd' '"
 		[ "$output" = "0 64x96x3 u8 0 64x96x3 u8 1 64x96x3 u8 1 64x96x3 u8" ]
-		run -0 bash -c "zstd -dcq '$T/f.rvs' | python3 '$REPO/tests/rvparse.py' --sha |
+		run -0 bash -c "zstd -dcq '$T/f.rvs' | python3 '$REPO/tests/checks/rvparse.py' --sha |
 		    awk -F'\t' '\$1==\"sample\" { print \$9 }'"
 		[ "$output" = "$(printf '%s\n' "$want" | sed 's/ *$//')" ]
 	done
 	# --channels, --max-side and --max-pixels as for JPEG and PNG
 	run -0 bash -c "rv-decode -q --channels 1 --max-side 48 '$T/fmt' | zstd -dcq |
-	    python3 '$REPO/tests/rvparse.py' | awk -F'\t' '\$1==\"sample\" { print \$5 }' | paste -sd' '"
+	    python3 '$REPO/tests/checks/rvparse.py' | awk -F'\t' '\$1==\"sample\" { print \$5 }' | paste -sd' '"
 	[ "$output" = "32x48x1 32x48x1 32x48x1 32x48x1" ]
 	run -1 --separate-stderr rv-decode --max-pixels 6143 "$T/fmt" -o "$T/p.rvs"
 	[ "${#stderr_lines[@]}" -eq 5 ]
@@ -373,7 +373,7 @@ mk_formats() {
 	# without -v the ignored members are not listed, only the warning
 	run -0 --separate-stderr rv-decode "$T/acct.tar" -o "$T/a.rvs"
 	[ "${#stderr_lines[@]}" -eq 1 ]
-	run -0 bash -c "zstd -dcq '$T/a.rvs' | python3 '$REPO/tests/rvparse.py' |
+	run -0 bash -c "zstd -dcq '$T/a.rvs' | python3 '$REPO/tests/checks/rvparse.py' |
 	    awk -F'\t' '\$1==\"sample\" { print \$3 \":\" \$4 }' | paste -sd' '"
 	[ "$output" = "0:3 1:4" ]
 	# in a folder: the image rv cannot read is skipped, text ignored
@@ -400,7 +400,7 @@ mk_formats() {
 	[ "${stderr_lines[2]}" = "rv-decode: '$T/ml.tar': './4.json': label '\"dog\"' is not a class number (skipped)" ]
 	[ "${#stderr_lines[@]}" -eq 3 ]
 	# a list of one is that label; null says "no label"
-	run -0 bash -c "zstd -dcq '$T/m.rvs' | python3 '$REPO/tests/rvparse.py' |
+	run -0 bash -c "zstd -dcq '$T/m.rvs' | python3 '$REPO/tests/checks/rvparse.py' |
 	    awk -F'\t' '\$1==\"sample\" { print \$3 \":\" \$4 }' | paste -sd' '"
 	[ "$output" = "0:2 1:-1" ]
 	run -1 --separate-stderr rv-decode --strict "$T/ml.tar" -o "$T/s.rvs"
@@ -411,19 +411,19 @@ mk_formats() {
 	slow
 	cat "$FIX/ds/dirs.tar" "$FIX/ds/wds.tar" > "$T/cat.tar"
 	rv-decode -q "$FIX/ds/dirs.tar" "$FIX/ds/wds.tar" | zstd -dcq |
-	    python3 "$REPO/tests/rvparse.py" --sha | awk -F'\t' '$1=="sample" { print $4, $9 }' > "$T/two"
+	    python3 "$REPO/tests/checks/rvparse.py" --sha | awk -F'\t' '$1=="sample" { print $4, $9 }' > "$T/two"
 	[ "$(wc -l < "$T/two")" -eq 10 ]
 	for c in cat gzip zstd; do
 		z=$c
 		[ "$c" = cat ] || z="$c -qc"
 		run -0 --separate-stderr bash -c "{ $z < '$FIX/ds/dirs.tar'; $z < '$FIX/ds/wds.tar'; } |
-		    rv-decode -v - | zstd -dcq | python3 '$REPO/tests/rvparse.py' --sha |
+		    rv-decode -v - | zstd -dcq | python3 '$REPO/tests/checks/rvparse.py' --sha |
 		    awk -F'\t' '\$1==\"sample\" { print \$4, \$9 }' | sort > '$T/$c'"
 		[[ "$stderr" == "rv-decode: 10 samples in 1 epoch, 0 skipped, "* ]]
 		sort "$T/two" | cmp - "$T/$c"
 	done
 	# the same as a file operand
-	run -0 bash -c "rv-decode -q '$T/cat.tar' | zstd -dcq | python3 '$REPO/tests/rvparse.py' | grep -c '^sample'"
+	run -0 bash -c "rv-decode -q '$T/cat.tar' | zstd -dcq | python3 '$REPO/tests/checks/rvparse.py' | grep -c '^sample'"
 	[ "$output" -eq 10 ]
 }
 
@@ -439,7 +439,7 @@ PY
 	[ ! -e "$T/z.rvs" ]
 	# zeros after an archive are padding, not data
 	run -0 bash -c "{ cat '$T/a.zip'; head -c 10240 /dev/zero; } | rv-decode -q - | zstd -dcq |
-	    python3 '$REPO/tests/rvparse.py' | grep -c '^sample'"
+	    python3 '$REPO/tests/checks/rvparse.py' | grep -c '^sample'"
 	[ "$output" -eq 1 ]
 }
 
@@ -447,18 +447,18 @@ PY
 	slow
 	mk_formats
 	rv-decode -q --encoded "$T/fmt" -o "$T/e.rvs"
-	run -0 bash -c "zstd -dcq '$T/e.rvs' | python3 '$REPO/tests/rvparse.py' |
+	run -0 bash -c "zstd -dcq '$T/e.rvs' | python3 '$REPO/tests/checks/rvparse.py' |
 	    awk -F'\t' '\$1==\"sample\" { print \$5, \$6 }' | sort -u"
 	[ "$output" = "64x96x3 png" ]
 	# decoded downstream, the pixels are rv-decode's own
-	rv-decode -q "$T/fmt" | zstd -dcq | python3 "$REPO/tests/rvparse.py" --sha |
+	rv-decode -q "$T/fmt" | zstd -dcq | python3 "$REPO/tests/checks/rvparse.py" --sha |
 	    awk -F'\t' '$1=="sample" { print $9 }' > "$T/direct"
 	rv-augment -q -j 1 'flip p=0' < "$T/e.rvs" | zstd -dcq |
-	    python3 "$REPO/tests/rvparse.py" --sha | awk -F'\t' '$1=="sample" { print $9 }' > "$T/later"
+	    python3 "$REPO/tests/checks/rvparse.py" --sha | awk -F'\t' '$1=="sample" { print $9 }' > "$T/later"
 	[ "$(wc -l < "$T/direct")" -eq 4 ]
 	cmp "$T/direct" "$T/later"
 	run -0 bash -c "rv-decode -q --encoded --channels 1 '$T/fmt' | zstd -dcq |
-	    python3 '$REPO/tests/rvparse.py' | awk -F'\t' '\$1==\"sample\" { print \$5, \$6 }' | sort -u"
+	    python3 '$REPO/tests/checks/rvparse.py' | awk -F'\t' '\$1==\"sample\" { print \$5, \$6 }' | sort -u"
 	[ "$output" = "64x96x1 png" ]
 }
 
@@ -473,7 +473,7 @@ PY
 	done
 	tar --sort=name -C "$s" -cf "$T/wc.tar" .
 	rv-decode -q --epochs 2 "$T/wc.tar" -o "$T/wc.rvs"
-	run -0 bash -c "zstd -dcq '$T/wc.rvs' | python3 '$REPO/tests/rvparse.py' | grep '^#meta' | grep classes="
+	run -0 bash -c "zstd -dcq '$T/wc.rvs' | python3 '$REPO/tests/checks/rvparse.py' | grep '^#meta' | grep classes="
 	[ "$output" = $'#meta\tclasses=4' ]
 	run -0 --separate-stderr rv-train-gpu -q -j 1 -b 4 -m 'conv 2 k=3; relu; maxpool 4; linear' \
 	    --device cpu "$T/wc.rvs"
@@ -488,7 +488,7 @@ PY
 @test "rv-decode --classes N states the class count, and refuses one the input exceeds" {
 	slow
 	rv-decode -q --classes 12 "$FIX/ds/wds.tar" -o "$T/c.rvs"
-	run -0 bash -c "zstd -dcq '$T/c.rvs' | python3 '$REPO/tests/rvparse.py' | grep classes="
+	run -0 bash -c "zstd -dcq '$T/c.rvs' | python3 '$REPO/tests/checks/rvparse.py' | grep classes="
 	[ "$output" = $'#meta\tclasses=12' ]
 	# wds.tar's labels go up to 9
 	run -1 --separate-stderr rv-decode --classes 9 "$FIX/ds/wds.tar" -o "$T/d.rvs"
@@ -520,7 +520,7 @@ PY
 	# the same records as the compressed stream, read by zstd itself
 	cmp <(zstd -dcq "$T/p1.rvs") <(zstd -dcq "$T/c.rvs")
 	# 15 samples, the largest 700x700x3 in 12 raw blocks
-	run -0 bash -c "zstd -dcq '$T/p1.rvs' | python3 '$REPO/tests/rvparse.py' | grep -c '^sample'"
+	run -0 bash -c "zstd -dcq '$T/p1.rvs' | python3 '$REPO/tests/checks/rvparse.py' | grep -c '^sample'"
 	[ "$output" = 15 ]
 	[ "$(stat -c %s "$T/p1.rvs")" -gt $((3 * (562500 + 270900 + 67500 + 18432 + 1470000))) ]
 }
