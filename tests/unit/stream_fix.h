@@ -12,10 +12,12 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/err.h"
 #include "base/io.h"
 #include "base/rng.h"
 #include "base/xmem.h"
@@ -317,7 +319,30 @@ nrecords(const struct fixture *f)
 	return n;
 }
 
-static char tmpdir[64];	/* main() makes it */
+static char tmpdir[64];	/* fix_start() makes it */
+
+/*
+ * What each main() does first: the program name for messages, no
+ * environment that changes the stream (RV_LEVEL, the size limits), and
+ * a fresh temporary directory /tmp/NAME.XXXXXX.  0, or -1 (said).
+ */
+FIX int
+fix_start(const char *name)
+{
+	char tmpl[64];
+
+	rv_setprogname(name);
+	unsetenv("RV_LEVEL");
+	unsetenv("RV_MAX_RECORD");
+	unsetenv("RV_MAX_SAMPLE");
+	snprintf(tmpl, sizeof(tmpl), "/tmp/%s.XXXXXX", name);
+	if (!mkdtemp(tmpl)) {
+		perror("mkdtemp");
+		return -1;
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
+	return 0;
+}
 
 FIX char *
 tmppath(const char *leaf)

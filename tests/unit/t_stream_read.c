@@ -1544,17 +1544,8 @@ t_no_alloc_per_record(void)
 int
 main(void)
 {
-	char tmpl[] = "/tmp/t_stream_read.XXXXXX";
-
-	rv_setprogname("t_stream_read");
-	unsetenv("RV_LEVEL");
-	unsetenv("RV_MAX_RECORD");
-	unsetenv("RV_MAX_SAMPLE");
-	if (!mkdtemp(tmpl)) {
-		perror("mkdtemp");
+	if (fix_start("t_stream_read") < 0)
 		return 1;
-	}
-	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
 	RUN(t_roundtrip_mem);
 	RUN(t_roundtrip_file);
 	RUN(t_pipe);

@@ -617,17 +617,8 @@ t_level_auto(void)
 int
 main(void)
 {
-	char tmpl[] = "/tmp/t_stream_write.XXXXXX";
-
-	rv_setprogname("t_stream_write");
-	unsetenv("RV_LEVEL");
-	unsetenv("RV_MAX_RECORD");
-	unsetenv("RV_MAX_SAMPLE");
-	if (!mkdtemp(tmpl)) {
-		perror("mkdtemp");
+	if (fix_start("t_stream_write") < 0)
 		return 1;
-	}
-	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
 	RUN(t_level);
 	RUN(t_levels_roundtrip);
 	RUN(t_writer);
