@@ -25,8 +25,9 @@ static const char usage[] =
     "                    [--device auto|cpu|cuda[:N]] [--precision P]\n"
     "                    [--autotune] [--lr LR] [--momentum M]\n"
     "                    [--nesterov] [--wd WD] [--label-smoothing E]\n"
-    "                    [--schedule const|step|cosine] [--epochs E]\n"
-    "                    [--step-size E] [--gamma G] [--warmup N]\n"
+    "                    [--schedule const|step|cosine]\n"
+    "                    [--epochs E | --steps N] [--step-size E]\n"
+    "                    [--gamma G] [--warmup N]\n"
     "                    [--mean M[,M ...]] [--std S[,S ...]] [--classes N]\n"
     "                    [--eval FILE] [--eval-every N] [--target-acc A]\n"
     "                    [--feedback PATH] [--feedback-queue N]\n"
@@ -49,6 +50,8 @@ static const char usage[] =
     "      --label-smoothing E label smoothing, 0 <= E < 1 (default 0)\n"
     "      --schedule S        const (default), step or cosine\n"
     "      --epochs E          cosine: the schedule's length in epochs\n"
+    "      --steps N           train N steps, the schedule counted in\n"
+    "                          steps: cosine over N, --step-size in steps\n"
     "      --step-size E       step: epochs between decays (default 30)\n"
     "      --gamma G           step: decay factor (default 0.1)\n"
     "      --warmup N          linear warm-up over the first N steps\n"
@@ -83,7 +86,8 @@ enum {
 	OPT_DEVICE = RV_OPT_FIRST_PRIVATE,
 	OPT_PRECISION, OPT_AUTOTUNE,
 	OPT_LR, OPT_MOMENTUM, OPT_NESTEROV, OPT_WD, OPT_SMOOTH,
-	OPT_SCHEDULE, OPT_EPOCHS, OPT_STEP_SIZE, OPT_GAMMA, OPT_WARMUP,
+	OPT_SCHEDULE, OPT_EPOCHS, OPT_STEPS, OPT_STEP_SIZE, OPT_GAMMA,
+	OPT_WARMUP,
 	OPT_MEAN, OPT_STD, OPT_CLASSES, OPT_EVAL, OPT_EVAL_EVERY,
 	OPT_TARGET, OPT_FEEDBACK, OPT_FB_QUEUE, OPT_LOG, OPT_LOG_EVERY,
 	OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_MAX_STEPS, OPT_LIST,
@@ -177,6 +181,7 @@ parse_args(int argc, char *argv[], struct opts *o)
 		{ "label-smoothing", required_argument, NULL, OPT_SMOOTH },
 		{ "schedule", required_argument, NULL, OPT_SCHEDULE },
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
+		{ "steps", required_argument, NULL, OPT_STEPS },
 		{ "step-size", required_argument, NULL, OPT_STEP_SIZE },
 		{ "gamma", required_argument, NULL, OPT_GAMMA },
 		{ "warmup", required_argument, NULL, OPT_WARMUP },
@@ -287,9 +292,13 @@ parse_args(int argc, char *argv[], struct opts *o)
 			t->epochs = rv_opt_f64("--epochs", optarg, 1e-3, 1e6,
 			    usage);
 			break;
+		case OPT_STEPS:
+			t->steps = rv_opt_u64("--steps", optarg, 1,
+			    UINT64_MAX, usage);
+			break;
 		case OPT_STEP_SIZE:
 			t->step_size = rv_opt_f64("--step-size", optarg, 1e-3,
-			    1e6, usage);
+			    1e12, usage);
 			break;
 		case OPT_GAMMA:
 			t->gamma = rv_opt_f64("--gamma", optarg, 0, 1, usage);
@@ -354,8 +363,12 @@ parse_args(int argc, char *argv[], struct opts *o)
 			rv_usage_error(argv, usage);
 		}
 	}
-	if (t->sched == RV_SCHED_COSINE && t->epochs == 0)
-		rv_usage_die(usage, "--schedule cosine needs --epochs E");
+	if (t->steps > 0 && t->epochs > 0)
+		rv_usage_die(usage, "--steps and --epochs: give the schedule's "
+		    "length once, in steps or in epochs");
+	if (t->sched == RV_SCHED_COSINE && t->epochs == 0 && t->steps == 0)
+		rv_usage_die(usage, "--schedule cosine needs --epochs E or "
+		    "--steps N");
 	if (t->target_acc >= 0 && t->eval_path == NULL)
 		rv_usage_die(usage, "--target-acc needs --eval FILE");
 	if (t->eval_every > 0 && t->eval_path == NULL)

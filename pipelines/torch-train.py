@@ -15,6 +15,10 @@ in PyTorch".
         python3 pipelines/torch-train.py --feedback fb.fifo \\
             --eval test.rvs --epochs 5
 
+With --steps N instead of --epochs, it trains N steps and counts the
+cosine schedule in steps, as rv-train-gpu --steps does, so that a run on a
+shrunk stream sees the curve of a run on every sample at the same step.
+
 Progress goes to stderr, one line per epoch; the summary to stdout.
 """
 
@@ -58,8 +62,12 @@ def main():
                     help="evaluate on this rv stream at every epoch end")
     ap.add_argument("--feedback", metavar="PATH",
                     help="write rv-feedback(5) lines to PATH (a FIFO)")
-    ap.add_argument("--epochs", type=int, default=5,
-                    help="the cosine schedule's length (default 5)")
+    length = ap.add_mutually_exclusive_group()
+    length.add_argument("--epochs", type=int, default=None,
+                        help="the cosine schedule's length (default 5)")
+    length.add_argument("--steps", type=int, default=None,
+                        help="train this many steps, the cosine schedule "
+                             "counted in steps (as rv-train-gpu --steps)")
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--momentum", type=float, default=0.9)
     ap.add_argument("--wd", type=float, default=5e-4)
@@ -75,6 +83,10 @@ def main():
                     help="one JSON line per epoch to FILE")
     ap.add_argument("-q", "--quiet", action="store_true")
     a = ap.parse_args()
+    if a.steps is not None and a.steps < 1:
+        ap.error("--steps: at least 1")
+    if a.epochs is None:
+        a.epochs = 5
 
     torch.manual_seed(a.seed)
     if a.threads:
@@ -116,8 +128,11 @@ def main():
                     opt = torch.optim.SGD(model.parameters(), lr=a.lr,
                                           momentum=a.momentum,
                                           weight_decay=a.wd)
-                frac = n / per_epoch if per_epoch else 0.0
-                t = min((ep.epoch + min(frac, 1.0)) / a.epochs, 1.0)
+                if a.steps:  # the same curve at the same step, however
+                    t = min(step / a.steps, 1.0)  # many samples an epoch
+                else:
+                    frac = n / per_epoch if per_epoch else 0.0
+                    t = min((ep.epoch + min(frac, 1.0)) / a.epochs, 1.0)
                 for g in opt.param_groups:
                     g["lr"] = a.lr * 0.5 * (1 + math.cos(math.pi * t))
                 x = b.float()
@@ -133,6 +148,8 @@ def main():
                 loss_sum += loss.sum().item()
                 step += 1
                 n += len(b)
+                if a.steps and step >= a.steps:
+                    break
             seen += n
             if n:
                 per_epoch = max(per_epoch or 0, n)
@@ -152,6 +169,8 @@ def main():
             if a.target_acc is not None and acc is not None and \
                     acc >= a.target_acc:
                 say(f"target accuracy {a.target_acc} reached")
+                break
+            if a.steps and step >= a.steps:
                 break
     except rvstream.RvStreamError as e:
         sys.exit(f"{PROG}: {e}")

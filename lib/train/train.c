@@ -88,13 +88,16 @@ double
 rv_train_lr(const struct rv_train_conf *c, uint64_t step, double epoch_pos)
 {
 	double lr = c->hyper.lr;
+	/* where the step stands, and the cosine's length, in one unit */
+	double t = c->steps > 0 ? (double)step : epoch_pos;
+	double len = c->steps > 0 ? (double)c->steps : c->epochs;
 
 	switch (c->sched) {
 	case RV_SCHED_STEP:
-		lr *= pow(c->gamma, floor(epoch_pos / c->step_size));
+		lr *= pow(c->gamma, floor(t / c->step_size));
 		break;
 	case RV_SCHED_COSINE:
-		lr *= 0.5 * (1 + cos(3.14159265358979323846 * fmin(epoch_pos / c->epochs, 1)));
+		lr *= 0.5 * (1 + cos(3.14159265358979323846 * fmin(t / len, 1)));
 		break;
 	default:
 		break;
@@ -659,7 +662,8 @@ train_batch(struct trainer *t, struct rv_tin_item *it, int *held)
 	log = conf->log_every > 0 && st % conf->log_every == 0;
 	eval = conf->eval_every > 0 && st % conf->eval_every == 0;
 	ckpt = conf->save_every > 0 && st % conf->save_every == 0;
-	last = conf->max_steps > 0 && st >= conf->max_steps;
+	last = (conf->max_steps > 0 && st >= conf->max_steps) ||
+	    (conf->steps > 0 && st >= conf->steps);
 	if (ops->wait != NULL) {
 		/* The previous step's results, while this one computes. */
 		if (drain(t, 1) < 0)

@@ -13,10 +13,16 @@
 
 #include "nn/nn.h"
 
+/*
+ * The schedules, at the position t of a step: its epoch position (the
+ * epoch ends seen plus the part of this epoch done), or with a step
+ * budget (rv_train_conf.steps > 0) the step itself, counted from 0.
+ */
 enum rv_sched {
 	RV_SCHED_CONST = 0,
-	RV_SCHED_STEP,		/* lr * gamma^floor(epoch / step_size) */
-	RV_SCHED_COSINE,	/* lr * (1 + cos(pi * epoch / epochs)) / 2 */
+	RV_SCHED_STEP,		/* lr * gamma^floor(t / step_size) */
+	RV_SCHED_COSINE,	/* lr * (1 + cos(pi * min(t / len, 1))) / 2,
+				 * len: epochs, or steps */
 };
 
 struct rv_train_conf {
@@ -31,8 +37,13 @@ struct rv_train_conf {
 					 * (rv-train-gpu: RV_BATCH_DEFAULT) */
 	struct rv_nn_hyper hyper;	/* lr is the base rate */
 	enum rv_sched sched;
-	double step_size, gamma;	/* RV_SCHED_STEP, in epochs */
+	double step_size, gamma;	/* RV_SCHED_STEP, in epochs (in
+					 * steps with a step budget) */
 	double epochs;			/* RV_SCHED_COSINE's length */
+	uint64_t steps;			/* the step budget, 0 none: the
+					 * schedule counted in steps, its
+					 * length (cosine) and the run's;
+					 * not with epochs */
 	uint64_t warmup;		/* linear warm-up steps, 0 none */
 	float mean[4], std[4];
 	int nmean, nstd;		/* values given, 0: stream or 0.5; 1:
@@ -85,7 +96,8 @@ struct rv_train_result {
 int rv_train_run(const struct rv_train_conf *conf,
     struct rv_train_result *res);
 
-/* The learning rate at a step and fractional epoch (for tests too). */
+/* The learning rate at a step (from 0) and fractional epoch (for tests
+ * too); with a step budget the epoch is not read. */
 double rv_train_lr(const struct rv_train_conf *conf, uint64_t step,
     double epoch_pos);
 

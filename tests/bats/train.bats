@@ -267,7 +267,9 @@ skip_if_cuda() {
 --lr -1|--lr: '-1': out of range [0, 100]
 --lr 101|--lr: '101': out of range [0, 100]
 --schedule foo|--schedule: 'foo': want const, step or cosine
---schedule cosine|--schedule cosine needs --epochs E
+--schedule cosine|--schedule cosine needs --epochs E or --steps N
+--steps 0|--steps: '0': out of range [1, 18446744073709551615]
+--steps 100 --epochs 2|--steps and --epochs: give the schedule's length once, in steps or in epochs
 --device tpu|--device: 'tpu': want auto, cpu or cuda
 --device cuda:x|--device cuda:N: 'x': not a non-negative integer
 --device cuda:1024|--device cuda:N: '1024': out of range [0, 1023]
@@ -954,4 +956,45 @@ PY
 		    "$T/r.rvs"
 		ck_same "$W/a.ck" "$W/c.ck"
 	done
+}
+
+@test "rv-train-gpu: --steps N counts the schedule in steps: a shrunk stream gets the same rates, and training ends at step N, evaluated" {
+	# 600 samples an epoch (19 steps), and 300 an epoch (10 steps): the
+	# same cosine over 30 steps, whatever the epochs
+	rv-decode -q --limit 300 --epochs 4 --shuffle \
+	    "$FMNIST/train-images-idx3-ubyte.gz" \
+	    "$FMNIST/train-labels-idx1-ubyte.gz" > "$W/half.rvs"
+	run -0 --separate-stderr train --lr 0.1 --schedule cosine --steps 30 \
+	    --warmup 5 --log-every 1 --log "$W/a.log" --eval "$T/ev.rvs" \
+	    "$T/r.rvs"
+	[ "$(summary_value steps)" = 30 ]
+	run -0 --separate-stderr train --lr 0.1 --schedule cosine --steps 30 \
+	    --warmup 5 --log-every 1 --log "$W/b.log" "$W/half.rvs"
+	[ "$(summary_value steps)" = 30 ]
+	[ "$(summary_value epochs)" = 2 ]
+	python3 - "$W/a.log" "$W/b.log" <<'PY'
+import json, math, sys
+def rates(path):
+    return [(o["step"], o["lr"]) for o in map(json.loads, open(path))
+            if o["event"] == "step"]
+a, b = rates(sys.argv[1]), rates(sys.argv[2])
+assert [s for s, _ in a] == list(range(1, 31)), a
+assert a == b, (a, b)
+for s, got in a:
+    lr = 0.1 * 0.5 * (1 + math.cos(math.pi * (s - 1) / 30))
+    if s <= 5:
+        lr *= s / 5
+    assert abs(got - lr) <= 1e-5 * max(lr, 1e-9), (s, got, lr)
+evals = [o["step"] for o in map(json.loads, open(sys.argv[1]))
+         if o["event"] == "eval"]
+assert evals == [19, 30], evals
+PY
+	# --step-size counts steps too
+	run -0 --separate-stderr train --lr 0.1 --schedule step --step-size 10 \
+	    --gamma 0.5 --steps 25 --log-every 1 --log "$W/c.log" "$W/half.rvs"
+	run -0 python3 -c 'import json, sys
+print(" ".join("%g" % o["lr"] for o in map(json.loads, open(sys.argv[1]))
+               if o["event"] == "step" and o["step"] in (10, 11, 21, 25)))' \
+	    "$W/c.log"
+	[ "$output" = "0.1 0.05 0.025 0.025" ]
 }

@@ -106,6 +106,40 @@ test_lr_cosine(void)
 	}
 }
 
+/* A step budget: the schedule counts steps, whatever the epoch, so a run
+ * whose epochs were shrunk sees the same curve at the same step. */
+static void
+test_lr_steps(void)
+{
+	struct rv_train_conf c;
+	uint64_t st;
+	double prev = INFINITY, lr;
+
+	conf_init(&c, RV_SCHED_COSINE);
+	c.steps = 400;
+	EXPECT(near(rv_train_lr(&c, 0, 0), 0.5));
+	EXPECT(near(rv_train_lr(&c, 200, 0), 0.25));
+	EXPECT(near(rv_train_lr(&c, 200, 37.5), 0.25));
+	EXPECT(near(rv_train_lr(&c, 100, 0.1), 0.25 * (1 + cos(3.14159265358979323846 / 4))));
+	EXPECT(fabs(rv_train_lr(&c, 400, 1)) < 1e-12);
+	EXPECT(fabs(rv_train_lr(&c, 4000, 1)) < 1e-12);
+	for (st = 0; st <= 400; st += 7) {
+		lr = rv_train_lr(&c, st, 99);
+		EXPECT(lr <= prev && lr >= 0 && lr <= 0.5);
+		prev = lr;
+	}
+	/* step decay: --step-size in steps */
+	c.sched = RV_SCHED_STEP;
+	c.step_size = 100;
+	c.gamma = 0.5;
+	EXPECT(near(rv_train_lr(&c, 99, 50), 0.5));
+	EXPECT(near(rv_train_lr(&c, 100, 0), 0.25));
+	EXPECT(near(rv_train_lr(&c, 399, 0), 0.5 * pow(0.5, 3)));
+	/* and warm-up on top, as without a budget */
+	c.warmup = 200;
+	EXPECT(near(rv_train_lr(&c, 149, 0), 0.25 * 150.0 / 200));
+}
+
 static void
 test_lr_warmup(void)
 {
@@ -649,6 +683,7 @@ main(void)
 	RUN(test_lr_const);
 	RUN(test_lr_step);
 	RUN(test_lr_cosine);
+	RUN(test_lr_steps);
 	RUN(test_lr_warmup);
 	RUN(test_summary);
 	RUN(test_ckpt_layout);
