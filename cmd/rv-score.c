@@ -4,7 +4,9 @@
  * policy (lib/shrink/shrink.c), learning from the trainer's feedback lines,
  * polled between records without ever blocking.  With --budget, samples
  * wait in a window of W until lib/shrink/shrink.c keeps exactly k of them.
- * Options and wiring only.
+ * Encoded samples (rv-decode --encoded) are scored before they are
+ * decoded: the assistant sees a thumbnail from a reduced decode, kept by
+ * id (lib/shrink/thumb.c).  Options and wiring only.
  */
 #include <getopt.h>
 #include <math.h>
@@ -18,6 +20,7 @@
 #include "base/xmem.h"
 #include "shrink/score_io.h"
 #include "shrink/shrink.h"
+#include "shrink/thumb.h"
 #include "stream/feedback.h"
 #include "stream/meta.h"
 #include "stream/stream.h"
@@ -30,7 +33,7 @@ static const char usage[] =
     "                [--target gradnorm|loss] [--features F] [--lr LR]\n"
     "                [--l2 L]\n"
     "                [--min-feedback N] [--max-inflight N] [--max-ids N]\n"
-    "                [--seed S] [--level L] [file ...]\n"
+    "                [--strict] [--seed S] [--level L] [file ...]\n"
     "  -o, --output FILE      write the stream to FILE (default stdout)\n"
     "      --feedback PATH    the trainer's feedback, a FIFO or file\n"
     "                         (without it nothing is learned)\n"
@@ -59,6 +62,8 @@ static const char usage[] =
     "      --max-inflight N   kept samples awaiting feedback (default 65536)\n"
     "      --max-ids N        history and history features: ids remembered\n"
     "                         (default 1048576)\n"
+    "      --strict           an encoded image the assistant cannot decode\n"
+    "                         is fatal instead of skipped\n"
     "      --seed S           seed of the keep draws (default 0)\n"
     "      --level L          zstd level -7..19, 0 stores (default: $RV_LEVEL,\n"
     "                         else 0 to a pipe, -1 to a file)\n"
@@ -83,6 +88,7 @@ enum {
 	OPT_MIN_FEEDBACK,
 	OPT_POLICY,
 	OPT_REWEIGHT,
+	OPT_STRICT,
 	OPT_TARGET,
 	OPT_WINDOW,
 };
@@ -97,6 +103,7 @@ struct score_opts {
 	const char *feedback;
 	int keep_set, window_set;	/* for the conflicts */
 	int aa;				/* --assistant autoassist */
+	int strict;			/* --strict */
 	int assistant_set, features_set, target_set;
 	int lr_set, l2_set, min_feedback_set;
 };
@@ -116,6 +123,11 @@ struct score {
 	struct rv_writer *w;
 	struct rv_shrink *s;	/* made at the first sample */
 	struct rv_fb_reader *fb;
+	uint64_t fb_left;	/* the trainer's leavings seen */
+	uint64_t fb_left_kept;	/* 1 + samples kept when it last left and
+				 * did not come back; 0: it is there */
+	struct rv_thumbs *thumbs;	/* encoded samples, for the assistant */
+	uint64_t skipped;	/* encoded samples that would not decode */
 	uint64_t bad_lines, epochs;
 	uint64_t samples;	/* read, for the progress line */
 	uint32_t classes;	/* from the metadata, for the assistant */
@@ -187,6 +199,7 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 		{ "min-feedback", required_argument, NULL, OPT_MIN_FEEDBACK },
 		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "reweight", no_argument, NULL, OPT_REWEIGHT },
+		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "target", required_argument, NULL, OPT_TARGET },
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ NULL, 0, NULL, 0 }
@@ -266,6 +279,9 @@ parse_args(int argc, char *argv[], struct score_opts *o)
 		case OPT_REWEIGHT:
 			cf->reweight = 1;
 			break;
+		case OPT_STRICT:
+			o->strict = 1;
+			break;
 		case OPT_TARGET:
 			if (rv_score_target(optarg, &cf->assist.target) < 0)
 				rv_usage_die(usage, "--target: '%s': want "
@@ -322,6 +338,43 @@ poll_feedback(struct score *sc)
 		for (i = 0; i < n; i++)
 			rv_shrink_feedback(sc->s, &sc->lines[i]);
 	}
+	if (rv_fb_reader_connected(sc->fb)) {
+		/* it came back: nothing to say */
+		sc->fb_left = rv_fb_reader_left(sc->fb);
+		sc->fb_left_kept = 0;
+	} else if (rv_fb_reader_left(sc->fb) > sc->fb_left) {
+		/* it left (again): what is kept from now on is unlearned */
+		struct rv_shrink_stats st;
+
+		rv_shrink_stats(sc->s, &st);
+		sc->fb_left = rv_fb_reader_left(sc->fb);
+		sc->fb_left_kept = st.total_kept + 1;
+	}
+}
+
+/*
+ * The trainer closed the feedback FIFO and has not come back: said once,
+ * at the end of the run (a trainer that stops at its target closes it
+ * too, but then rv-score dies of SIGPIPE before its end; one that comes
+ * and goes between epochs is no news).
+ */
+static void
+report_fb_left(struct score *sc)
+{
+	struct rv_shrink_stats st;
+
+	if (sc->fb == NULL || sc->fb_left_kept == 0 ||
+	    rv_fb_reader_connected(sc->fb))
+		return;
+	rv_shrink_stats(sc->s, &st);
+	if (st.total_kept < sc->fb_left_kept)
+		return;		/* it left with the last sample */
+	rv_warn("'%s': the trainer closed the feedback FIFO after %llu "
+	    "lines: nothing learned since (%llu samples kept), scoring goes "
+	    "on as it stands", sc->o->feedback,
+	    (unsigned long long)rv_fb_lines(sc->fb),
+	    (unsigned long long)(st.total_kept - (sc->fb_left_kept - 1)));
+	sc->fb_left_kept = 0;
 }
 
 /*
@@ -409,30 +462,33 @@ flush_window(struct score *sc)
 	return 0;
 }
 
-/* --budget: offer the sample and hold a copy until its window is full. */
+/*
+ * --budget: offer the sample (px, h x w x c: what the assistant sees of
+ * it) and hold a copy until its window is full.
+ */
 static int
-hold(struct score *sc, const struct rv_rec *rec)
+hold(struct score *sc, const struct rv_rec *rec, const uint8_t *px,
+    uint32_t h, uint32_t w, uint32_t c)
 {
-	struct held *h;
+	struct held *slot;
 
 	if (sc->nwin > 0 && rec->epoch != sc->win[0].rec.epoch &&
 	    flush_window(sc) != 0)
 		return 1;
 	/* misses and cache hits are kept in proportion (strata) */
 	if (rv_shrink_offer(sc->s, rec->id, rec->epoch, rec->label,
-	    (rec->flags & RV_F_CACHED) != 0, rec->payload, rec->height,
-	    rec->width, rec->channels) < 0)
+	    (rec->flags & RV_F_CACHED) != 0, px, h, w, c) < 0)
 		return -1;
-	h = &sc->win[sc->nwin++];
+	slot = &sc->win[sc->nwin++];
 	/* grown to the largest sample seen, then reused */
-	if (rec->payload_len > h->cap) {
-		h->buf = xrealloc(h->buf, (size_t)rec->payload_len);
-		h->cap = (size_t)rec->payload_len;
+	if (rec->payload_len > slot->cap) {
+		slot->buf = xrealloc(slot->buf, (size_t)rec->payload_len);
+		slot->cap = (size_t)rec->payload_len;
 	}
 	if (rec->payload_len > 0)
-		memcpy(h->buf, rec->payload, (size_t)rec->payload_len);
-	h->rec = *rec;
-	h->rec.payload = h->buf;
+		memcpy(slot->buf, rec->payload, (size_t)rec->payload_len);
+	slot->rec = *rec;
+	slot->rec.payload = slot->buf;
 	if (sc->nwin == sc->conf.window)
 		return flush_window(sc);
 	return 0;
@@ -448,9 +504,11 @@ make_shrink(struct score *sc, const struct rv_rec *rec)
 	struct rv_shrink_conf cf = sc->conf;
 	uint32_t ch = 1;
 
-	/* the assistant's features are per channel */
+	/* the assistant's features are per channel; an encoded sample's
+	 * thumbnail has 1 or 3 (thumb()) */
 	if (cf.policy == RV_POLICY_ASSISTANT)
-		ch = rec->channels;
+		ch = rec->dtype == RV_DT_U8 || rec->channels == 1 ?
+		    rec->channels : 3;
 	if (cf.policy == RV_POLICY_ASSISTANT &&
 	    cf.assist.kind == RV_ASSIST_AUTOASSIST) {
 		cf.height = rec->height;
@@ -468,23 +526,56 @@ make_shrink(struct score *sc, const struct rv_rec *rec)
 	return 0;
 }
 
+/*
+ * The assistant's view of an encoded sample: its thumbnail into *px, h,
+ * w and c.  0; 1 when it does not decode (rv_errmsg() says why); -1 for
+ * a stream it cannot score.
+ */
+static int
+thumb(struct score *sc, const struct rv_rec *rec, const uint8_t **px,
+    uint32_t *h, uint32_t *w, uint32_t *c)
+{
+	const struct rv_shrink_conf *cf = &sc->conf;
+
+	if (cf->assist.kind == RV_ASSIST_AUTOASSIST)
+		return rv_seterr("sample %llu is an encoded %s: the "
+		    "autoassist assistant's features are the whole decoded "
+		    "image; decode it first (rv-decode without --encoded), or "
+		    "score with --assistant rv", (unsigned long long)rec->id,
+		    rv_dtype_name(rec->dtype));
+	if (sc->thumbs == NULL && (sc->thumbs = rv_thumbs_new(
+	    rec->channels == 1 ? 1 : 3, cf->max_ids)) == NULL)
+		return -1;
+	if ((*px = rv_thumbs_get(sc->thumbs, rec->id, rec->payload,
+	    (size_t)rec->payload_len)) == NULL)
+		return 1;
+	*h = *w = RV_FEAT_GRID;
+	*c = rec->channels == 1 ? 1 : 3;
+	return 0;
+}
+
+/* Score one sample.  0, 1 for one skipped (rv_errmsg() says why), -1. */
 static int
 sample(struct score *sc, const struct rv_rec *rec)
 {
 	const struct rv_shrink_conf *cf = &sc->conf;
+	const uint8_t *px = rec->payload;
+	uint32_t h = rec->height, w = rec->width, c = rec->channels;
 	struct rv_keep k;
+	int rc;
 
-	if (rec->dtype != RV_DT_U8 && cf->policy == RV_POLICY_ASSISTANT)
-		return rv_seterr("sample %llu is an encoded %s; decode it "
-		    "first (rv-decode without --encoded)",
-		    (unsigned long long)rec->id, rv_dtype_name(rec->dtype));
 	if (sc->s == NULL && make_shrink(sc, rec) < 0)
 		return -1;
+	/* only the assistant looks at pixels: the others pass encoded
+	 * samples on as they are */
+	if (rec->dtype != RV_DT_U8 && cf->policy == RV_POLICY_ASSISTANT &&
+	    (rc = thumb(sc, rec, &px, &h, &w, &c)) != 0)
+		return rc;
 	poll_feedback(sc);
 	if (cf->budget > 0)
-		return hold(sc, rec);
-	if (rv_shrink_decide(sc->s, rec->id, rec->epoch, rec->label,
-	    rec->payload, rec->height, rec->width, rec->channels, &k) < 0)
+		return hold(sc, rec, px, h, w, c);
+	if (rv_shrink_decide(sc->s, rec->id, rec->epoch, rec->label, px, h,
+	    w, c, &k) < 0)
 		return -1;
 	return k.keep ? put_kept(sc, rec, &k) : 0;
 }
@@ -549,6 +640,20 @@ run_input(char *const *paths, int npaths, struct score *sc,
 		case RV_SAMPLE:
 			rc = sample(sc, &rec);
 			sc->samples++;
+			if (rc != 1)
+				break;
+			/* as rv-augment says it */
+			rv_preferr("'%s': record %llu (id %llu)",
+			    rv_reader_name(r),
+			    (unsigned long long)rv_reader_records(r) - 1,
+			    (unsigned long long)rec.id);
+			if (sc->o->strict) {
+				rc = 2;
+				break;
+			}
+			rv_warn("%s (skipped)", rv_errmsg());
+			sc->skipped++;
+			rc = 0;
 			break;
 		case RV_BATCH:
 			rc = rv_seterr("rv-score works on samples: put it "
@@ -571,7 +676,9 @@ run_input(char *const *paths, int npaths, struct score *sc,
 				rc = 1;
 			break;
 		}
-		if (rc < 0)
+		if (rc == 2)
+			rc = -1;	/* named above */
+		else if (rc < 0)
 			rv_preferr("'%s': record %llu at byte %llu",
 			    rv_reader_name(r),
 			    (unsigned long long)rv_reader_records(r) - 1,
@@ -590,6 +697,28 @@ run_input(char *const *paths, int npaths, struct score *sc,
 	return rc;
 }
 
+/* The summary's end for encoded input: "; N encoded samples decoded
+ * reduced for the assistant (M from the cache), K skipped". */
+static const char *
+thumbs_line(const struct score *sc, char *buf, size_t len)
+{
+	struct rv_thumb_stats ts;
+	int n = 0;
+
+	buf[0] = '\0';
+	if (sc->thumbs != NULL) {
+		rv_thumbs_stats(sc->thumbs, &ts);
+		n = snprintf(buf, len, "; %llu encoded samples decoded "
+		    "reduced for the assistant, %llu from its cache",
+		    (unsigned long long)ts.decoded,
+		    (unsigned long long)ts.hits);
+	}
+	if (sc->skipped > 0 && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "%s%llu skipped",
+		    n > 0 ? ", " : "; ", (unsigned long long)sc->skipped);
+	return buf;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -599,7 +728,7 @@ main(int argc, char *argv[])
 	struct rv_progress prog;
 	struct rv_shrink_stats st;
 	struct rv_fb_reader *fb = NULL;
-	char line[256];
+	char line[256], tl[160];
 	size_t i;
 	int rc, status = 1;
 
@@ -634,14 +763,16 @@ main(int argc, char *argv[])
 		goto out;
 	}
 	status = 0;
+	report_fb_left(sc);
 out:
 	rv_progress_done(&prog);
 	if (status == 0 && o.c.verbose) {
 		rv_score_stats(sc->s, &st);
 		rv_score_summary_line(line, sizeof(line), sc->epochs, &st);
-		rv_warn("%s", line);
+		rv_warn("%s%s", line, thumbs_line(sc, tl, sizeof(tl)));
 	}
 	rv_shrink_free(sc->s);
+	rv_thumbs_free(sc->thumbs);
 	rv_fb_reader_close(sc->fb);
 	for (i = 0; sc->win != NULL && i < sc->conf.window; i++)
 		free(sc->win[i].buf);

@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # Instance shrinking: the stream of pipelines/standard.sh, thinned by
-# rv-score.  rv-decode drives shuffled epochs, rv-augment draws a fresh
-# RandAugment, crop and flip for every sample in every epoch, and rv-score
-# keeps each sample with probability 0.3 + 0.7 p, where p is its AutoAssist
-# assistant's prediction that the sample is still informative.  The
+# rv-score before the augmentation, so that a dropped sample costs the data
+# stage nothing.  rv-decode drives shuffled epochs; rv-score keeps each
+# sample with probability 0.3 + 0.7 p, where p is its assistant's
+# prediction that the sample is still informative; rv-augment draws a
+# fresh RandAugment, crop and flip for the kept samples only.  The
 # assistant learns online from the per-sample gradient norms the trainer
 # writes to a FIFO, which closes the loop; neither side ever blocks on it
-# (rv-feedback(5)).  The first epoch passes whole, as warm-up.  The pipes
-# between rv-score and the trainer hold about 4000 of these small samples,
-# so a run much shorter than that (LIMIT times EPOCHS) ends before any
-# feedback comes back, and nothing is learned or dropped.
+# (rv-feedback(5)).  The first epoch passes whole, as warm-up.
+#
+# The trainer counts its cosine schedule in steps, as long as standard
+# training's (EPOCHS epochs of every sample): a shrunk epoch has fewer
+# steps, and a schedule in epochs would anneal in fewer steps than
+# standard's.  rv-decode supplies enough epochs for the fewest samples
+# rv-score can keep (the floor, 0.3), and ends by SIGPIPE when the trainer
+# stops.  The pipes between rv-score and the trainer hold a few thousand
+# of these small samples (rv-score -v prints the lag), so a run much
+# shorter than that ends before any feedback comes back.
 #   mkfifo fb
-#   rv-decode --epochs E --shuffle | rv-augment SPEC | rv-score --feedback fb |
-#       rv-batch | rv-train-gpu --feedback fb
+#   rv-decode --epochs E/0.3 --shuffle | rv-score --feedback fb |
+#       rv-augment SPEC | rv-batch | rv-train-gpu --steps N --feedback fb
 # Run it after `make`:
 #   [OUT=dir] [EPOCHS=5] [TARGET=acc] [EVAL_EVERY=N] [LIMIT=N] \
 #       [EVAL_LIMIT=N] [SEED=S] [PARTIAL=spec] [FINAL=spec] \
@@ -42,14 +49,20 @@ fifo="$out/feedback.fifo"
 rm -f "$fifo"
 mkfifo "$fifo"
 trap 'rm -f "$fifo"' EXIT
-echo "== training cnn-small for $epochs epochs on a shrunk stream: '$spec' afresh in every epoch, rv-score's assistant keeping samples with probability 0.3 + 0.7 p" >&2
-upstream rv-decode -q -j 1 "${limit[@]}" --epochs "$epochs" --shuffle \
+# standard training's steps: EPOCHS epochs of every sample, 128 a batch
+n=${LIMIT:-60000}
+[ "$n" -le 60000 ] || n=60000
+steps=$((epochs * ((n + 127) / 128)))
+# the epochs that many steps take at the floor's 0.3 kept, and one more
+feed=$(((epochs * 10 + 2) / 3 + 1))
+echo "== training cnn-small for $steps steps ($epochs epochs of every sample) on a shrunk stream: rv-score's assistant keeping samples with probability 0.3 + 0.7 p, then '$spec' afresh for those kept" >&2
+upstream rv-decode -q -j 1 "${limit[@]}" --epochs "$feed" --shuffle \
     --seed "$seed" \
     "$data/train-images-idx3-ubyte.gz" "$data/train-labels-idx1-ubyte.gz" |
-    upstream rv-augment -q -j 1 --seed "$seed" "$spec" |
     upstream rv-score -v --feedback "$fifo" --seed "$seed" |
+    upstream rv-augment -q -j 1 --seed "$seed" "$spec" |
     upstream rv-batch -q -b 128 |
-    rv-train-gpu -v -m cnn-small --schedule cosine --epochs "$epochs" \
+    rv-train-gpu -v -m cnn-small --schedule cosine --steps "$steps" \
 	--seed "$seed" \
 	--eval "$out/fmnist-test.rvs" "${target[@]}" "${evalopt[@]}" --feedback "$fifo" \
 	--log "$out/train.log" -o "$out/summary.txt"

@@ -165,6 +165,7 @@ rv_score_stats(const struct rv_shrink *s, struct rv_shrink_stats *st)
 		return;
 	}
 	memset(st, 0, sizeof(*st));
+	st->lag_mean = st->total_lag_mean = NAN;
 	st->assist.mean = st->assist.acc = st->assist.auc =
 	    st->assist.pos_rate = NAN;
 }
@@ -181,6 +182,10 @@ rv_score_meta_epoch(struct rv_meta *m, uint32_t epoch,
 	rc |= set_u64(m, "score.dropped", st->dropped);
 	rc |= set_u64(m, "score.feedback", st->feedback);
 	rc |= set_u64(m, "score.unmatched", st->unmatched);
+	if (st->lag_n > 0) {
+		rc |= set_f64(m, "score.lag_mean", st->lag_mean);
+		rc |= set_u64(m, "score.lag_max", st->lag_max);
+	}
 	rc |= set_u64(m, "score.assist.seen", st->assist.seen);
 	rc |= set_f64(m, "score.assist.acc", st->assist.acc);
 	rc |= set_f64(m, "score.assist.auc", st->assist.auc);
@@ -208,6 +213,10 @@ rv_score_epoch_line(char *buf, size_t len, uint32_t epoch,
 	    (unsigned long long)st->dropped,
 	    (unsigned long long)st->feedback,
 	    (unsigned long long)st->unmatched);
+	if (st->lag_n > 0 && n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, ", lag %.0f samples "
+		    "mean, %llu max", st->lag_mean,
+		    (unsigned long long)st->lag_max);
 	if (p == RV_POLICY_ASSISTANT && n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, "; assistant acc %.3f "
 		    "auc %.3f pos %.3f", st->assist.acc, st->assist.auc,
@@ -218,8 +227,10 @@ void
 rv_score_summary_line(char *buf, size_t len, uint64_t epochs,
     const struct rv_shrink_stats *st)
 {
-	snprintf(buf, len, "%llu seen, %llu kept (%.1f%%), %llu dropped in "
-	    "%llu epoch%s; feedback %llu lines (%llu unmatched)",
+	int n;
+
+	n = snprintf(buf, len, "%llu seen, %llu kept (%.1f%%), %llu dropped "
+	    "in %llu epoch%s; feedback %llu lines (%llu unmatched)",
 	    (unsigned long long)st->total_seen,
 	    (unsigned long long)st->total_kept,
 	    percent(st->total_kept, st->total_seen),
@@ -227,4 +238,8 @@ rv_score_summary_line(char *buf, size_t len, uint64_t epochs,
 	    (unsigned long long)epochs, epochs == 1 ? "" : "s",
 	    (unsigned long long)st->feedback,
 	    (unsigned long long)st->unmatched);
+	if (isfinite(st->total_lag_mean) && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ", lag %.0f samples mean, "
+		    "%llu max", st->total_lag_mean,
+		    (unsigned long long)st->total_lag_max);
 }

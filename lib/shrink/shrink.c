@@ -15,28 +15,12 @@
 #include "base/err.h"
 #include "base/rng.h"
 #include "base/xmem.h"
+#include "shrink/idmap.h"
 
-#define NIL		UINT32_MAX
+#define NIL		RV_IDMAP_NIL
 #define MAX_TABLE	((size_t)1 << 30)	/* entries in one id map */
 #define RECENT		4096	/* recent gradnorms for percentiles */
 #define RESORT		256	/* pushes between sorts of the copy */
-
-/*
- * A bounded map from ids to slots 0..cap-1: a hash table (linear probing,
- * backward-shift deletion, so no tombstones) over a doubly linked age
- * list, oldest first, that evicts its head when a new id finds the map
- * full.  The caller keeps the payload in its own arrays by slot.  tab[]
- * holds slot + 1 and slots are handed out in order before the free list
- * is used, so zeroed (untouched) pages are valid state.
- */
-struct idmap {
-	uint32_t *tab;
-	size_t mask;
-	uint64_t *id;
-	uint32_t *prev, *next;
-	uint32_t head, tail, free;
-	size_t n, fresh, cap;
-};
 
 struct rv_shrink {
 	struct rv_shrink_conf conf;
@@ -50,15 +34,20 @@ struct rv_shrink {
 				 * autoassist its pixels */
 	size_t st_len;		/* bytes of that a sample */
 
-	/* assistant: features (autoassist: pixels) and labels of kept
-	 * samples awaiting feedback */
-	struct idmap fly;
+	/* kept samples awaiting feedback: when each was decided (a count
+	 * of samples decided), and for the assistant its features
+	 * (autoassist: pixels) and label */
+	struct rv_idmap fly;
+	uint64_t *fly_seq;
 	unsigned char *fly_st;
 	int32_t *fly_label;
+	/* the feedback lag, in samples decided: this epoch's, the run's */
+	uint64_t lag_n, lag_sum, lag_max;
+	uint64_t tlag_n, tlag_sum, tlag_max;
 
 	/* history, and the assistant's history features: the last value
 	 * (gradnorm; the assistant's target value) of each id */
-	struct idmap hist;
+	struct rv_idmap hist;
 	float *hist_gn;
 	float recent[RECENT], sorted[RECENT];
 	size_t recent_n, recent_pos, sorted_n;
@@ -88,141 +77,6 @@ struct rv_shrink {
 /* rv_rng ops of the score stage: never renumber, outputs depend on them */
 #define OP_KEEP		0	/* a sample's keep draw */
 #define OP_WINDOW	1	/* a budget window's systematic draw */
-
-/* splitmix64's finaliser: consecutive ids spread over the table. */
-static size_t
-id_hash(uint64_t x)
-{
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-	return (size_t)(x ^ (x >> 31));
-}
-
-static void
-idmap_init(struct idmap *m, size_t cap)
-{
-	size_t size = 2;
-
-	while (size < 2 * cap)
-		size *= 2;
-	m->tab = xcalloc(size, sizeof(*m->tab));
-	m->mask = size - 1;
-	m->id = xcalloc(cap, sizeof(*m->id));
-	m->prev = xcalloc(cap, sizeof(*m->prev));
-	m->next = xcalloc(cap, sizeof(*m->next));
-	m->head = m->tail = m->free = NIL;
-	m->n = m->fresh = 0;
-	m->cap = cap;
-}
-
-static void
-idmap_release(struct idmap *m)
-{
-	free(m->tab);
-	free(m->id);
-	free(m->prev);
-	free(m->next);
-}
-
-static uint32_t
-idmap_find(const struct idmap *m, uint64_t id)
-{
-	size_t i = id_hash(id) & m->mask;
-
-	for (; m->tab[i] != 0; i = (i + 1) & m->mask)
-		if (m->id[m->tab[i] - 1] == id)
-			return m->tab[i] - 1;
-	return NIL;
-}
-
-static void
-list_unlink(struct idmap *m, uint32_t s)
-{
-	if (m->prev[s] != NIL)
-		m->next[m->prev[s]] = m->next[s];
-	else
-		m->head = m->next[s];
-	if (m->next[s] != NIL)
-		m->prev[m->next[s]] = m->prev[s];
-	else
-		m->tail = m->prev[s];
-}
-
-static void
-list_append(struct idmap *m, uint32_t s)
-{
-	m->prev[s] = m->tail;
-	m->next[s] = NIL;
-	if (m->tail != NIL)
-		m->next[m->tail] = s;
-	else
-		m->head = s;
-	m->tail = s;
-}
-
-static void
-hash_remove(struct idmap *m, uint32_t s)
-{
-	size_t i = id_hash(m->id[s]) & m->mask, j, k;
-
-	while (m->tab[i] != s + 1)
-		i = (i + 1) & m->mask;
-	m->tab[i] = 0;
-	/* pull back every later entry of the run that may sit at i */
-	for (j = (i + 1) & m->mask; m->tab[j] != 0; j = (j + 1) & m->mask) {
-		k = id_hash(m->id[m->tab[j] - 1]) & m->mask;
-		if (((j - k) & m->mask) >= ((j - i) & m->mask)) {
-			m->tab[i] = m->tab[j];
-			m->tab[j] = 0;
-			i = j;
-		}
-	}
-}
-
-/* A slot for an id not in the map, evicting the oldest if full. */
-static uint32_t
-idmap_insert(struct idmap *m, uint64_t id)
-{
-	uint32_t s;
-	size_t i;
-
-	if (m->free != NIL) {
-		s = m->free;
-		m->free = m->next[s];
-	} else if (m->fresh < m->cap) {
-		s = (uint32_t)m->fresh++;
-	} else {
-		s = m->head;
-		list_unlink(m, s);
-		hash_remove(m, s);
-		m->n--;
-	}
-	m->id[s] = id;
-	for (i = id_hash(id) & m->mask; m->tab[i] != 0; i = (i + 1) & m->mask)
-		;
-	m->tab[i] = s + 1;
-	list_append(m, s);
-	m->n++;
-	return s;
-}
-
-static void
-idmap_remove(struct idmap *m, uint32_t s)
-{
-	list_unlink(m, s);
-	hash_remove(m, s);
-	m->next[s] = m->free;
-	m->free = s;
-	m->n--;
-}
-
-/* The youngest now: the last to be evicted. */
-static void
-idmap_touch(struct idmap *m, uint32_t s)
-{
-	list_unlink(m, s);
-	list_append(m, s);
-}
 
 void
 rv_shrink_conf_init(struct rv_shrink_conf *c)
@@ -322,7 +176,7 @@ uses_hist(const struct rv_shrink_conf *c)
 static void
 hist_features(const struct rv_shrink *s, uint64_t id, float *f)
 {
-	uint32_t slot = idmap_find(&s->hist, id);
+	uint32_t slot = rv_idmap_find(&s->hist, id);
 	double m = rv_assist_mean(s->a), r;
 
 	f[0] = f[1] = 0;
@@ -337,12 +191,12 @@ hist_features(const struct rv_shrink *s, uint64_t id, float *f)
 static void
 hist_put(struct rv_shrink *s, uint64_t id, float v)
 {
-	uint32_t slot = idmap_find(&s->hist, id);
+	uint32_t slot = rv_idmap_find(&s->hist, id);
 
 	if (slot == NIL)
-		slot = idmap_insert(&s->hist, id);
+		slot = rv_idmap_insert(&s->hist, id);
 	else
-		idmap_touch(&s->hist, slot);
+		rv_idmap_touch(&s->hist, slot);
 	s->hist_gn[slot] = v;
 }
 
@@ -384,13 +238,15 @@ rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
 		s->st_len = s->aa ? s->nfeat : s->nfeat * sizeof(float);
 		if (!s->aa)
 			s->phi = xcalloc(s->nfeat, sizeof(*s->phi));
-		idmap_init(&s->fly, c->max_inflight);
 		s->fly_st = xcalloc(c->max_inflight, s->st_len);
 		s->fly_label = xcalloc(c->max_inflight,
 		    sizeof(*s->fly_label));
 	}
+	/* every policy: the lag is measured on kept samples */
+	rv_idmap_init(&s->fly, c->max_inflight);
+	s->fly_seq = xcalloc(c->max_inflight, sizeof(*s->fly_seq));
 	if (uses_hist(c)) {
-		idmap_init(&s->hist, c->max_ids);
+		rv_idmap_init(&s->hist, c->max_ids);
 		s->hist_gn = xcalloc(c->max_ids, sizeof(*s->hist_gn));
 	}
 	if (c->budget > 0) {
@@ -419,12 +275,12 @@ rv_shrink_free(struct rv_shrink *s)
 		return;
 	rv_assist_free(s->a);
 	free(s->phi);
-	if (s->a != NULL)
-		idmap_release(&s->fly);
+	rv_idmap_release(&s->fly);
+	free(s->fly_seq);
 	free(s->fly_st);
 	free(s->fly_label);
 	if (uses_hist(&s->conf))
-		idmap_release(&s->hist);
+		rv_idmap_release(&s->hist);
 	free(s->hist_gn);
 	free(s->win_id);
 	free(s->win_label);
@@ -544,7 +400,7 @@ keep_prob(struct rv_shrink *s, uint64_t id, int32_t label,
 		*score = (float)p;
 		return cf->floor + (1 - cf->floor) * p;
 	case RV_POLICY_HISTORY:
-		slot = idmap_find(&s->hist, id);
+		slot = rv_idmap_find(&s->hist, id);
 		if (slot == NIL)
 			return 1;
 		return fmax(cf->floor, pow(percentile(s, s->hist_gn[slot]),
@@ -562,19 +418,42 @@ weight_of(const struct rv_shrink *s, double pk)
 	return 1 / pk > FLT_MAX ? FLT_MAX : (float)(1 / pk);
 }
 
-/* A sample was kept: the assistant waits for its feedback. */
+/*
+ * A sample was kept, the total_seen-th decided: its feedback is awaited,
+ * for the lag and, by the assistant, to learn from (st: what it keeps of
+ * the sample, st_len bytes).
+ */
 static void
 fly_put(struct rv_shrink *s, uint64_t id, int32_t label,
     const unsigned char *st)
 {
-	uint32_t slot = idmap_find(&s->fly, id);
+	uint32_t slot = rv_idmap_find(&s->fly, id);
 
 	if (slot == NIL)
-		slot = idmap_insert(&s->fly, id);
+		slot = rv_idmap_insert(&s->fly, id);
 	else
-		idmap_touch(&s->fly, slot);
+		rv_idmap_touch(&s->fly, slot);
+	s->fly_seq[slot] = s->total_seen;
+	if (s->a == NULL)
+		return;
 	memcpy(s->fly_st + (size_t)slot * s->st_len, st, s->st_len);
 	s->fly_label[slot] = label;
+}
+
+/* The feedback of the sample in slot came: samples decided since. */
+static void
+note_lag(struct rv_shrink *s, uint32_t slot)
+{
+	uint64_t lag = s->total_seen - s->fly_seq[slot];
+
+	s->lag_n++;
+	s->lag_sum += lag;
+	if (lag > s->lag_max)
+		s->lag_max = lag;
+	s->tlag_n++;
+	s->tlag_sum += lag;
+	if (lag > s->tlag_max)
+		s->tlag_max = lag;
 }
 
 int
@@ -613,8 +492,7 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 	s->kept++;
 	s->total_kept++;
 	/* a dropped sample gets no feedback: only kept ones wait for it */
-	if (s->a != NULL)
-		fly_put(s, id, label, s->cur);
+	fly_put(s, id, label, s->cur);
 	return 0;
 }
 
@@ -754,9 +632,8 @@ rv_shrink_decide_window(struct rv_shrink *s, struct rv_keep *out)
 			continue;
 		s->kept++;
 		s->total_kept++;
-		if (s->a != NULL)
-			fly_put(s, s->win_id[i], s->win_label[i],
-			    s->win_st + i * s->st_len);
+		fly_put(s, s->win_id[i], s->win_label[i], s->win_st == NULL ?
+		    NULL : s->win_st + i * s->st_len);
 	}
 	s->win_n = 0;
 	return n;
@@ -886,9 +763,15 @@ rv_shrink_budget_draw(const double *pi, size_t w, size_t k, double u,
 void
 rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l)
 {
-	uint32_t slot;
+	uint32_t slot = rv_idmap_find(&s->fly, l->id);
 	double v;
 
+	if (slot != NIL) {
+		note_lag(s, slot);
+		/* the assistant learns from it first */
+		if (s->a == NULL)
+			rv_idmap_remove(&s->fly, slot);
+	}
 	switch (s->conf.policy) {
 	case RV_POLICY_ASSISTANT:
 		v = s->conf.assist.target == RV_TARGET_LOSS ? l->loss :
@@ -896,7 +779,6 @@ rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l)
 		/* what the line says of its id holds even when unmatched */
 		if (s->conf.hist_feat && isfinite(v))
 			hist_put(s, l->id, (float)v);
-		slot = idmap_find(&s->fly, l->id);
 		if (slot == NIL) {
 			s->unmatched++;
 			return;
@@ -909,7 +791,7 @@ rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l)
 			rv_assist_learn(s->a, (const float *)(const void *)
 			    (s->fly_st + (size_t)slot * s->st_len),
 			    s->fly_label[slot], v);
-		idmap_remove(&s->fly, slot);
+		rv_idmap_remove(&s->fly, slot);
 		break;
 	case RV_POLICY_HISTORY:
 		/* NaN would break the sort order; parsed lines are finite */
@@ -928,6 +810,13 @@ void
 rv_shrink_epoch_end(struct rv_shrink *s)
 {
 	s->seen = s->kept = 0;
+	s->lag_n = s->lag_sum = s->lag_max = 0;
+}
+
+static double
+mean_of(uint64_t sum, uint64_t n)
+{
+	return n > 0 ? (double)sum / (double)n : NAN;
 }
 
 void
@@ -941,6 +830,11 @@ rv_shrink_stats(const struct rv_shrink *s, struct rv_shrink_stats *st)
 	st->feedback = s->feedback;
 	st->unmatched = s->unmatched;
 	st->warm = s->warm;
+	st->lag_n = s->lag_n;
+	st->lag_mean = mean_of(s->lag_sum, s->lag_n);
+	st->lag_max = s->lag_max;
+	st->total_lag_mean = mean_of(s->tlag_sum, s->tlag_n);
+	st->total_lag_max = s->tlag_max;
 	if (s->a != NULL) {
 		rv_assist_stats(s->a, &st->assist);
 	} else {

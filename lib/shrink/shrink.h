@@ -19,12 +19,13 @@
  * keep draw is rv_rng(seed, RV_STAGE_SCORE, op 0, epoch, id): the same
  * state and the same sample give the same decision.
  *
- * Per-id state is bounded: the features of at most `max_inflight`
- * samples that were kept and whose feedback has not come (the oldest are
- * forgotten first: their feedback, when it comes, is counted unmatched),
+ * Per-id state is bounded: at most `max_inflight` samples that were kept
+ * and whose feedback has not come, when each was decided and, for the
+ * assistant, its features (the oldest are forgotten first: their
+ * feedback, when it comes, is counted unmatched and has no lag),
  * and for the history policy the last gradient norm of at most `max_ids`
  * ids (the least recently updated forgotten first).  Memory: about
- * max_inflight * (4 * rv_feat_len + 32) + max_ids * 32 bytes, touched
+ * max_inflight * (4 * rv_feat_len + 40) + max_ids * 32 bytes, touched
  * only as ids arrive.  A floor of 0 can give p_keep 0: such a sample is
  * never kept (its weight would be 1/p_keep, capped at FLT_MAX).
  *
@@ -124,6 +125,12 @@ struct rv_shrink_stats {
 					 * assistant, every line otherwise */
 	uint64_t unmatched;		/* lines whose id was not in flight */
 	int warm;			/* 0 while everything passes */
+	/* the feedback lag: samples decided (kept or dropped) between a
+	 * kept sample's decision and its feedback line, over the lines
+	 * matched this epoch (lag_n of them; mean NaN and max 0 while
+	 * none) and over the run */
+	uint64_t lag_n, lag_max, total_lag_max;
+	double lag_mean, total_lag_mean;
 	struct rv_assist_stats assist;
 };
 

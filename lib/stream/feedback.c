@@ -479,6 +479,8 @@ struct rv_fb_reader {
 	int eof;		/* a regular file read to its end, for now */
 	int skip;		/* in an over-long line, reported */
 	int torn;		/* the writer left in mid-line: report it */
+	int writer;		/* a FIFO: bytes came since the last end */
+	uint64_t left;		/* a FIFO: times its writer left */
 	size_t start, end;
 	uint64_t lineno, parsed;
 	char buf[FB_RDBUF];
@@ -512,7 +514,8 @@ rv_fb_reader_open(const char *path)
 	r->path = xstrdup(path);
 	r->fd = fd;
 	r->fifo = !S_ISREG(st.st_mode);
-	r->eof = r->skip = r->torn = 0;
+	r->eof = r->skip = r->torn = r->writer = 0;
+	r->left = 0;
 	r->start = r->end = 0;
 	r->lineno = r->parsed = 0;
 	return r;
@@ -546,6 +549,10 @@ fill(struct rv_fb_reader *r)
 		return rv_seterr("'%s': read:", r->path);
 	}
 	if (got == 0) {
+		if (r->fifo && r->writer) {
+			r->writer = 0;
+			r->left++;
+		}
 		if (!r->fifo) {
 			r->eof = 1;
 		} else if (r->skip) {
@@ -558,6 +565,7 @@ fill(struct rv_fb_reader *r)
 		return 0;
 	}
 	r->eof = 0;
+	r->writer = 1;
 	r->end += (size_t)got;
 	return 1;
 }
@@ -618,6 +626,18 @@ rv_fb_poll(struct rv_fb_reader *r, struct rv_fb_line *out, int max)
 			break;
 	}
 	return n;
+}
+
+int
+rv_fb_reader_connected(const struct rv_fb_reader *r)
+{
+	return r->writer;
+}
+
+uint64_t
+rv_fb_reader_left(const struct rv_fb_reader *r)
+{
+	return r->left;
 }
 
 int

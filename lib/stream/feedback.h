@@ -93,6 +93,14 @@ struct rv_fb_reader *rv_fb_reader_open(const char *path);
  * consumed: the caller may warn and poll again).  Never blocks.
  */
 int rv_fb_poll(struct rv_fb_reader *r, struct rv_fb_line *out, int max);
+/*
+ * A FIFO's writers: rv_fb_reader_left() counts the times a writer that
+ * had sent bytes closed its end (seen by rv_fb_poll() as end-of-file),
+ * rv_fb_reader_connected() is 1 from a writer's first bytes to its
+ * leaving.  Both 0 for a regular file.
+ */
+int rv_fb_reader_connected(const struct rv_fb_reader *r);
+uint64_t rv_fb_reader_left(const struct rv_fb_reader *r);
 /* 1 if a regular file has been read to its end (a FIFO never ends). */
 int rv_fb_reader_eof(const struct rv_fb_reader *r);
 /* Lines parsed so far. */

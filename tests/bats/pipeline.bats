@@ -118,22 +118,23 @@ main_summary_ok() {
 	is_png "$T/out/curves.png"
 }
 
-@test "shrink.sh: augment | rv-score with the trainer's feedback through a FIFO | batch | train" {
+@test "shrink.sh: rv-score before the augmentation, the trainer's feedback through a FIFO, a schedule of standard training's steps" {
 	slow
 	run -0 --separate-stderr env OUT="$T/out" RV_BIN="$BIN" LIMIT=3000 \
 	    EVAL_LIMIT=1000 EPOCHS=2 bash "$REPO/pipelines/shrink.sh"
+	# 2 epochs of 3000 at 128 a batch: 48 steps, as standard.sh's
+	[[ "$stderr" == *"== training cnn-small for 48 steps (2 epochs of every sample) on a shrunk stream"* ]]
 	[[ "$stderr" == *"rv-score: epoch 0: 3000 seen, 3000 kept (100.0%), 0 dropped"* ]]
-	[[ "$stderr" =~ "rv-score: 6000 seen, "([0-9]+)" kept" ]]
-	local kept=${BASH_REMATCH[1]}
-	# the trainer trained what rv-score kept, and fed back: with fewer
-	# samples, the pipes between the two (about 4000 of these) would hold
-	# all that rv-score passes, and it would end before the first line
-	[[ "$output" == *"epochs    2"* ]]
-	[[ "$output" == *"samples   $kept"* ]]
+	[[ "$stderr" =~ "rv-score: epoch 1: 3000 seen, "[0-9]+" kept "[^\;]*"; feedback "([0-9]+)" lines" ]]
+	# the trainer stopped at step 48, evaluated there, and fed back
+	[[ "$output" == *"steps     48"* ]]
+	[[ "$output" =~ "eval      loss "[0-9.]+" acc 0."([0-9]+)" (epoch "[0-9]+", step 48)" ]]
+	[ "${BASH_REMATCH[1]:0:2}" -ge 50 ]
 	[[ "$output" =~ "feedback  "([0-9]+)" lines written" ]]
 	[ "${BASH_REMATCH[1]}" -gt 0 ]
-	[[ "$output" =~ "eval      loss "[0-9.]+" acc 0."([0-9]+)" (epoch 1, " ]]
-	[ "${BASH_REMATCH[1]:0:2}" -ge 50 ]
+	# rv-augment, after rv-score, augmented only what rv-score passed:
+	# the stages upstream ended by SIGPIPE at step 48, and said nothing
+	[[ "$stderr" != *"rv-augment:"* ]]
 	[ ! -e "$T/out/feedback.fifo" ]
 	is_png "$T/out/curves.png"
 }

@@ -251,7 +251,7 @@ EOF
 	cat "$W/score.err"
 	mapfile -t err < "$W/score.err"
 	[ "${#err[@]}" -eq 5 ]
-	local re='^rv-score: epoch 3: 3000 seen, ([0-9]+) kept \([0-9.]+%\), ([0-9]+) dropped; feedback ([0-9]+) lines \(([0-9]+) unmatched\); assistant acc (0\.[0-9]+|1\.000) auc (0\.[0-9]+|1\.000) pos (0\.[0-9]+|1\.000)$'
+	local re='^rv-score: epoch 3: 3000 seen, ([0-9]+) kept \([0-9.]+%\), ([0-9]+) dropped; feedback ([0-9]+) lines \(([0-9]+) unmatched\), lag [0-9]+ samples mean, [0-9]+ max; assistant acc (0\.[0-9]+|1\.000) auc (0\.[0-9]+|1\.000) pos (0\.[0-9]+|1\.000)$'
 	[[ "${err[3]}" =~ $re ]]
 	[ "${BASH_REMATCH[1]}" -lt 3000 ] && [ "${BASH_REMATCH[2]}" -gt 0 ]
 	[ "${BASH_REMATCH[3]}" -gt 500 ]
@@ -286,7 +286,7 @@ EOF
 	[ "$output" = "141 141 141 0" ]
 }
 
-@test "rv-score: bad input stops with the record; encoded passes only without the assistant" {
+@test "rv-score: bad input stops with the record; encoded samples pass untouched, refused by autoassist alone" {
 	local size
 	size=$(stat -c %s "$T/s3.rvs")
 	head -c $((size / 2)) "$T/s3.rvs" > "$W/cut.rvs"
@@ -297,15 +297,19 @@ EOF
 	[[ "$stderr" =~ ^rv-score:\ \'\<stdin\>\':\ record\ 1\ at\ byte\ [0-9]+:\ rv-score\ works\ on\ samples:\ put\ it\ before\ rv-batch$ ]]
 	need_fixtures
 	rv-decode -q --encoded "$FIX/ds/folder" > "$W/enc.rvs"
-	run -1 --separate-stderr rv-score -o "$W/o.rvs" "$W/enc.rvs"
-	[[ "$stderr" =~ ^rv-score:\ \'$W/enc.rvs\':\ record\ 1\ at\ byte\ [0-9]+:\ sample\ 0\ is\ an\ encoded\ (jpeg|png)\;\ decode\ it\ first\ \(rv-decode\ without\ --encoded\)$ ]]
-	run -0 --separate-stderr rv-score --policy uniform -o "$W/o.rvs" \
-	    "$W/enc.rvs"
-	[ -z "$stderr" ]
-	run -0 awk '$1 == "sample" { n++; d[$7]++ } END { print n, d[2], d[3] }' \
-	    <(records "$W/o.rvs")
-	[ "$output" = "$(awk '$1 == "sample" { n++; d[$7]++ }
-	    END { print n, d[2], d[3] }' <(records "$W/enc.rvs"))" ]
+	run -1 --separate-stderr rv-score --assistant autoassist \
+	    -o "$W/o.rvs" "$W/enc.rvs"
+	[[ "$stderr" =~ ^rv-score:\ \'$W/enc.rvs\':\ record\ 1\ at\ byte\ [0-9]+:\ sample\ 0\ is\ an\ encoded\ (jpeg|png):\ the\ autoassist\ assistant\'s\ features\ are\ the\ whole\ decoded\ image\;\ decode\ it\ first\ \(rv-decode\ without\ --encoded\),\ or\ score\ with\ --assistant\ rv$ ]]
+	[ ! -e "$W/o.rvs" ]
+	for p in uniform history assistant; do
+		run -0 --separate-stderr rv-score --policy "$p" \
+		    -o "$W/o.rvs" "$W/enc.rvs"
+		[ -z "$stderr" ]
+		run -0 awk '$1 == "sample" { n++; d[$7]++ }
+		    END { print n, d[2], d[3] }' <(records "$W/o.rvs")
+		[ "$output" = "$(awk '$1 == "sample" { n++; d[$7]++ }
+		    END { print n, d[2], d[3] }' <(records "$W/enc.rvs"))" ]
+	done
 	# a malformed feedback file: ten warnings, one more line, no failure
 	{
 		for i in $(seq 1 30); do
@@ -345,10 +349,16 @@ EOF
 	    rv-score -v --policy history --feedback '$W/fb' > '$W/o.rvs'"
 	wait
 	printf '%s\n' "${stderr_lines[@]}"
-	[ "${#stderr_lines[@]}" -eq 4 ]
+	[ "${#stderr_lines[@]}" -eq 5 ]
 	[[ "${stderr_lines[0]}" == "rv-score: epoch 0: 2000 seen, 2000 kept (100.0%), 0 dropped; feedback 0 lines (0 unmatched)" ]]
-	[[ "${stderr_lines[1]}" == "rv-score: epoch 1: 2000 seen, "*"; feedback 500 lines (0 unmatched)" ]]
-	[[ "${stderr_lines[2]}" == "rv-score: epoch 2: 2000 seen, "*"; feedback 1000 lines (0 unmatched)" ]]
+	# the lines of ids 0-499 (500 of the 2000 places of shuffled epoch 0)
+	# came before epoch 1's first decision: a lag of 2000 less the place
+	[[ "${stderr_lines[1]}" =~ ^"rv-score: epoch 1: 2000 seen, "[^\;]*"; feedback 500 lines (0 unmatched), lag "([0-9]+)" samples mean, "([0-9]+)" max"$ ]]
+	[ "${BASH_REMATCH[1]}" -ge 800 ] && [ "${BASH_REMATCH[1]}" -le 1200 ]
+	[ "${BASH_REMATCH[2]}" -ge 1900 ] && [ "${BASH_REMATCH[2]}" -le 1999 ]
+	[[ "${stderr_lines[2]}" == "rv-score: epoch 2: 2000 seen, "*"; feedback 1000 lines (0 unmatched), lag "*" samples mean, "*" max" ]]
+	# the second writer left for good: said once, at the end
+	[ "${stderr_lines[3]}" = "rv-score: '$W/fb': the trainer closed the feedback FIFO after 1000 lines: nothing learned since (2000 samples kept), scoring goes on as it stands" ]
 	run -0 awk '$1 == "end" { print $3 }' <(records "$W/o.rvs")
 	[ "${lines[0]}" = 2000 ]
 	[ "${#lines[@]}" -eq 3 ]
@@ -577,7 +587,90 @@ EOF
 	# dropping from the first epoch on
 	[[ "${err[0]}" =~ ^rv-score:\ epoch\ 0:\ 3000\ seen,\ ([0-9]+)\ kept ]]
 	[ "${BASH_REMATCH[1]}" -lt 2800 ]
-	local re='^rv-score: epoch 3: 3000 seen, ([0-9]+) kept \([0-9.]+%\), ([0-9]+) dropped; feedback ([0-9]+) lines \(([0-9]+) unmatched\); assistant acc (0\.[0-9]+|1\.000) auc (0\.[0-9]+|1\.000) pos (0\.[0-9]+)$'
+	local re='^rv-score: epoch 3: 3000 seen, ([0-9]+) kept \([0-9.]+%\), ([0-9]+) dropped; feedback ([0-9]+) lines \(([0-9]+) unmatched\), lag [0-9]+ samples mean, [0-9]+ max; assistant acc (0\.[0-9]+|1\.000) auc (0\.[0-9]+|1\.000) pos (0\.[0-9]+)$'
 	[[ "${err[3]}" =~ $re ]]
 	[ "${BASH_REMATCH[3]}" -gt 500 ]
+}
+
+# payloads FILE: "ID SHA1" of each sample's payload, in order.
+PY_PAYLOADS='
+import hashlib, struct, sys
+b = sys.stdin.buffer.read()
+off = 0
+while off < len(b):
+    (magic, ver, hl, kind, dt, flags, ep, rid, label, h, w, c, n, uses,
+     wt, sc, pl) = struct.unpack_from("<IHHBBHIQiIIIIIffQ", b, off)
+    if kind == 1:
+        print(rid, dt, hashlib.sha1(b[off + hl:off + hl + pl]).hexdigest())
+    off += hl + pl
+'
+
+@test "rv-score: encoded samples are scored before they are decoded: passed on untouched, a thumbnail once a run; a cut JPEG skipped and counted, --strict stops" {
+	need_fixtures
+	mkdir "$W/tr"
+	cp "$FIX/img/rgb.jpg" "$FIX/img/truncated.jpg" "$FIX/img/grey.jpg" \
+	    "$FIX/img/rgb.png" "$W/tr/"
+	rv-decode -q --encoded --epochs 2 "$W/tr" -o "$W/tr.rvs"
+	run -0 --separate-stderr rv-score -v "$W/tr.rvs" -o "$W/o.rvs"
+	# ids: grey.jpg 0, rgb.jpg 1, rgb.png 2, truncated.jpg 3
+	[ "${stderr_lines[0]}" = "rv-score: '$W/tr.rvs': record 4 (id 3): truncated JPEG data (skipped)" ]
+	[ "${stderr_lines[1]}" = "rv-score: epoch 0: 3 seen, 3 kept (100.0%), 0 dropped; feedback 0 lines (0 unmatched); assistant acc nan auc nan pos nan" ]
+	[ "${stderr_lines[2]}" = "rv-score: '$W/tr.rvs': record 9 (id 3): truncated JPEG data (skipped)" ]
+	[ "${stderr_lines[4]}" = "rv-score: 6 seen, 6 kept (100.0%), 0 dropped in 2 epochs; feedback 0 lines (0 unmatched); 5 encoded samples decoded reduced for the assistant, 3 from its cache, 2 skipped" ]
+	[ "${#stderr_lines[@]}" -eq 5 ]
+	# the kept samples as they came, still encoded, scored
+	zstd -qdc "$W/tr.rvs" | python3 -c "$PY_PAYLOADS" |
+	    awk '$1 != 3' > "$W/in.txt"
+	zstd -qdc "$W/o.rvs" | python3 -c "$PY_PAYLOADS" > "$W/out.txt"
+	[ "$(wc -l < "$W/out.txt")" -eq 6 ]
+	cmp "$W/in.txt" "$W/out.txt"
+	run -0 awk '$1 == "sample" && !($4 == 8 && $6 == "0.5") { bad++ }
+	    $1 == "end" { ends = ends " " $3 } END { print bad + 0 ends }' \
+	    <(records "$W/o.rvs")
+	[ "$output" = "0 3 3" ]
+	# --strict: the first one stops it, with nothing left behind
+	run -1 --separate-stderr rv-score --strict "$W/tr.rvs" -o "$W/s.rvs"
+	[ "$stderr" = "rv-score: '$W/tr.rvs': record 4 (id 3): truncated JPEG data" ]
+	[ ! -e "$W/s.rvs" ]
+	# the policies that read no pixels pass it on: no decode, no warning
+	run -0 --separate-stderr rv-score --policy history --strict \
+	    "$W/tr.rvs" -o "$W/h.rvs"
+	[ -z "$stderr" ]
+	[ "$(zstd -qdc "$W/h.rvs" | python3 -c "$PY_PAYLOADS" | wc -l)" -eq 8 ]
+}
+
+@test "rv-score: the loop on encoded Fashion-MNIST, scored before the decode: the assistant learns and drops, each image decoded once for it, the feedback lag bounded" {
+	slow
+	# 3000 Fashion-MNIST images as PNG files in a folder a class
+	rv-inspect -q --png "$W/png" "$T/s4.rvs" -k 3000 > /dev/null
+	python3 - "$W/png" "$W/ds" <<'PY'
+import os, re, sys
+src, dst = sys.argv[1], sys.argv[2]
+for n in os.listdir(src):
+    label = re.search(r"-l([0-9]+)\.png$", n).group(1)
+    os.makedirs(os.path.join(dst, "c" + label), exist_ok=True)
+    os.rename(os.path.join(src, n), os.path.join(dst, "c" + label, n))
+PY
+	mkfifo "$W/fb"
+	run -0 --separate-stderr timeout 180 bash -c "set -o pipefail
+	    rv-decode -q --encoded --channels 1 --epochs 4 --shuffle '$W/ds' |
+	    rv-score --feedback '$W/fb' -v --min-feedback 500 \
+		2> '$W/score.err' |
+	    rv-augment -q -j 1 flip | rv-batch -q -b 32 |
+	    rv-train-gpu -q -j 1 -b 32 --lr 0.01 -m '$MODEL' \
+		--feedback '$W/fb'"
+	cat "$W/score.err"
+	mapfile -t err < "$W/score.err"
+	[ "${#err[@]}" -eq 5 ]
+	local re='^rv-score: epoch 3: 3000 seen, ([0-9]+) kept \([0-9.]+%\), ([0-9]+) dropped; feedback ([0-9]+) lines \(([0-9]+) unmatched\), lag ([0-9]+) samples mean, ([0-9]+) max; assistant acc (0\.[0-9]+|1\.000) auc (0\.[0-9]+|1\.000) pos (0\.[0-9]+|1\.000)$'
+	[[ "${err[3]}" =~ $re ]]
+	[ "${BASH_REMATCH[1]}" -lt 3000 ] && [ "${BASH_REMATCH[2]}" -gt 0 ]
+	[ "${BASH_REMATCH[3]}" -gt 500 ]
+	# the buffers between rv-score and the trainer are bounded in
+	# samples, whatever the timing: three pipes of 1 MiB (about 2,600
+	# encoded and 1,300 decoded samples each), rv-augment's chunk, a batch,
+	# the trainer's queue; in samples decided, at about half kept, under
+	# four epochs of 3000
+	[ "${BASH_REMATCH[6]}" -lt 12000 ]
+	[[ "${err[4]}" =~ "; 3000 encoded samples decoded reduced for the assistant, 9000 from its cache"$ ]]
 }

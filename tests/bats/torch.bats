@@ -131,6 +131,23 @@ setup() {
 	[ "$stderr" = "torch-train: $T/text: record 0 at byte 0: not an rv stream: no Zstandard frame here (magic 6c6c6568)" ]
 }
 
+@test "torch-train.py --steps N: stops at step N, mid-epoch, whatever the epochs; not with --epochs" {
+	slow
+	rv-decode -q --limit 640 --epochs 3 "$IMG" "$LAB" | rv-batch -q -b 64 \
+	    > "$T/b.rvs"
+	run -0 --separate-stderr "$PY" "$REPO/pipelines/torch-train.py" -q \
+	    --steps 15 --threads 1 --log "$T/log" "$T/b.rvs"
+	[[ "$output" == *"steps     15"* ]]
+	[[ "$output" == *"samples   960"* ]]
+	# the epoch lines: the second epoch ends at step 15, mid-stream
+	run -0 python3 -c 'import json, sys
+print(" ".join("%d:%d" % (o["epoch"], o["steps"]) for o in map(json.loads, open(sys.argv[1]))))' "$T/log"
+	[ "$output" = "0:10 1:15" ]
+	run -2 --separate-stderr "$PY" "$REPO/pipelines/torch-train.py" \
+	    --steps 15 --epochs 2 "$T/b.rvs"
+	[[ "$stderr" == *"argument --epochs: not allowed with argument --steps" ]]
+}
+
 @test "feedback: last_layer_gradnorm equals autograd's per-sample gradient norm" {
 	slow
 	run -0 "${CHK[@]}" gradnorm
@@ -149,7 +166,7 @@ setup() {
 	    --min-feedback 100 -o "$T/scored.rvs" "$T/s.rvs"
 	# every line parsed: learned from, or unmatched (read before its
 	# sample was sent); a malformed line would be a warning
-	[[ "$stderr" =~ "rv-score: 1200 seen, "[^\;]*"; feedback "([0-9]+)" lines ("([0-9]+)" unmatched)"$ ]]
+	[[ "$stderr" =~ "rv-score: 1200 seen, "[^\;]*"; feedback "([0-9]+)" lines ("([0-9]+)" unmatched)"(", lag "[0-9]+" samples mean, "[0-9]+" max")?$ ]]
 	[ $((BASH_REMATCH[1] + BASH_REMATCH[2])) -eq 1200 ]
 	[ "$(grep -c -v '^rv-score: epoch' <<< "$stderr")" -eq 1 ]
 }

@@ -551,10 +551,15 @@ test_fifo_split_and_writers(void)
 	EXPECT(r != NULL);
 	if (!r)
 		return;
+	/* no writer yet: nobody has left */
+	EXPECT_EQ(rv_fb_poll(r, out, 8), 0);
+	EXPECT_EQ(rv_fb_reader_connected(r), 0);
+	EXPECT_EQ(rv_fb_reader_left(r), 0);
 	fd = open(path, O_WRONLY | O_NONBLOCK);
 	EXPECT(fd >= 0);
 	put_raw(fd, "12\t1\t");
 	EXPECT_EQ(rv_fb_poll(r, out, 8), 0);
+	EXPECT_EQ(rv_fb_reader_connected(r), 1);
 	put_raw(fd, "5\t0.5");
 	EXPECT_EQ(rv_fb_poll(r, out, 8), 0);
 	put_raw(fd, "\t1.25\n13\t1\t6\t2\t3\n14");
@@ -567,6 +572,11 @@ test_fifo_split_and_writers(void)
 	EXPECT(out[0].id == 14);
 	close(fd);
 	EXPECT_EQ(rv_fb_poll(r, out, 8), 0);
+	/* the first writer left, once */
+	EXPECT_EQ(rv_fb_reader_connected(r), 0);
+	EXPECT_EQ(rv_fb_reader_left(r), 1);
+	EXPECT_EQ(rv_fb_poll(r, out, 8), 0);
+	EXPECT_EQ(rv_fb_reader_left(r), 1);
 
 	/* a new writer, the same reader fd */
 	fd = open(path, O_WRONLY | O_NONBLOCK);
@@ -614,6 +624,9 @@ test_fifo_split_and_writers(void)
 	EXPECT_EQ(rv_fb_poll(r, out, 8), 1);
 	EXPECT(out[0].id == 19);
 	EXPECT_EQ(rv_fb_lines(r), 8);
+	/* writers 1 to 3 came with bytes and left; 4 is here */
+	EXPECT_EQ(rv_fb_reader_left(r), 3);
+	EXPECT_EQ(rv_fb_reader_connected(r), 1);
 	close(fd);
 	rv_fb_reader_close(r);
 	unlink(path);
