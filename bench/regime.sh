@@ -11,40 +11,62 @@
 # the data (-j 1), the trainer has the other (-j 1): the CPU stands in for
 # a machine's cores beside its GPU.
 #
-# Runs, each to the highest target or the last epoch, with the same model,
-# optimiser, cosine schedule, batch size and seed:
+# Runs, each the whole schedule, with the same model, optimiser, batch size
+# and seed, and a cosine schedule counted in steps (rv-train-gpu --steps),
+# as many as standard training's EPOCHS epochs, so that a shrunk run, whose
+# epochs are shorter, sees the same learning-rate curve at the same step:
 #   standard     rv-decode --encoded | rv-augment SPEC      (every epoch)
 #   refurbish-R  rv-refurbish --partial 'rrc; randaugment' --final flip
 #                --reuse R, R from REGIME_REUSE (default 2 and 3)
-#   shrink       standard's data | rv-score (assistant, floor 0.3, the
-#                trainer's feedback through a FIFO), as pipelines/shrink.sh
+#   shrink       rv-decode --encoded | rv-score (assistant, floor 0.3, the
+#                trainer's feedback through a FIFO) | rv-augment SPEC:
+#                scored before the decode (a thumbnail a sample, kept by
+#                id), as pipelines/shrink.sh
+#   random       the same with rv-score --policy uniform --keep K, K the
+#                share shrink kept after its first epoch (same seed): the
+#                control that tells the assistant's choice from training
+#                on fewer samples at all
 #   both         refurbish at the largest R | rv-score --budget 0.5 (half
 #                of every 256 kept after the first epoch), as
-#                pipelines/refurbish-shrink.sh
-# then | rv-batch -b 128 | rv-train-gpu.  Every stage runs under
-# /usr/bin/time, so the tables give the CPU seconds of the data stage
-# (decode and augmentation, or rv-refurbish), of rv-score and rv-batch,
-# and of the trainer, to the target (or to the end where it was missed).
+#                pipelines/refurbish-shrink.sh today: rv-score after the
+#                partials are made
+# then | rv-batch -b 128 | rv-train-gpu.  The stages upstream supply enough
+# epochs for the fewest samples rv-score keeps, and end by SIGPIPE.  Every
+# stage runs under /usr/bin/time, so the tables give the CPU seconds of the
+# data stage (everything before rv-batch: decode, rv-score and
+# augmentation, or rv-refurbish and rv-score), of rv-batch and of the
+# trainer, over the run; bench/cpu_at_evals.py also samples the data
+# stage's CPU at each evaluation, for its CPU to the target.  Evaluations
+# run every epoch's worth of steps (REGIME_EVAL_EVERY), at the same steps
+# in every run, never at a shrunk run's own epoch ends (--no-epoch-eval).
 #
 # It prints and writes to out/regime/results.md the tables of
 # pipelines/experiment.sh (scripts/seeds.bash): per target, grads and
 # wall time to it over the seeds, mean +- sd, and per seed against
 # standard; data wait; accuracy at equal grads and at equal wall time;
 # then the CPU seconds per stage and the data stage's share of them.  A
-# dagger marks a difference beyond the seed-to-seed spread.
+# dagger marks a difference beyond the seed-to-seed spread.  Beside it,
+# results.jsonl: one JSON object a run and seed, with run, seed, target
+# (the highest), reached, wall_s and grads to it (null where not reached),
+# final_acc (at the end of the schedule), data_cpu_s (the data stage's CPU
+# to the target, or to the end where it was missed), data_cpu_total_s,
+# samples (trained), data_cpu_per_sample_ms (over the run), kept (the
+# share of the samples offered that rv-score kept; 1 without it), steps
+# and wait_frac.
 #
 # Builds nothing: expects `make` to have built the programs; builds the
 # image set (bench/photos.sh, then fmnist_photos.py with /usr/bin/python3,
 # Debian's python3-pil and python3-numpy) once, into out/regime/data.
 # Environment: RV_BUILD (build dir, default build), REGIME_SEEDS (default
-# "0 1 2"), REGIME_TARGET (test accuracies; the runs stop at the highest;
-# default "0.55 0.60"), REGIME_EPOCHS (the most epochs and the cosine
-# schedule's length, default 12), REGIME_TRAIN and REGIME_TEST (images,
-# default 20000 and 2000), REGIME_EVAL_EVERY (also evaluate every N
-# steps; default 0, epoch ends only: an evaluation stops the trainer, not
-# the data stage, so frequent ones would hide the very waits measured
-# here), REGIME_REUSE (default "2 3"),
-# REGIME_RUNS (default "standard refurbish-R... shrink both"),
+# "0 1 2"), REGIME_TARGET (test accuracies; results.jsonl has the highest;
+# default "0.55 0.60"), REGIME_EPOCHS (the schedule's length in standard
+# training's epochs, default 12), REGIME_TRAIN and REGIME_TEST (images,
+# default 20000 and 2000), REGIME_EVAL_EVERY (evaluate every N steps;
+# default an epoch's, TRAIN / 128 rounded up: an evaluation stops the
+# trainer, not the data stage, so frequent ones would hide the very waits
+# measured here), REGIME_REUSE (default "2 3"), REGIME_KEEP (random's
+# share kept when shrink does not run, default 0.5),
+# REGIME_RUNS (default "standard refurbish-R... shrink random both"),
 # REGIME_PHOTOS (the background photographs' directory, default
 # photos.sh's full/nature), REGIME_OUT (default bench/out/regime).
 set -euo pipefail
@@ -63,7 +85,7 @@ read -r -a targets <<<"${REGIME_TARGET:-0.55 0.60}"
 epochs=${REGIME_EPOCHS:-12}
 ntrain=${REGIME_TRAIN:-20000}
 ntest=${REGIME_TEST:-2000}
-eval_every=${REGIME_EVAL_EVERY:-0}
+eval_every=${REGIME_EVAL_EVERY:-}
 read -r -a reuses <<<"${REGIME_REUSE:-2 3}"
 photos=${REGIME_PHOTOS:-}
 spec='rrc size=64 scale=0.25,1; flip; randaugment n=2 m=9'
@@ -83,11 +105,18 @@ die() {
 . "$root/scripts/seeds.bash"
 
 # --- set-up -----------------------------------------------------------------
+[ -n "$eval_every" ] || eval_every=$(((${ntrain:-0} + 127) / 128))
+keep_default=${REGIME_KEEP:-0.5}
+[[ $keep_default =~ ^(0?\.[0-9]*[1-9][0-9]*|1)$ ]] ||
+    die "REGIME_KEEP: '$keep_default': not a share in (0, 1]"
 for v in EPOCHS:epochs TRAIN:ntrain TEST:ntest EVAL_EVERY:eval_every; do
 	n=${v#*:}
 	[[ ${!n} =~ ^[0-9]+$ ]] || die "REGIME_${v%%:*}: '${!n}': not an integer"
 done
 [ "$epochs" -ge 1 ] || die "REGIME_EPOCHS: at least 1"
+[ "$eval_every" -ge 1 ] || die "REGIME_EVAL_EVERY: at least 1"
+# standard training's steps: the schedule of every run
+steps=$((epochs * ((10#$ntrain + 127) / 128)))
 ((10#$ntrain >= 1 && 10#$ntrain <= 60000)) ||
     die "REGIME_TRAIN: '$ntrain': from 1 to 60000"
 ((10#$ntest >= 1 && 10#$ntest <= 10000)) ||
@@ -103,18 +132,20 @@ for r in "${reuses[@]}"; do
 	[[ $r =~ ^[1-9][0-9]*$ ]] || die "REGIME_REUSE: '$r': not a positive integer"
 done
 rmax=$(printf '%s\n' "${reuses[@]}" | sort -n | tail -n 1)
-default_runs="standard$(printf ' refurbish-%s' "${reuses[@]}") shrink both"
+default_runs="standard$(printf ' refurbish-%s' "${reuses[@]}") shrink random both"
 read -r -a runs <<<"${REGIME_RUNS:-$default_runs}"
 [ "${runs[0]:-}" = standard ] || die "REGIME_RUNS: the first run must be standard, the baseline"
-declare -A label=([standard]=standard [shrink]=shrunk
-    [both]="refurbished (r=$rmax) + shrunk")
+declare -A label=([standard]=standard
+    [shrink]="shrunk, scored before the decode"
+    [random]="random drop of shrink's share (control)"
+    [both]="refurbished (r=$rmax) + shrunk after it")
 for k in "${runs[@]}"; do
 	case $k in
-	standard | shrink | both) ;;
+	standard | shrink | random | both) ;;
 	refurbish-[1-9]*)
 		[[ $k =~ ^refurbish-[1-9][0-9]*$ ]] || die "REGIME_RUNS: '$k': refurbish-R wants a reuse factor R"
 		label[$k]="refurbished, r=${k#refurbish-}" ;;
-	*) die "REGIME_RUNS: '$k': standard, refurbish-R, shrink or both" ;;
+	*) die "REGIME_RUNS: '$k': standard, refurbish-R, shrink, random or both" ;;
 	esac
 done
 for p in rv-decode rv-augment rv-refurbish rv-score rv-batch rv-train-gpu; do
@@ -152,27 +183,67 @@ cpu() {
 	    END { exit !ok }' || die "$1: no CPU times"
 }
 
+# kept_share FILE [FROM]: the share of the samples offered that rv-score
+# kept, from its -v epoch lines in FILE, over the epochs from FROM
+# (default 0) on; 1 when it wrote none.
+kept_share() {
+	[ -f "$1" ] || { echo 1; return; }
+	awk -v from="${2:-0}" '
+	    /^rv-score: epoch [0-9]+: [0-9]+ seen, [0-9]+ kept/ {
+		e = $3; sub(":", "", e)
+		if (e + 0 >= from) { seen += $4; kept += $6 }
+	    }
+	    END { printf "%.4f", seen ? kept / seen : 1 }' "$1"
+}
+
 # run KEY SEED: one pipeline, its stages under /usr/bin/time, into
-# $out/seedSEED/KEY/.  The stages before the trainer may end by SIGPIPE
-# (141) when the trainer stops at the target.
+# $out/seedSEED/KEY/.  The stages before the trainer end by SIGPIPE (141)
+# when the trainer has taken its steps.
 run() {
-	local k=$1 s=$2 d=$out/seed$2/$1 r i st
+	local k=$1 s=$2 d=$out/seed$2/$1 r i st keep feed
 	local T=(/usr/bin/time -f '%U %S')
-	local dstage=("${T[@]}" -o "$d/data.time")
-	local score=("${T[@]}" -o "$d/score.time" "$bin/rv-score" -v
-	    --feedback "$tmp/fb" --seed "$s")
+	# the data stage's root process, for cpu_at_evals.py
+	# shellcheck disable=SC2016 # the positional parameters of bash -c
+	local dstage=(bash -c 'echo $$ > "$1"; shift; exec "$@"' -
+	    "$d/data.pid" "${T[@]}" -o "$d/data.time")
 	local train=("${T[@]}" -o "$d/train.time" "$bin/rv-train-gpu" -q
-	    -j 1 -m "$model" --schedule cosine --epochs "$epochs" --seed "$s"
+	    -j 1 -m "$model" --schedule cosine --steps "$steps" --seed "$s"
 	    --mean 0.5 --std 0.25 --eval "$tmp/test.rvs"
-	    --target-acc "$stop" --log "$d/train.log" -o "$d/summary")
-	[ "$eval_every" = 0 ] || train+=(--eval-every "$eval_every")
-	# pipefail: a failing rv-decode fails the stage (141, SIGPIPE at the
-	# target, passes the check below)
+	    --eval-every "$eval_every" --no-epoch-eval
+	    --log "$d/train.log" -o "$d/summary")
+	local score=()
+	feed=$epochs
+	case $k in
+	shrink)
+		score=(--policy assistant)
+		# the fewest the floor (0.3) keeps, and one epoch more
+		feed=$(((epochs * 10 + 2) / 3 + 1)) ;;
+	random)
+		keep=$keep_default
+		[ ! -f "$out/seed$s/shrink/score" ] ||
+		    keep=$(kept_share "$out/seed$s/shrink/score" 1)
+		score=(--policy uniform --keep "$keep")
+		feed=$(awk -v e="$epochs" -v k="$keep" \
+		    'BEGIN { f = e / k; print (f == int(f) ? f : int(f) + 1) + 1 }') ;;
+	both)
+		score=(--budget 0.5)
+		feed=$((2 * epochs + 1)) ;;
+	esac
+	# pipefail: a failing stage fails the data stage (141, SIGPIPE when
+	# the trainer is done, passes the check below)
 	# shellcheck disable=SC2016 # the positional parameters of bash -c
 	local decode=(bash -c 'set -o pipefail
-	    "$1/rv-decode" -q -j 1 --encoded --epochs "$2" \
-	    --shuffle --seed "$3" "$4" | "$1/rv-augment" -q -j 1 --seed "$3" "$5"'
-	    - "$bin" "$epochs" "$s" "$data/train" "$spec")
+	    if [ -n "$7" ]; then
+		"$1/rv-decode" -q -j 1 --encoded --epochs "$2" \
+		    --shuffle --seed "$3" "$4" |
+		    "$1/rv-score" -v --feedback "$6" --seed "$3" $7 2> "$8" |
+		    "$1/rv-augment" -q -j 1 --seed "$3" "$5"
+	    else
+		"$1/rv-decode" -q -j 1 --encoded --epochs "$2" \
+		    --shuffle --seed "$3" "$4" |
+		    "$1/rv-augment" -q -j 1 --seed "$3" "$5"
+	    fi' - "$bin" "$feed" "$s" "$data/train" "$spec" "$tmp/fb"
+	    "${score[*]}" "$d/score")
 	case $k in
 	both) r=$rmax ;;
 	refurbish-*) r=${k#refurbish-} ;;
@@ -180,32 +251,37 @@ run() {
 	if [ -n "${r:-}" ]; then
 		local batch=128
 		[ "$k" = both ] && batch=256
-		decode=("$bin/rv-refurbish" -q -j 1 --seed "$s"
-		    --partial "$partial" --final "$final" --reuse "$r"
-		    --epochs "$epochs" --batch "$batch" "$tmp/train.rvs")
+		# shellcheck disable=SC2016 # the positional parameters
+		decode=(bash -c 'set -o pipefail
+		    if [ -n "$9" ]; then
+			"$1/rv-refurbish" -q -j 1 --seed "$2" --partial "$3" \
+			    --final "$4" --reuse "$5" --epochs "$6" \
+			    --batch "$7" "$8" |
+			    "$1/rv-score" -v --feedback "${10}" --seed "$2" \
+			    $9 2> "${11}"
+		    else
+			"$1/rv-refurbish" -q -j 1 --seed "$2" --partial "$3" \
+			    --final "$4" --reuse "$5" --epochs "$6" \
+			    --batch "$7" "$8"
+		    fi' - "$bin" "$s" "$partial" "$final" "$r" "$feed" "$batch"
+		    "$tmp/train.rvs" "${score[*]}" "$tmp/fb" "$d/score")
 	fi
 	rm -rf "$d"
 	mkdir -p "$d"
-	echo "== seed $s, $k: to $stop test accuracy, at most $epochs epochs" >&2
+	echo "== seed $s, $k: $steps steps, evaluated every $eval_every" >&2
+	rm -f "$tmp/fb"
+	mkfifo "$tmp/fb"
+	python3 "$here/cpu_at_evals.py" "$d/data.pid" "$d/train.log" \
+	    "$d/cpu_evals.txt" &
+	local sampler=$!
 	set +e
-	case $k in
-	standard | refurbish-*)
-		"${dstage[@]}" "${decode[@]}" |
-		    "${T[@]}" -o "$d/batch.time" "$bin/rv-batch" -q -b 128 |
-		    "${train[@]}"
-		st=("${PIPESTATUS[@]}") ;;
-	shrink | both)
-		rm -f "$tmp/fb"
-		mkfifo "$tmp/fb"
-		[ "$k" = both ] && score+=(--budget 0.5)
-		"${dstage[@]}" "${decode[@]}" |
-		    "${score[@]}" 2>"$d/score" |
-		    "${T[@]}" -o "$d/batch.time" "$bin/rv-batch" -q -b 128 |
-		    "${train[@]}" --feedback "$tmp/fb"
-		st=("${PIPESTATUS[@]}")
-		rm -f "$tmp/fb" ;;
-	esac
+	"${dstage[@]}" "${decode[@]}" |
+	    "${T[@]}" -o "$d/batch.time" "$bin/rv-batch" -q -b 128 |
+	    "${train[@]}" --feedback "$tmp/fb"
+	st=("${PIPESTATUS[@]}")
+	wait "$sampler"
 	set -e
+	rm -f "$tmp/fb"
 	for i in "${!st[@]}"; do
 		[ "${st[$i]}" = 0 ] && continue
 		[ "$i" -lt $((${#st[@]} - 1)) ] && [ "${st[$i]}" = 141 ] && continue
@@ -213,15 +289,56 @@ run() {
 	done
 	seeds_evals "$d/train.log" >"$d/evals.txt"
 	[ -s "$d/evals.txt" ] || die "$d/train.log: no evaluation"
-	IFS=$'\t' read -r reached acc wall grads wait < <(seeds_summary \
-	    "$d/train.log" reached eval_acc wall grads wait_frac)
-	[ "$reached" = true ] && reached=reached || reached="not reached"
-	printf '   %s: test accuracy %s, %.1f s, %d gradient computations, data wait %.1f%%\n' \
-	    "$reached" "$acc" "$wall" "$grads" \
-	    "$(calc "100 * w" -v w="$wait")" >&2
+	IFS=$'\t' read -r acc wall grads wait < <(seeds_summary \
+	    "$d/train.log" eval_acc wall grads wait_frac)
+	printf '   test accuracy %s at the end, %.1f s, %d gradient computations, data wait %.1f%%, %s kept\n' \
+	    "$acc" "$wall" "$grads" "$(calc "100 * w" -v w="$wait")" \
+	    "$(kept_share "$d/score")" >&2
+}
+
+# jsonl_row KEY SEED: the run's line of results.jsonl.
+jsonl_row() {
+	local k=$1 s=$2 d=$out/seed$2/$1 dc kept
+	dc=$(cpu "$d/data.time")
+	kept=1
+	[ ! -f "$d/score" ] || kept=$(kept_share "$d/score")
+	python3 - "$k" "$s" "$stop" "$d/train.log" "$d/cpu_evals.txt" "$dc" \
+	    "$kept" <<'PY'
+import json, sys
+k, s, target, log, cpuf, dc, kept = sys.argv[1:8]
+target, dc = float(target), float(dc)
+evals, summary = [], None
+for line in open(log):
+    o = json.loads(line)
+    if o["event"] == "eval":
+        evals.append(o)
+    elif o["event"] == "summary":
+        summary = o
+cpu = {}
+for line in open(cpuf):
+    st, c = line.split()
+    cpu[int(st)] = float(c)
+hit = next((e for e in evals if e["eval_acc"] >= target), None)
+samples = summary["samples"]
+row = {
+    "run": k, "seed": int(s), "target": target, "reached": hit is not None,
+    "wall_s": round(hit["wall"], 2) if hit else None,
+    "grads": hit["grads"] if hit else None,
+    "final_acc": evals[-1]["eval_acc"],
+    # the data stage's CPU when the target's evaluation was written (the
+    # sampler's), else over the whole run
+    "data_cpu_s": cpu.get(hit["step"], None) if hit else dc,
+    "data_cpu_total_s": dc, "samples": samples,
+    "data_cpu_per_sample_ms": round(1000 * dc / samples, 4),
+    "kept": float(kept), "steps": summary["steps"],
+    "wait_frac": summary["wait_frac"],
+}
+print(json.dumps(row))
+PY
 }
 
 : >"$out/runs.tsv"
+: >"$out/results.jsonl.tmp"
 for s in "${seeds[@]}"; do
 	evs=()
 	for k in "${runs[@]}"; do
@@ -234,22 +351,26 @@ for s in "${seeds[@]}"; do
 		dc=$(cpu "$d/data.time")
 		tc=$(cpu "$d/train.time")
 		oc=$(cpu "$d/batch.time")
-		[ ! -f "$d/score.time" ] || oc=$(awk -v a="$oc" -v b="$(cpu "$d/score.time")" 'BEGIN { printf "%.2f", a + b }')
 		share=$(awk -v a="$dc" -v b="$tc" -v c="$oc" 'BEGIN { printf "%.2f", 100 * a / (a + b + c) }')
+		pers=$(awk -v a="$dc" -v n="$(seeds_summary "$d/train.log" samples)" 'BEGIN { printf "%.3f", 1000 * a / n }')
 		seeds_row "$s" "$k" "$d/evals.txt" "$gmin" "$wmin" \
 		    "$(seeds_summary "$d/train.log" wait_frac)" "${targets[*]}" \
-		    "$dc" "$oc" "$tc" "$share" >>"$out/runs.tsv"
+		    "$dc" "$pers" "$oc" "$tc" "$share" \
+		    "$(kept_share "$d/score")" >>"$out/runs.tsv"
+		jsonl_row "$k" "$s" >>"$out/results.jsonl.tmp"
 	done
 done
+mv "$out/results.jsonl.tmp" "$out/results.jsonl"
 
 labels=$(for k in "${runs[@]}"; do printf '%s=%s\t' "$k" "${label[$k]}"; done)
-extras=$(printf '%s\t' "data CPU (s)|%.1f" "rv-score + rv-batch CPU (s)|%.1f" \
-    "trainer CPU (s)|%.1f" "data share of CPU (%)|%.1f")
+extras=$(printf '%s\t' "data CPU (s)|%.1f" "data CPU a trained sample (ms)|%.2f" \
+    "rv-batch CPU (s)|%.1f" "trainer CPU (s)|%.1f" \
+    "data share of CPU (%)|%.1f" "kept|%.3f")
 {
-	echo "Fashion-MNIST on photographs ($ntrain training, $ntest test JPEGs of 480x360), '$spec' to 64 px, a three-stage CNN; one core for the data stage, one for the trainer; seeds ${seeds[*]}; each run stopping at $stop test accuracy or after $epochs epochs; evaluations $([ "$eval_every" = 0 ] || echo "every $eval_every steps and ")at epoch ends; $(nproc) cores"
+	echo "Fashion-MNIST on photographs ($ntrain training, $ntest test JPEGs of 480x360), '$spec' to 64 px, a three-stage CNN; one core for the data stage, one for the trainer; seeds ${seeds[*]}; every run $steps steps ($epochs epochs of every sample at 128 a batch) on a cosine schedule counted in steps; evaluations every $eval_every steps, and at the end; $(nproc) cores"
 	echo
 	seeds_tables "$out/runs.tsv" "${runs[*]}" "$labels" "${targets[*]}" \
-	    "${#seeds[@]}" "${extras%$'\t'}" "Refurbished: partial '$partial', final '$final'.  wall: the trainer's seconds, evaluations included.  CPU: user + system seconds of each stage to the end of the run (the highest target, or the last epoch): data is rv-decode and rv-augment, or rv-refurbish."
+	    "${#seeds[@]}" "${extras%$'\t'}" "Refurbished: partial '$partial', final '$final'.  wall: the trainer's seconds, evaluations included.  CPU: user + system seconds of each stage over the whole run: data is every stage before rv-batch (rv-decode, rv-score and rv-augment, or rv-refurbish and rv-score); a trained sample's is the data CPU over the samples trained.  kept: the share of the samples offered that rv-score kept, its warm-up epoch included.  results.jsonl has each run's data CPU to the highest target."
 } >"$out/results.md"
 cat "$out/results.md"
-echo "== tables: $out/results.md; per run: $out/seedS/KEY/ (train.log, summary, *.time)" >&2
+echo "== tables: $out/results.md, $out/results.jsonl; per run: $out/seedS/KEY/ (train.log, summary, *.time, score, cpu_evals.txt)" >&2

@@ -29,7 +29,8 @@ static const char usage[] =
     "                    [--epochs E | --steps N] [--step-size E]\n"
     "                    [--gamma G] [--warmup N]\n"
     "                    [--mean M[,M ...]] [--std S[,S ...]] [--classes N]\n"
-    "                    [--eval FILE] [--eval-every N] [--target-acc A]\n"
+    "                    [--eval FILE] [--eval-every N] [--no-epoch-eval]\n"
+    "                    [--target-acc A]\n"
     "                    [--feedback PATH] [--feedback-queue N]\n"
     "                    [--log FILE] [--log-every N] [--save FILE]\n"
     "                    [--save-every N] [--resume FILE] [--max-steps N]\n"
@@ -62,6 +63,7 @@ static const char usage[] =
     "      --classes N         classes (default: the stream's metadata)\n"
     "      --eval FILE         evaluate on FILE at every epoch end\n"
     "      --eval-every N      and every N steps\n"
+    "      --no-epoch-eval     with --eval-every: not at epoch ends\n"
     "      --target-acc A      stop once evaluation accuracy >= A\n"
     "      --feedback PATH     per-sample feedback lines to PATH (FIFO\n"
     "                          or file), see rv-feedback(5)\n"
@@ -89,6 +91,7 @@ enum {
 	OPT_SCHEDULE, OPT_EPOCHS, OPT_STEPS, OPT_STEP_SIZE, OPT_GAMMA,
 	OPT_WARMUP,
 	OPT_MEAN, OPT_STD, OPT_CLASSES, OPT_EVAL, OPT_EVAL_EVERY,
+	OPT_NO_EPOCH_EVAL,
 	OPT_TARGET, OPT_FEEDBACK, OPT_FB_QUEUE, OPT_LOG, OPT_LOG_EVERY,
 	OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_MAX_STEPS, OPT_LIST,
 };
@@ -190,6 +193,7 @@ parse_args(int argc, char *argv[], struct opts *o)
 		{ "classes", required_argument, NULL, OPT_CLASSES },
 		{ "eval", required_argument, NULL, OPT_EVAL },
 		{ "eval-every", required_argument, NULL, OPT_EVAL_EVERY },
+		{ "no-epoch-eval", no_argument, NULL, OPT_NO_EPOCH_EVAL },
 		{ "target-acc", required_argument, NULL, OPT_TARGET },
 		{ "feedback", required_argument, NULL, OPT_FEEDBACK },
 		{ "feedback-queue", required_argument, NULL, OPT_FB_QUEUE },
@@ -320,6 +324,9 @@ parse_args(int argc, char *argv[], struct opts *o)
 		case OPT_EVAL:
 			t->eval_path = optarg;
 			break;
+		case OPT_NO_EPOCH_EVAL:
+			t->no_epoch_eval = 1;
+			break;
 		case OPT_EVAL_EVERY:
 			t->eval_every = rv_opt_u64("--eval-every", optarg, 1,
 			    UINT64_MAX, usage);
@@ -371,6 +378,8 @@ parse_args(int argc, char *argv[], struct opts *o)
 		    "--steps N");
 	if (t->target_acc >= 0 && t->eval_path == NULL)
 		rv_usage_die(usage, "--target-acc needs --eval FILE");
+	if (t->no_epoch_eval && t->eval_every == 0)
+		rv_usage_die(usage, "--no-epoch-eval needs --eval-every N");
 	if (t->eval_every > 0 && t->eval_path == NULL)
 		rv_usage_die(usage, "--eval-every needs --eval FILE");
 	if (t->save_every > 0 && t->save_path == NULL)

@@ -711,7 +711,7 @@ epoch_end(struct trainer *t, uint32_t epoch)
 		    rv_now() - t->epw.t0);
 	t->pos.prev_epoch_samples = t->pos.epoch_samples;
 	t->pos.epoch_samples = 0;
-	if (evaluate(t) < 0 || save(t) < 0)
+	if ((!t->conf->no_epoch_eval && evaluate(t) < 0) || save(t) < 0)
 		return -1;
 	window_reset(t, &t->epw);
 	return 0;
@@ -923,8 +923,10 @@ rv_train_run(const struct rv_train_conf *conf, struct rv_train_result *res)
 		rv_seterr("the input holds no batch to train on");
 		goto end;
 	}
-	/* The end: a last evaluation if the last epoch's has not run. */
-	if (t.pos.epoch_samples > 0 && !res->interrupted && evaluate(&t) < 0)
+	/* The end: a last evaluation if the last epoch's has not run (or
+	 * epochs' are off). */
+	if ((t.pos.epoch_samples > 0 || conf->no_epoch_eval) &&
+	    !res->interrupted && evaluate(&t) < 0)
 		goto end;
 	if (save(&t) < 0)
 		goto end;

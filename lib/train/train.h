@@ -55,6 +55,8 @@ struct rv_train_conf {
 	int ninputs;
 	const char *eval_path;
 	uint64_t eval_every;		/* steps; 0: epoch ends only */
+	int no_epoch_eval;		/* with eval_every: not at epoch
+					 * ends too */
 	double target_acc;		/* < 0: none */
 	const char *feedback_path;
 	size_t feedback_queue;

@@ -293,6 +293,7 @@ skip_if_cuda() {
 -m bogus|--model: model spec: near 'bogus': unknown layer (conv, bn, relu, maxpool, avgpool, gap, linear, dropout, res, add; or a preset's name alone)
 -m linear;relu|--model: model spec: near 'relu': layer 1: the last layer must be linear
 --eval-every 5|--eval-every needs --eval FILE
+--no-epoch-eval --eval x|--no-epoch-eval needs --eval-every N
 --bogus|unknown option '--bogus'
 -x|unknown option '-x'
 EOF
@@ -989,6 +990,20 @@ evals = [o["step"] for o in map(json.loads, open(sys.argv[1]))
          if o["event"] == "eval"]
 assert evals == [19, 30], evals
 PY
+	# --no-epoch-eval: at the steps of --eval-every and the end alone
+	run -0 --separate-stderr train --steps 30 --eval "$T/ev.rvs" \
+	    --eval-every 10 --no-epoch-eval --log "$W/d.log" "$T/r.rvs"
+	run -0 python3 -c 'import json, sys
+print(" ".join(str(o["step"]) for o in map(json.loads, open(sys.argv[1]))
+               if o["event"] == "eval"))' "$W/d.log"
+	[ "$output" = "10 20 30" ]
+	# and at the end, where the input ends (two epochs: 38 steps)
+	run -0 --separate-stderr train --eval "$T/ev.rvs" --eval-every 10 \
+	    --no-epoch-eval --log "$W/e.log" "$T/r.rvs"
+	run -0 python3 -c 'import json, sys
+print(" ".join(str(o["step"]) for o in map(json.loads, open(sys.argv[1]))
+               if o["event"] == "eval"))' "$W/e.log"
+	[ "$output" = "10 20 30 38" ]
 	# --step-size counts steps too
 	run -0 --separate-stderr train --lr 0.1 --schedule step --step-size 10 \
 	    --gamma 0.5 --steps 25 --log-every 1 --log "$W/c.log" "$W/half.rvs"
