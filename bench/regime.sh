@@ -105,12 +105,14 @@ die() {
 . "$root/scripts/seeds.bash"
 
 # --- set-up -----------------------------------------------------------------
-[ -n "$eval_every" ] || eval_every=$(((${ntrain:-0} + 127) / 128))
 keep_default=${REGIME_KEEP:-0.5}
 [[ $keep_default =~ ^(0?\.[0-9]*[1-9][0-9]*|1)$ ]] ||
     die "REGIME_KEEP: '$keep_default': not a share in (0, 1]"
 for v in EPOCHS:epochs TRAIN:ntrain TEST:ntest EVAL_EVERY:eval_every; do
 	n=${v#*:}
+	# the default evaluation interval: an epoch's steps
+	[ "$n" != eval_every ] || [ -n "$eval_every" ] ||
+	    eval_every=$(((10#$ntrain + 127) / 128))
 	[[ ${!n} =~ ^[0-9]+$ ]] || die "REGIME_${v%%:*}: '${!n}': not an integer"
 done
 [ "$epochs" -ge 1 ] || die "REGIME_EPOCHS: at least 1"
@@ -326,8 +328,9 @@ row = {
     "grads": hit["grads"] if hit else None,
     "final_acc": evals[-1]["eval_acc"],
     # the data stage's CPU when the target's evaluation was written (the
-    # sampler's), else over the whole run
-    "data_cpu_s": cpu.get(hit["step"], None) if hit else dc,
+    # sampler's; when it has none, the data stage had ended by then, and
+    # its whole CPU is the answer), else over the whole run
+    "data_cpu_s": cpu.get(hit["step"], dc) if hit else dc,
     "data_cpu_total_s": dc, "samples": samples,
     "data_cpu_per_sample_ms": round(1000 * dc / samples, 4),
     "kept": float(kept), "steps": summary["steps"],

@@ -2,7 +2,7 @@
 # The benchmarks over seeds, in short variants so that they do not rot:
 # bench/regime.sh, the regime where refurbishing pays (a few hundred
 # photographs, two epochs, two seeds): its image set
-# (bench/fmnist_photos.py), its five pipelines with every stage timed and
+# (bench/fmnist_photos.py), its six pipelines with every stage timed and
 # its tables; bench/shrink.sh's tables over the seeds.  Both tabulate
 # through scripts/seeds.bash, as pipelines/experiment.sh does.
 
@@ -55,43 +55,75 @@ print(' '.join(str(d.count(bytes([c]))) for c in range(10)))")
 	[ ! -e "$T/c" ]
 }
 
-@test "regime.sh: five pipelines over two seeds, every stage timed; tables over the seeds with the CPU per stage" {
+@test "regime.sh: six pipelines over two seeds on one step-counted schedule, every stage timed; tables over the seeds with the CPU per stage; results.jsonl" {
 	slow
 	run -0 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
 	    REGIME_OUT="$T/out" REGIME_PHOTOS="$T/photos" REGIME_TRAIN=400 \
 	    REGIME_TEST=100 REGIME_EPOCHS=2 REGIME_SEEDS="4 7" \
-	    REGIME_TARGET="0.05 0.1" REGIME_EVAL_EVERY=2 \
+	    REGIME_TARGET="0.02 0.05" REGIME_EVAL_EVERY=2 \
 	    bash "$REPO/bench/regime.sh"
 	[ "$output" = "$(cat "$T/out/results.md")" ]
-	[[ "${lines[0]}" == "Fashion-MNIST on photographs (400 training, 100 test JPEGs of 480x360), 'rrc size=64 scale=0.25,1; flip; randaugment n=2 m=9' to 64 px, "*"seeds 4 7; each run stopping at 0.1 test accuracy or after 2 epochs; evaluations every 2 steps and at epoch ends; "* ]]
-	# to each target, 5 rows; a 10-class model reaches 5% and 10% at
-	# its first evaluations
+	# 2 epochs of 400 at 128 a batch: 8 steps, every run
+	[[ "${lines[0]}" == "Fashion-MNIST on photographs (400 training, 100 test JPEGs of 480x360), 'rrc size=64 scale=0.25,1; flip; randaugment n=2 m=9' to 64 px, "*"seeds 4 7; every run 8 steps (2 epochs of every sample at 128 a batch) on a cosine schedule counted in steps; evaluations every 2 steps, and at the end; "* ]]
+	# to each target, 6 rows; every class is at least 6 of the first 100
+	# test images, so a model reaches 2% and 5% at its first evaluation
 	local ms='[0-9]+(\.[0-9]+)? ± [0-9]+(\.[0-9]+)?'
-	run -0 grep -c -E "^\| [a-zA-Z(), =0-9+]+ \| (5|10) % \| 2/2 \| $ms \| $ms( †)? \| $ms \| $ms( †)? \|\$" "$T/out/results.md"
-	[ "$output" -eq 10 ]
-	for l in standard 'refurbished, r=2' 'refurbished, r=3' shrunk \
-	    'refurbished (r=3) + shrunk'; do
-		grep -qF "| $l | 10 % | 2/2 | " "$T/out/results.md"
-		# the CPU table: four numbers per run
-		grep -qE "^\| ${l//[()+]/.} \| $ms( †)? \| $ms( †)? \| $ms( †)? \| $ms( †)? \|\$" "$T/out/results.md"
+	run -0 grep -c -E "^\| [^|]+ \| (2|5) % \| 2/2 \| $ms \| $ms( †)? \| $ms \| $ms( †)? \|\$" "$T/out/results.md"
+	[ "$output" -eq 12 ]
+	for l in standard 'refurbished, r=2' 'refurbished, r=3' \
+	    'shrunk, scored before the decode' \
+	    "random drop of shrink's share (control)" \
+	    'refurbished (r=3) + shrunk after it'; do
+		grep -qF "| $l | 5 % | 2/2 | " "$T/out/results.md"
+		# the CPU table: six numbers per run
+		grep -qE "^\| ${l//[()+]/.} \| $ms( †)? \| $ms( †)? \| $ms( †)? \| $ms( †)? \| $ms( †)? \| $ms( †)? \|\$" "$T/out/results.md"
 	done
-	grep -qF '| pipeline | data CPU (s) | rv-score + rv-batch CPU (s) | trainer CPU (s) | data share of CPU (%) |' "$T/out/results.md"
+	grep -qF '| pipeline | data CPU (s) | data CPU a trained sample (ms) | rv-batch CPU (s) | trainer CPU (s) | data share of CPU (%) | kept |' "$T/out/results.md"
 	for s in 4 7; do
-		for k in standard refurbish-2 refurbish-3 shrink both; do
+		for k in standard refurbish-2 refurbish-3 shrink random both; do
 			local d="$T/out/seed$s/$k"
-			grep -q '"event":"summary","reached":true,"target_acc":0.1,' "$d/train.log"
+			# the whole schedule, evaluated on the grid and at the end
+			run -0 grep -o '"event":"eval","step":[0-9]*' "$d/train.log"
+			[ "$(echo $output)" = '"event":"eval","step":2 "event":"eval","step":4 "event":"eval","step":6 "event":"eval","step":8' ]
 			for f in data batch train; do
 				tail -n 1 "$d/$f.time" | grep -qE '^[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$'
 			done
+			# sampled while the data stage ran (a short run's may
+			# end before the trainer's first evaluation)
+			[ -f "$d/cpu_evals.txt" ]
 		done
-		# rv-score ran in the shrinking runs only, with the budget
-		# in "both"
-		[ -f "$T/out/seed$s/shrink/score.time" ] && [ ! -f "$T/out/seed$s/standard/score.time" ]
-		grep -q 'rv-score:' "$T/out/seed$s/both/score"
+		# rv-score ran in the shrinking runs only: before the decode
+		# in shrink and random, with the budget after rv-refurbish in
+		# both
+		for k in shrink random both; do
+			grep -q '^rv-score: epoch 0: 400 seen' "$T/out/seed$s/$k/score"
+		done
+		[ ! -f "$T/out/seed$s/standard/score" ]
 	done
 	# the seeds give different runs
 	! cmp -s "$T/out/seed4/standard/train.log" "$T/out/seed7/standard/train.log"
-	[ "$(wc -l < "$T/out/runs.tsv")" -eq 10 ]
+	[ "$(wc -l < "$T/out/runs.tsv")" -eq 12 ]
+	# results.jsonl: a line a run and seed, every field
+	run -0 python3 - "$T/out/results.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 12, len(rows)
+keys = ("run seed target reached wall_s grads final_acc data_cpu_s "
+        "data_cpu_total_s samples data_cpu_per_sample_ms kept steps "
+        "wait_frac").split()
+for r in rows:
+    assert list(r) == keys, list(r)
+    assert r["target"] == 0.05 and r["reached"] is True, r
+    assert r["wall_s"] > 0 and r["grads"] > 0 and r["steps"] == 8, r
+    assert 0 < r["data_cpu_s"] <= r["data_cpu_total_s"] + 0.05, r
+    assert 0 < r["kept"] <= 1 and 0 <= r["final_acc"] <= 1, r
+    if r["run"] in ("standard", "refurbish-2", "refurbish-3"):
+        assert r["kept"] == 1, r
+print(sorted({(r["run"], r["seed"]) for r in rows}) == sorted(
+    (k, s) for k in ("standard", "refurbish-2", "refurbish-3", "shrink",
+                     "random", "both") for s in (4, 7)))
+PY
+	[ "$output" = True ]
 	# the image set is built once per recipe
 	[ "$(cat "$T/out/data/.done")" = "v1 train=400 test=100 photos=$T/photos" ]
 	[[ "$stderr" == *"== building 400 + 100 images"* ]]
@@ -102,6 +134,7 @@ print(' '.join(str(d.count(bytes([c]))) for c in range(10)))")
 	    bash "$REPO/bench/regime.sh"
 	[[ "$stderr" != *"== building"* ]]
 	[ "$(wc -l < "$T/out/runs.tsv")" -eq 2 ]
+	[ "$(wc -l < "$T/out/results.jsonl")" -eq 2 ]
 }
 
 @test "regime.sh: bad settings are refused with a one-line error, before anything runs" {
@@ -122,7 +155,9 @@ print(' '.join(str(d.count(bytes([c]))) for c in range(10)))")
 	run -1 "${e[@]}" REGIME_RUNS="shrink standard" bash "$REPO/bench/regime.sh"
 	[ "$output" = "regime.sh: REGIME_RUNS: the first run must be standard, the baseline" ]
 	run -1 "${e[@]}" REGIME_RUNS="standard refurbish-x" bash "$REPO/bench/regime.sh"
-	[ "$output" = "regime.sh: REGIME_RUNS: 'refurbish-x': standard, refurbish-R, shrink or both" ]
+	[ "$output" = "regime.sh: REGIME_RUNS: 'refurbish-x': standard, refurbish-R, shrink, random or both" ]
+	run -1 "${e[@]}" REGIME_KEEP=0 bash "$REPO/bench/regime.sh"
+	[ "$output" = "regime.sh: REGIME_KEEP: '0': not a share in (0, 1]" ]
 	[ ! -e "$T/out" ]
 }
 

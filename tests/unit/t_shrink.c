@@ -1030,6 +1030,7 @@ t_budget_seeds(void)
 	c.beta = 2;
 	c.reweight = 1;
 	c.max_ids = 64;
+	c.max_inflight = 64;	/* 20000 shrinkers: keep each small */
 	c.budget = 0.5;
 	c.window = W;
 	for (t = 0; t < N; t++) {
@@ -1198,6 +1199,7 @@ t_budget_stratified(void)
 	c.floor = 0.05;
 	c.reweight = 1;
 	c.max_ids = 64;
+	c.max_inflight = 64;	/* 20000 shrinkers: keep each small */
 	c.budget = 0.5;
 	c.window = W;
 	for (t = 0; t < N; t++) {
