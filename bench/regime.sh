@@ -26,15 +26,15 @@
 #                share shrink kept after its first epoch (same seed): the
 #                control that tells the assistant's choice from training
 #                on fewer samples at all
-#   both         refurbish at the largest R | rv-score --budget 0.5 (half
-#                of every 256 kept after the first epoch), as
-#                pipelines/refurbish-shrink.sh today: rv-score after the
-#                partials are made
+#   both         rv-refurbish at the largest R --score '--budget 0.5
+#                --feedback FIFO': the assistant keeps half of every epoch
+#                after the first, chosen before any partial is made, one
+#                batch of 128 a window, as pipelines/refurbish-shrink.sh
 # then | rv-batch -b 128 | rv-train-gpu.  The stages upstream supply enough
 # epochs for the fewest samples rv-score keeps, and end by SIGPIPE.  Every
 # stage runs under /usr/bin/time, so the tables give the CPU seconds of the
 # data stage (everything before rv-batch: decode, rv-score and
-# augmentation, or rv-refurbish and rv-score), of rv-batch and of the
+# augmentation, or rv-refurbish with its scoring), of rv-batch and of the
 # trainer, over the run; bench/cpu_at_evals.py also samples the data
 # stage's CPU at each evaluation, for its CPU to the target.  Evaluations
 # run every epoch's worth of steps (REGIME_EVAL_EVERY), at the same steps
@@ -140,7 +140,7 @@ read -r -a runs <<<"${REGIME_RUNS:-$default_runs}"
 declare -A label=([standard]=standard
     [shrink]="shrunk, scored before the decode"
     [random]="random drop of shrink's share (control)"
-    [both]="refurbished (r=$rmax) + shrunk after it")
+    [both]="refurbished (r=$rmax) + shrunk before the partials")
 for k in "${runs[@]}"; do
 	case $k in
 	standard | shrink | random | both) ;;
@@ -185,15 +185,20 @@ cpu() {
 	    END { exit !ok }' || die "$1: no CPU times"
 }
 
-# kept_share FILE [FROM]: the share of the samples offered that rv-score
-# kept, from its -v epoch lines in FILE, over the epochs from FROM
+# kept_share FILE [FROM]: the share of the samples offered that the
+# assistant kept, from rv-score's -v epoch lines in FILE (or rv-refurbish
+# --score's), over the epochs from FROM
 # (default 0) on; 1 when it wrote none.
 kept_share() {
 	[ -f "$1" ] || { echo 1; return; }
 	awk -v from="${2:-0}" '
-	    /^rv-score: epoch [0-9]+: [0-9]+ seen, [0-9]+ kept/ {
+		    /^rv-score: epoch [0-9]+: [0-9]+ seen, [0-9]+ kept/ {
 		e = $3; sub(":", "", e)
 		if (e + 0 >= from) { seen += $4; kept += $6 }
+	    }
+	    /^rv-refurbish: score epoch [0-9]+: [0-9]+ seen, [0-9]+ kept/ {
+		e = $4; sub(":", "", e)
+		if (e + 0 >= from) { seen += $5; kept += $7 }
 	    }
 	    END { printf "%.4f", seen ? kept / seen : 1 }' "$1"
 }
@@ -251,21 +256,18 @@ run() {
 	refurbish-*) r=${k#refurbish-} ;;
 	esac
 	if [ -n "${r:-}" ]; then
-		local batch=128
-		[ "$k" = both ] && batch=256
 		# shellcheck disable=SC2016 # the positional parameters
-		decode=(bash -c 'set -o pipefail
-		    if [ -n "$9" ]; then
-			"$1/rv-refurbish" -q -j 1 --seed "$2" --partial "$3" \
-			    --final "$4" --reuse "$5" --epochs "$6" \
-			    --batch "$7" "$8" |
-			    "$1/rv-score" -v --feedback "${10}" --seed "$2" \
-			    $9 2> "${11}"
+		decode=(bash -c '
+		    if [ -n "$8" ]; then
+			exec "$1/rv-refurbish" -q -v -j 1 --seed "$2" \
+			    --partial "$3" --final "$4" --reuse "$5" \
+			    --epochs "$6" --batch 128 \
+			    --score "$8 --feedback $9" "$7" 2> "${10}"
 		    else
-			"$1/rv-refurbish" -q -j 1 --seed "$2" --partial "$3" \
-			    --final "$4" --reuse "$5" --epochs "$6" \
-			    --batch "$7" "$8"
-		    fi' - "$bin" "$s" "$partial" "$final" "$r" "$feed" "$batch"
+			exec "$1/rv-refurbish" -q -j 1 --seed "$2" \
+			    --partial "$3" --final "$4" --reuse "$5" \
+			    --epochs "$6" --batch 128 "$7"
+		    fi' - "$bin" "$s" "$partial" "$final" "$r" "$feed"
 		    "$tmp/train.rvs" "${score[*]}" "$tmp/fb" "$d/score")
 	fi
 	rm -rf "$d"
@@ -373,7 +375,7 @@ extras=$(printf '%s\t' "data CPU (s)|%.1f" "data CPU a trained sample (ms)|%.2f"
 	echo "Fashion-MNIST on photographs ($ntrain training, $ntest test JPEGs of 480x360), '$spec' to 64 px, a three-stage CNN; one core for the data stage, one for the trainer; seeds ${seeds[*]}; every run $steps steps ($epochs epochs of every sample at 128 a batch) on a cosine schedule counted in steps; evaluations every $eval_every steps, and at the end; $(nproc) cores"
 	echo
 	seeds_tables "$out/runs.tsv" "${runs[*]}" "$labels" "${targets[*]}" \
-	    "${#seeds[@]}" "${extras%$'\t'}" "Refurbished: partial '$partial', final '$final'.  wall: the trainer's seconds, evaluations included.  CPU: user + system seconds of each stage over the whole run: data is every stage before rv-batch (rv-decode, rv-score and rv-augment, or rv-refurbish and rv-score); a trained sample's is the data CPU over the samples trained.  kept: the share of the samples offered that rv-score kept, its warm-up epoch included.  results.jsonl has each run's data CPU to the highest target."
+	    "${#seeds[@]}" "${extras%$'\t'}" "Refurbished: partial '$partial', final '$final'.  wall: the trainer's seconds, evaluations included.  CPU: user + system seconds of each stage over the whole run: data is every stage before rv-batch (rv-decode, rv-score and rv-augment, or rv-refurbish, scoring inside); a trained sample's is the data CPU over the samples trained.  kept: the share of the samples offered that rv-score kept, its warm-up epoch included.  results.jsonl has each run's data CPU to the highest target."
 } >"$out/results.md"
 cat "$out/results.md"
 echo "== tables: $out/results.md, $out/results.jsonl; per run: $out/seedS/KEY/ (train.log, summary, *.time, score, cpu_evals.txt)" >&2

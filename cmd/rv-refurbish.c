@@ -4,6 +4,8 @@
  * epochs and cached, its final augmentation runs on every use.  Options,
  * outputs (one stream, or one file per epoch with --resume) and messages
  * live here; the input is lib/refurb/refsrc.c, the epoch loop lib/refurb/refurb.c.
+ * With --score 'OPTIONS' the trainer's assistant (lib/shrink/scorer.c, as
+ * rv-score) picks each epoch's samples before their partials are made.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -18,6 +20,9 @@
 #include "base/xmem.h"
 #include "refurb/refsrc.h"
 #include "refurb/refurb.h"
+#include "shrink/score_io.h"
+#include "shrink/score_opt.h"
+#include "shrink/scorer.h"
 #include "stream/batch.h"
 #include "stream/stream.h"
 
@@ -26,13 +31,17 @@ static const char usage[] =
     "                    [--cache-dir dir] [--epoch-range a-b] [--epochs E]\n"
     "                    [--exact]\n"
     "                    [--level L] [--mem size] [--resume] [--reuse r]\n"
-    "                    [--seed S] --partial spec --final spec [input]\n"
+    "                    [--score options] [--seed S]\n"
+    "                    --partial spec --final spec [input]\n"
     "  -o, --output FILE|PATTERN  write to FILE, or each epoch to PATTERN\n"
     "                             with its %d replaced by the epoch\n"
     "  -j, --jobs N               threads (default: all cores)\n"
     "      --partial SPEC         ops run once per refresh (rv-ops(7))\n"
     "      --final SPEC           ops run on every use ('' for none)\n"
     "      --reuse r              serve each partial r times (default 1)\n"
+    "      --score OPTIONS        shrink before the partials: rv-score's\n"
+    "                             options, --budget F required, e.g.\n"
+    "                             '--budget 0.5 --feedback fb.fifo'\n"
     "      --epochs E             epochs to serve (default 1)\n"
     "      --batch B              the batch size downstream: the group\n"
     "                             of the cache-aware shuffle (default\n"
@@ -64,6 +73,7 @@ enum {
 	OPT_PARTIAL,
 	OPT_RESUME,
 	OPT_REUSE,
+	OPT_SCORE,
 };
 
 struct refurbish_opts {
@@ -77,6 +87,8 @@ struct refurbish_opts {
 	int exact;		/* --exact */
 	uint32_t first, last;	/* --epoch-range, inclusive */
 	int range, resume;
+	const char *score_text;	/* --score */
+	struct rv_score_opts score;	/* parsed from it */
 };
 
 /*
@@ -134,6 +146,29 @@ parse_range(struct refurbish_opts *o, const char *s)
 	o->range = 1;
 }
 
+/*
+ * --score's text, after the program's own options: rv-score's options
+ * but the ones rv-refurbish decides itself.
+ */
+static void
+parse_score(struct refurbish_opts *o)
+{
+	struct rv_score_opts *s = &o->score;
+
+	rv_score_opts_text(s, "--score", o->score_text, o->c.seed, usage);
+	if (!(s->conf.budget > 0))
+		rv_usage_die(usage, "--score: give --budget F: rv-refurbish "
+		    "keeps exactly F of each epoch, a batch at a time, so "
+		    "every batch holds its share of misses");
+	if (s->window_set)
+		rv_usage_die(usage, "--score: --window: not here; the window "
+		    "is what one --batch of kept samples takes");
+	if (s->strict)
+		rv_usage_die(usage, "--score: --strict: not here; "
+		    "rv-refurbish stops at a sample it cannot decode either "
+		    "way");
+}
+
 static void
 parse_args(int argc, char *argv[], struct refurbish_opts *o)
 {
@@ -149,12 +184,14 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 		{ "partial", required_argument, NULL, OPT_PARTIAL },
 		{ "resume", no_argument, NULL, OPT_RESUME },
 		{ "reuse", required_argument, NULL, OPT_REUSE },
+		{ "score", required_argument, NULL, OPT_SCORE },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch;
 
 	memset(o, 0, sizeof(*o));
 	rv_common_init(&o->c);
+	rv_score_opts_init(&o->score);
 	o->mem = (uint64_t)2 << 30;
 	o->reuse = 1;
 	o->batch = RV_BATCH_DEFAULT;
@@ -199,6 +236,9 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 			o->reuse = (uint32_t)rv_opt_u64("--reuse", optarg, 1,
 			    UINT32_MAX, usage);
 			break;
+		case OPT_SCORE:
+			o->score_text = optarg;
+			break;
 		default:
 			rv_usage_error(argv, usage);
 		}
@@ -216,6 +256,8 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 		    "conversion", o->c.output);
 	if (o->resume && !o->pattern)
 		rv_usage_die(usage, "--resume needs -o with a %%d pattern");
+	if (o->score_text != NULL)
+		parse_score(o);
 	if (!o->range) {
 		o->first = 0;
 		o->last = o->epochs - 1;
@@ -304,7 +346,8 @@ run_epochs(const struct refurbish_opts *o, struct rv_refurb *rf,
     size_t nep, uint64_t n, struct rv_progress *prog)
 {
 	struct rv_refurb_stats st;
-	uint64_t expected = 0, actual = 0;
+	uint64_t expected = 0, actual = 0, kept = 0;
+	char line[256];
 	size_t k;
 	int rc, warned = 0;
 	char *path;
@@ -333,8 +376,9 @@ run_epochs(const struct refurbish_opts *o, struct rv_refurb *rf,
 			return -1;
 		cache_warnings(rf, n, &warned);
 		/* the first epoch written computes every partial it serves */
-		expected += k == 0 ? n : st.misses;
+		expected += k == 0 ? st.kept : st.misses;
 		actual += st.partials;
+		kept += st.kept;
 		if (o->c.verbose) {
 			rv_progress_done(prog);
 			rv_warn("epoch %u: %llu misses, %llu hits, %llu "
@@ -342,10 +386,21 @@ run_epochs(const struct refurbish_opts *o, struct rv_refurb *rf,
 			    (unsigned long long)st.misses,
 			    (unsigned long long)st.hits,
 			    (unsigned long long)st.partials, st.cpu,
-			    st.wall > 0 ? (double)n / st.wall : 0.0);
+			    st.wall > 0 ? (double)st.kept / st.wall : 0.0);
+			if (o->score_text != NULL) {
+				rv_score_epoch_line(line, sizeof(line), e,
+				    &st.score, o->score.conf.policy);
+				rv_warn("score %s", line);
+			}
 		}
 	}
-	if (o->c.verbose)
+	if (o->c.verbose && o->score_text != NULL)
+		rv_warn("partials: %llu for %llu samples served, %.3f a "
+		    "sample (1/r = %.3f)", (unsigned long long)actual,
+		    (unsigned long long)kept,
+		    kept > 0 ? (double)actual / (double)kept : 0.0,
+		    1.0 / o->reuse);
+	else if (o->c.verbose)
 		rv_warn("partials: expected %llu + (%zu-1)*%llu/%u = %llu, "
 		    "actual %llu", (unsigned long long)n, nep,
 		    (unsigned long long)n, o->reuse,
@@ -363,6 +418,9 @@ main(int argc, char *argv[])
 	struct rv_refurb *rf = NULL;
 	struct rv_progress prog;
 	struct rv_out out = { -1, NULL, NULL };
+	struct rv_scorer *scorer = NULL;
+	struct rv_shrink_stats sst;
+	char line[256], tl[160];
 	uint32_t *epochs;
 	size_t nep;
 	int level, status = 1, single = 0;
@@ -390,6 +448,11 @@ main(int argc, char *argv[])
 	} else if (level == RV_LEVEL_AUTO) {
 		level = RV_LEVEL_FILE;
 	}
+	if (o.score_text != NULL &&
+	    (scorer = rv_scorer_new(&o.score)) == NULL) {
+		rv_warn("%s", rv_errmsg());
+		goto out;
+	}
 	if ((src = rv_refsrc_open(o.input, o.cache_dir)) == NULL) {
 		rv_warn("%s", rv_errmsg());
 		goto out;
@@ -406,6 +469,7 @@ main(int argc, char *argv[])
 	conf.jobs = rv_common_jobs(&o.c);
 	conf.level = level;
 	conf.prog = &prog;
+	conf.scorer = scorer;
 	if ((rf = rv_refurb_new(&conf, src)) == NULL) {
 		rv_warn("%s", rv_errmsg());
 		goto out;
@@ -413,6 +477,15 @@ main(int argc, char *argv[])
 	if (run_epochs(&o, rf, &out, single, level, epochs, nep,
 	    rv_refsrc_count(src), &prog) == 0)
 		status = 0;
+	if (status == 0 && scorer != NULL) {
+		rv_scorer_report_left(scorer);
+		if (o.c.verbose) {
+			rv_score_stats(rv_scorer_shrink(scorer), &sst);
+			rv_score_summary_line(line, sizeof(line), nep, &sst);
+			rv_warn("score: %s%s", line, rv_scorer_thumbs_line(scorer, tl,
+			    sizeof(tl)));
+		}
+	}
 out:
 	rv_progress_done(&prog);
 	if (single && rv_out_finish(&out, status == 0) < 0) {
@@ -420,6 +493,8 @@ out:
 		status = 1;
 	}
 	rv_refurb_free(rf);
+	rv_scorer_free(scorer);
+	rv_score_opts_release(&o.score);
 	rv_refsrc_free(src);
 	rv_spec_release(&partial);
 	rv_spec_release(&final);

@@ -6,7 +6,9 @@
  * wait in a window of W until lib/shrink/shrink.c keeps exactly k of them.
  * Encoded samples (rv-decode --encoded) are scored before they are
  * decoded: the assistant sees a thumbnail from a reduced decode, kept by
- * id (lib/shrink/thumb.c).  Options and wiring only.
+ * id (lib/shrink/thumb.c).  The options and the scoring side
+ * (shrinker, feedback, thumbnails) are lib/shrink's, shared with
+ * rv-refurbish --score; the stream's wiring is here.
  */
 #include <getopt.h>
 #include <math.h>
@@ -19,9 +21,9 @@
 #include "base/opt.h"
 #include "base/xmem.h"
 #include "shrink/score_io.h"
+#include "shrink/score_opt.h"
+#include "shrink/scorer.h"
 #include "shrink/shrink.h"
-#include "shrink/thumb.h"
-#include "stream/feedback.h"
 #include "stream/meta.h"
 #include "stream/stream.h"
 
@@ -73,39 +75,9 @@ static const char usage[] =
     "  -h, --help             print this help\n"
     "  -V, --version          print the version\n";
 
-enum {
-	OPT_ASSISTANT = RV_OPT_FIRST_PRIVATE,
-	OPT_BETA,
-	OPT_BUDGET,
-	OPT_FEATURES,
-	OPT_FEEDBACK,
-	OPT_FLOOR,
-	OPT_KEEP,
-	OPT_L2,
-	OPT_LR,
-	OPT_MAX_IDS,
-	OPT_MAX_INFLIGHT,
-	OPT_MIN_FEEDBACK,
-	OPT_POLICY,
-	OPT_REWEIGHT,
-	OPT_STRICT,
-	OPT_TARGET,
-	OPT_WINDOW,
-};
-
-#define FB_LINES	256	/* feedback lines taken per poll */
-#define FB_WARN_MAX	10	/* malformed lines reported */
-#define FB_ERR_ROUND	256	/* errors a round: a read error repeats */
-
 struct score_opts {
 	struct rv_common c;
-	struct rv_shrink_conf conf;
-	const char *feedback;
-	int keep_set, window_set;	/* for the conflicts */
-	int aa;				/* --assistant autoassist */
-	int strict;			/* --strict */
-	int assistant_set, features_set, target_set;
-	int lr_set, l2_set, min_feedback_set;
+	struct rv_score_opts s;
 };
 
 /* A sample waiting for its budget window's decision, payload owned. */
@@ -117,264 +89,45 @@ struct held {
 
 struct score {
 	const struct score_opts *o;
-	/* o->conf, with --budget's window from the input's refurbish.batch
-	 * when --window is not given; fixed at the first sample */
-	struct rv_shrink_conf conf;
+	struct rv_scorer *scorer;
+	/* the scorer's configuration: --budget's window from the input's
+	 * refurbish.batch when --window is not given; fixed at the first
+	 * sample */
+	struct rv_shrink_conf *conf;
 	struct rv_writer *w;
 	struct rv_shrink *s;	/* made at the first sample */
-	struct rv_fb_reader *fb;
-	uint64_t fb_left;	/* the trainer's leavings seen */
-	uint64_t fb_left_kept;	/* 1 + samples kept when it last left and
-				 * did not come back; 0: it is there */
-	struct rv_thumbs *thumbs;	/* encoded samples, for the assistant */
 	uint64_t skipped;	/* encoded samples that would not decode */
-	uint64_t bad_lines, epochs;
+	uint64_t epochs;
 	uint64_t samples;	/* read, for the progress line */
-	uint32_t classes;	/* from the metadata, for the assistant */
-	float mean[4], std[4];	/* from the metadata, for autoassist */
-	int nmean, nstd;
 	int meta_out;		/* our metadata record is out */
 	struct held *win;	/* --budget: the window, W slots */
 	struct rv_keep *keeps;	/* and its decisions */
 	size_t nwin;
-	struct rv_fb_line lines[FB_LINES];
 };
-
-#define F64(name, min, max)	rv_opt_f64(name, optarg, min, max, usage)
-#define U64(name, min, max)	rv_opt_u64(name, optarg, min, max, usage)
-
-/* A value in (0, max]. */
-static double
-positive(const char *name, const char *arg, double max)
-{
-	double v = rv_opt_f64(name, arg, 0, max, usage);
-
-	if (v <= 0)
-		rv_usage_die(usage, "%s: '%s': out of range (0, %g]", name,
-		    arg, max);
-	return v;
-}
-
-/*
- * --assistant autoassist: the published settings, except for --lr, --l2
- * and --min-feedback given; what it has no place for is refused.
- */
-static void
-autoassist_conf(struct score_opts *o)
-{
-	struct rv_shrink_conf *cf = &o->conf;
-	struct rv_shrink_conf given = *cf;
-
-	if (o->features_set)
-		rv_usage_die(usage, "--features: not with --assistant "
-		    "autoassist, whose features are the whole image");
-	if (o->target_set && cf->assist.target != RV_TARGET_LOSS)
-		rv_usage_die(usage, "--target gradnorm: not with --assistant "
-		    "autoassist, which learns the loss");
-	rv_shrink_conf_autoassist(cf);
-	if (o->lr_set)
-		cf->assist.lr = given.assist.lr;
-	if (o->l2_set)
-		cf->assist.l2 = given.assist.l2;
-	if (o->min_feedback_set)
-		cf->min_feedback = given.min_feedback;
-}
 
 static void
 parse_args(int argc, char *argv[], struct score_opts *o)
 {
 	static const struct option longopts[] = {
 		RV_COMMON_LONGOPTS,
-		{ "assistant", required_argument, NULL, OPT_ASSISTANT },
-		{ "beta", required_argument, NULL, OPT_BETA },
-		{ "budget", required_argument, NULL, OPT_BUDGET },
-		{ "features", required_argument, NULL, OPT_FEATURES },
-		{ "feedback", required_argument, NULL, OPT_FEEDBACK },
-		{ "floor", required_argument, NULL, OPT_FLOOR },
-		{ "keep", required_argument, NULL, OPT_KEEP },
-		{ "l2", required_argument, NULL, OPT_L2 },
-		{ "lr", required_argument, NULL, OPT_LR },
-		{ "max-ids", required_argument, NULL, OPT_MAX_IDS },
-		{ "max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT },
-		{ "min-feedback", required_argument, NULL, OPT_MIN_FEEDBACK },
-		{ "policy", required_argument, NULL, OPT_POLICY },
-		{ "reweight", no_argument, NULL, OPT_REWEIGHT },
-		{ "strict", no_argument, NULL, OPT_STRICT },
-		{ "target", required_argument, NULL, OPT_TARGET },
-		{ "window", required_argument, NULL, OPT_WINDOW },
+		RV_SCORE_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	struct rv_shrink_conf *cf = &o->conf;
 	int ch;
 
 	memset(o, 0, sizeof(*o));
 	rv_common_init(&o->c);
-	rv_shrink_conf_init(cf);
+	rv_score_opts_init(&o->s);
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS,
 	    longopts, NULL)) != -1) {
-		if (rv_common_opt(&o->c, ch, optarg, usage))
+		if (rv_common_opt(&o->c, ch, optarg, usage) ||
+		    rv_score_opt(&o->s, ch, optarg, usage))
 			continue;
-		switch (ch) {
-		case OPT_ASSISTANT:
-			if (strcmp(optarg, "rv") == 0)
-				o->aa = 0;
-			else if (strcmp(optarg, "autoassist") == 0)
-				o->aa = 1;
-			else
-				rv_usage_die(usage, "--assistant: '%s': want "
-				    "rv or autoassist", optarg);
-			o->assistant_set = 1;
-			break;
-		case OPT_BETA:
-			cf->beta = F64("--beta", 1e-6, 1e6);
-			break;
-		case OPT_BUDGET:
-			cf->budget = positive("--budget", optarg, 1);
-			break;
-		case OPT_FEATURES:
-			if (strcmp(optarg, "image,history") == 0)
-				cf->hist_feat = 1;
-			else if (strcmp(optarg, "image") == 0)
-				cf->hist_feat = 0;
-			else
-				rv_usage_die(usage, "--features: '%s': want "
-				    "image,history or image", optarg);
-			o->features_set = 1;
-			break;
-		case OPT_FEEDBACK:
-			o->feedback = optarg;
-			break;
-		case OPT_FLOOR:
-			cf->floor = F64("--floor", 0, 1);
-			break;
-		case OPT_KEEP:
-			cf->keep = positive("--keep", optarg, 1);
-			o->keep_set = 1;
-			break;
-		case OPT_L2:
-			cf->assist.l2 = F64("--l2", 0, 1);
-			o->l2_set = 1;
-			break;
-		case OPT_LR:
-			cf->assist.lr = positive("--lr", optarg, 100);
-			o->lr_set = 1;
-			break;
-		case OPT_MAX_IDS:
-			cf->max_ids = (size_t)U64("--max-ids", 1, 1 << 30);
-			break;
-		case OPT_MAX_INFLIGHT:
-			cf->max_inflight = (size_t)U64("--max-inflight", 1,
-			    1 << 30);
-			break;
-		case OPT_MIN_FEEDBACK:
-			cf->min_feedback = U64("--min-feedback", 0, UINT64_MAX);
-			o->min_feedback_set = 1;
-			break;
-		case OPT_POLICY:
-			if (rv_score_policy(optarg, &cf->policy) < 0)
-				rv_usage_die(usage, "--policy: '%s': want "
-				    "assistant, history or uniform", optarg);
-			break;
-		case OPT_REWEIGHT:
-			cf->reweight = 1;
-			break;
-		case OPT_STRICT:
-			o->strict = 1;
-			break;
-		case OPT_TARGET:
-			if (rv_score_target(optarg, &cf->assist.target) < 0)
-				rv_usage_die(usage, "--target: '%s': want "
-				    "gradnorm or loss", optarg);
-			o->target_set = 1;
-			break;
-		case OPT_WINDOW:
-			cf->window = (uint32_t)U64("--window", 1,
-			    RV_SHRINK_MAX_WINDOW);
-			o->window_set = 1;
-			break;
-		default:
-			rv_usage_error(argv, usage);
-		}
+		rv_usage_error(argv, usage);
 	}
-	/* a budget that silently does not apply would hang a DDP job */
-	if (o->window_set && cf->budget == 0)
-		rv_usage_die(usage, "--window: only with --budget");
-	if (o->keep_set && cf->budget > 0)
-		rv_usage_die(usage, "--keep: not with --budget, which sets the "
-		    "fraction kept");
-	if (o->assistant_set && cf->policy != RV_POLICY_ASSISTANT)
-		rv_usage_die(usage, "--assistant: only with --policy "
-		    "assistant");
-	if (o->aa)
-		autoassist_conf(o);
-	cf->seed = o->c.seed;
+	rv_score_opts_finish(&o->s, o->c.seed, usage);
 	rv_common_operands(&o->c, argc, argv, optind);
-}
-
-/*
- * Learn from every feedback line there is now.  A malformed line is
- * reported (the first FB_WARN_MAX of them) and skipped: the trainer's
- * feedback helps, it is never a reason to stop.
- */
-static void
-poll_feedback(struct score *sc)
-{
-	int n, i, errs = 0;
-
-	if (sc->fb == NULL || sc->s == NULL)
-		return;
-	while ((n = rv_fb_poll(sc->fb, sc->lines, FB_LINES)) != 0) {
-		if (n < 0) {
-			if (++sc->bad_lines <= FB_WARN_MAX)
-				rv_warn("%s", rv_errmsg());
-			else if (sc->bad_lines == FB_WARN_MAX + 1)
-				rv_warn("'%s': further bad lines not shown",
-				    sc->o->feedback);
-			if (++errs >= FB_ERR_ROUND)
-				break;
-			continue;
-		}
-		for (i = 0; i < n; i++)
-			rv_shrink_feedback(sc->s, &sc->lines[i]);
-	}
-	if (rv_fb_reader_connected(sc->fb)) {
-		/* it came back: nothing to say */
-		sc->fb_left = rv_fb_reader_left(sc->fb);
-		sc->fb_left_kept = 0;
-	} else if (rv_fb_reader_left(sc->fb) > sc->fb_left) {
-		/* it left (again): what is kept from now on is unlearned */
-		struct rv_shrink_stats st;
-
-		rv_shrink_stats(sc->s, &st);
-		sc->fb_left = rv_fb_reader_left(sc->fb);
-		sc->fb_left_kept = st.total_kept + 1;
-	}
-}
-
-/*
- * The trainer closed the feedback FIFO and has not come back: said once,
- * at the end of the run (a trainer that stops at its target closes it
- * too, but then rv-score dies of SIGPIPE before its end; one that comes
- * and goes between epochs is no news).
- */
-static void
-report_fb_left(struct score *sc)
-{
-	struct rv_shrink_stats st;
-
-	if (sc->fb == NULL || sc->fb_left_kept == 0 ||
-	    rv_fb_reader_connected(sc->fb))
-		return;
-	rv_shrink_stats(sc->s, &st);
-	if (st.total_kept < sc->fb_left_kept)
-		return;		/* it left with the last sample */
-	rv_warn("'%s': the trainer closed the feedback FIFO after %llu "
-	    "lines: nothing learned since (%llu samples kept), scoring goes "
-	    "on as it stands", sc->o->feedback,
-	    (unsigned long long)rv_fb_lines(sc->fb),
-	    (unsigned long long)(st.total_kept - (sc->fb_left_kept - 1)));
-	sc->fb_left_kept = 0;
 }
 
 /*
@@ -394,7 +147,7 @@ window_from(struct score *sc, const struct rv_meta *m)
 		return rv_seterr("refurbish.batch %llu: over the largest "
 		    "--budget window, %d: give --window",
 		    (unsigned long long)b, RV_SHRINK_MAX_WINDOW);
-	sc->conf.window = (uint32_t)b;
+	sc->conf->window = (uint32_t)b;
 	return 0;
 }
 
@@ -412,16 +165,15 @@ put_meta(struct score *sc, const struct rv_rec *rec)
 	if (rec != NULL && rv_meta_parse(&m, rec->payload,
 	    (size_t)rec->payload_len) < 0)
 		goto out;
-	if (rv_score_classes(&m, &sc->classes) < 0 ||
-	    rv_score_norm(&m, sc->mean, &sc->nmean, sc->std, &sc->nstd) < 0)
+	if (rv_scorer_meta(sc->scorer, &m) < 0)
 		goto out;
-	if (sc->conf.budget > 0 && !sc->o->window_set && sc->s == NULL &&
+	if (sc->conf->budget > 0 && !sc->o->s.window_set && sc->s == NULL &&
 	    window_from(sc, &m) < 0)
 		goto out;
 	/* the options that shape the output are score.* keys, never argv:
 	 * the bytes do not depend on -j, -o or -q */
 	if (rv_meta_set(&m, "producer", "rv-score " RV_VERSION_STRING) < 0 ||
-	    rv_score_meta_conf(&m, &sc->conf) < 0)
+	    rv_score_meta_conf(&m, sc->conf) < 0)
 		goto out;
 	rc = rv_meta_put(sc->w, &m) < 0 ? 1 : 0;
 	sc->meta_out = 1;
@@ -438,7 +190,7 @@ put_kept(struct score *sc, const struct rv_rec *rec, const struct rv_keep *k)
 
 	out.flags |= RV_F_SCORED;
 	out.score = k->score;
-	if (sc->conf.reweight) {
+	if (sc->conf->reweight) {
 		out.flags |= RV_F_REWEIGHTED;
 		out.weight *= k->weight;
 	}
@@ -489,68 +241,22 @@ hold(struct score *sc, const struct rv_rec *rec, const uint8_t *px,
 		memcpy(slot->buf, rec->payload, (size_t)rec->payload_len);
 	slot->rec = *rec;
 	slot->rec.payload = slot->buf;
-	if (sc->nwin == sc->conf.window)
+	if (sc->nwin == sc->conf->window)
 		return flush_window(sc);
 	return 0;
 }
 
-/*
- * The shrinker, at the first sample: the autoassist assistant takes its
- * shape, and the stream's mean and std (or the published constants).
- */
+/* The shrinker, at the first sample, and --budget's window. */
 static int
 make_shrink(struct score *sc, const struct rv_rec *rec)
 {
-	struct rv_shrink_conf cf = sc->conf;
-	uint32_t ch = 1;
-
-	/* the assistant's features are per channel; an encoded sample's
-	 * thumbnail has 1 or 3 (thumb()) */
-	if (cf.policy == RV_POLICY_ASSISTANT)
-		ch = rec->dtype == RV_DT_U8 || rec->channels == 1 ?
-		    rec->channels : 3;
-	if (cf.policy == RV_POLICY_ASSISTANT &&
-	    cf.assist.kind == RV_ASSIST_AUTOASSIST) {
-		cf.height = rec->height;
-		cf.width = rec->width;
-		if (rv_score_aa_norm(sc->mean, sc->nmean, sc->std, sc->nstd,
-		    ch, &cf.assist) < 0)
-			return -1;
-	}
-	if ((sc->s = rv_shrink_new(&cf, ch, sc->classes)) == NULL)
+	if (rv_scorer_start(sc->scorer, rec) < 0)
 		return -1;
-	if (cf.budget > 0) {
-		sc->win = xcalloc(cf.window, sizeof(*sc->win));
-		sc->keeps = xcalloc(cf.window, sizeof(*sc->keeps));
+	sc->s = rv_scorer_shrink(sc->scorer);
+	if (sc->conf->budget > 0) {
+		sc->win = xcalloc(sc->conf->window, sizeof(*sc->win));
+		sc->keeps = xcalloc(sc->conf->window, sizeof(*sc->keeps));
 	}
-	return 0;
-}
-
-/*
- * The assistant's view of an encoded sample: its thumbnail into *px, h,
- * w and c.  0; 1 when it does not decode (rv_errmsg() says why); -1 for
- * a stream it cannot score.
- */
-static int
-thumb(struct score *sc, const struct rv_rec *rec, const uint8_t **px,
-    uint32_t *h, uint32_t *w, uint32_t *c)
-{
-	const struct rv_shrink_conf *cf = &sc->conf;
-
-	if (cf->assist.kind == RV_ASSIST_AUTOASSIST)
-		return rv_seterr("sample %llu is an encoded %s: the "
-		    "autoassist assistant's features are the whole decoded "
-		    "image; decode it first (rv-decode without --encoded), or "
-		    "score with --assistant rv", (unsigned long long)rec->id,
-		    rv_dtype_name(rec->dtype));
-	if (sc->thumbs == NULL && (sc->thumbs = rv_thumbs_new(
-	    rec->channels == 1 ? 1 : 3, cf->max_ids)) == NULL)
-		return -1;
-	if ((*px = rv_thumbs_get(sc->thumbs, rec->id, rec->payload,
-	    (size_t)rec->payload_len)) == NULL)
-		return 1;
-	*h = *w = RV_FEAT_GRID;
-	*c = rec->channels == 1 ? 1 : 3;
 	return 0;
 }
 
@@ -558,9 +264,8 @@ thumb(struct score *sc, const struct rv_rec *rec, const uint8_t **px,
 static int
 sample(struct score *sc, const struct rv_rec *rec)
 {
-	const struct rv_shrink_conf *cf = &sc->conf;
-	const uint8_t *px = rec->payload;
-	uint32_t h = rec->height, w = rec->width, c = rec->channels;
+	const uint8_t *px;
+	uint32_t h, w, c;
 	struct rv_keep k;
 	int rc;
 
@@ -568,11 +273,10 @@ sample(struct score *sc, const struct rv_rec *rec)
 		return -1;
 	/* only the assistant looks at pixels: the others pass encoded
 	 * samples on as they are */
-	if (rec->dtype != RV_DT_U8 && cf->policy == RV_POLICY_ASSISTANT &&
-	    (rc = thumb(sc, rec, &px, &h, &w, &c)) != 0)
+	if ((rc = rv_scorer_view(sc->scorer, rec, &px, &h, &w, &c)) != 0)
 		return rc;
-	poll_feedback(sc);
-	if (cf->budget > 0)
+	rv_scorer_poll(sc->scorer);
+	if (sc->conf->budget > 0)
 		return hold(sc, rec, px, h, w, c);
 	if (rv_shrink_decide(sc->s, rec->id, rec->epoch, rec->label, px, h,
 	    w, c, &k) < 0)
@@ -604,7 +308,7 @@ epoch_end(struct score *sc, const struct rv_rec *rec)
 		return 1;
 	if (sc->o->c.verbose) {
 		rv_score_epoch_line(line, sizeof(line), rec->epoch, &st,
-		    sc->conf.policy);
+		    sc->conf->policy);
 		rv_warn("%s", line);
 	}
 	if (sc->s != NULL)
@@ -647,7 +351,7 @@ run_input(char *const *paths, int npaths, struct score *sc,
 			    rv_reader_name(r),
 			    (unsigned long long)rv_reader_records(r) - 1,
 			    (unsigned long long)rec.id);
-			if (sc->o->strict) {
+			if (sc->o->s.strict) {
 				rc = 2;
 				break;
 			}
@@ -702,19 +406,12 @@ run_input(char *const *paths, int npaths, struct score *sc,
 static const char *
 thumbs_line(const struct score *sc, char *buf, size_t len)
 {
-	struct rv_thumb_stats ts;
-	int n = 0;
+	size_t n;
 
-	buf[0] = '\0';
-	if (sc->thumbs != NULL) {
-		rv_thumbs_stats(sc->thumbs, &ts);
-		n = snprintf(buf, len, "; %llu encoded samples decoded "
-		    "reduced for the assistant, %llu from its cache",
-		    (unsigned long long)ts.decoded,
-		    (unsigned long long)ts.hits);
-	}
-	if (sc->skipped > 0 && n >= 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, "%s%llu skipped",
+	rv_scorer_thumbs_line(sc->scorer, buf, len);
+	n = strlen(buf);
+	if (sc->skipped > 0 && n < len)
+		snprintf(buf + n, len - n, "%s%llu skipped",
 		    n > 0 ? ", " : "; ", (unsigned long long)sc->skipped);
 	return buf;
 }
@@ -727,24 +424,24 @@ main(int argc, char *argv[])
 	struct rv_out out;
 	struct rv_progress prog;
 	struct rv_shrink_stats st;
-	struct rv_fb_reader *fb = NULL;
+	struct rv_scorer *scorer;
 	char line[256], tl[160];
 	size_t i;
 	int rc, status = 1;
 
 	rv_setprogname(argv[0]);
 	parse_args(argc, argv, &o);
-	if (o.feedback != NULL && (fb = rv_fb_reader_open(o.feedback)) == NULL)
+	if ((scorer = rv_scorer_new(&o.s)) == NULL)
 		rv_die(1, "%s", rv_errmsg());
 	if (rv_out_open(&out, o.c.output, 1) < 0) {
 		rv_warn("%s", rv_errmsg());
-		rv_fb_reader_close(fb);
+		rv_scorer_free(scorer);
 		return 1;
 	}
 	sc = xcalloc(1, sizeof(*sc));
 	sc->o = &o;
-	sc->conf = o.conf;
-	sc->fb = fb;
+	sc->scorer = scorer;
+	sc->conf = rv_scorer_conf(scorer);
 	rv_progress_init(&prog, o.c.quiet, "samples");
 	sc->w = rv_writer_new(out.fd, rv_out_name(&out),
 	    rv_stream_level(o.c.level));
@@ -763,7 +460,7 @@ main(int argc, char *argv[])
 		goto out;
 	}
 	status = 0;
-	report_fb_left(sc);
+	rv_scorer_report_left(sc->scorer);
 out:
 	rv_progress_done(&prog);
 	if (status == 0 && o.c.verbose) {
@@ -771,13 +468,11 @@ out:
 		rv_score_summary_line(line, sizeof(line), sc->epochs, &st);
 		rv_warn("%s%s", line, thumbs_line(sc, tl, sizeof(tl)));
 	}
-	rv_shrink_free(sc->s);
-	rv_thumbs_free(sc->thumbs);
-	rv_fb_reader_close(sc->fb);
-	for (i = 0; sc->win != NULL && i < sc->conf.window; i++)
+	for (i = 0; sc->win != NULL && i < sc->conf->window; i++)
 		free(sc->win[i].buf);
 	free(sc->win);
 	free(sc->keeps);
+	rv_scorer_free(sc->scorer);
 	if (rv_writer_close(sc->w) < 0 && status == 0) {
 		rv_warn("%s", rv_errmsg());
 		status = 1;

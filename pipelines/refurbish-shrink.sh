@@ -2,22 +2,25 @@
 # The main job: decode Fashion-MNIST (Debian's dataset-fashion-mnist) into
 # rv streams, print the training set's summary and draw contact sheets,
 # then train cnn-small on the CPU from a refurbished and shrunk stream:
-# rv-refurbish computes RandAugment (the partial) once per $reuse epochs and a
-# fresh crop and flip (the final) at every use; rv-score's assistant,
-# learning online from the trainer's per-sample gradient norms (fed back
-# through a FIFO), keeps half of every group of 256 that rv-refurbish
-# dealt (rv-score --budget 0.5), the half it predicts most informative,
-# misses and cache hits in proportion, so that every batch of 128 holds
-# the same number of fresh partials, give or take one; the trainer
-# evaluates on the test set after every epoch, optionally stopping at a
-# target accuracy, and the learning curves are drawn.  A short summary
-# closes the run: test accuracy, wall time, the share of it the trainer
-# waited for input, the samples rv-score dropped and the partials
-# rv-refurbish reused.
+# rv-refurbish asks the assistant (rv-refurbish --score, rv-score's
+# options) which half of each epoch to serve before it makes any partial,
+# so a dropped sample costs no augmentation at all; the assistant learns
+# online from the trainer's per-sample gradient norms, fed back through a
+# FIFO.  RandAugment (the partial) is made once per $reuse uses of a kept
+# sample and a fresh crop and flip (the final) at every use; every batch
+# of 128 holds the same number of fresh partials, give or take one.  The
+# trainer runs the steps of $EPOCHS epochs of every sample (--steps, so
+# its cosine schedule is standard training's), evaluates on the test set
+# after every epoch, optionally stopping at a target accuracy, and the
+# learning curves are drawn.  A short summary closes the run: test
+# accuracy, wall time, the share of it the trainer waited for input, the
+# samples the assistant dropped, the partials rv-refurbish reused, and
+# the share of standard training's partial augmentations saved with the
+# data stage's CPU time.
 #   mkfifo fb
-#   rv-refurbish --partial P --final F --reuse 3 --batch 256 train.rvs |
-#       rv-score --feedback fb --budget 0.5 | rv-batch -b 128 |
-#       rv-train-gpu --feedback fb
+#   rv-refurbish --partial P --final F --reuse 3 --batch 128 \
+#       --score '--feedback fb --budget 0.5' train.rvs |
+#       rv-batch -b 128 | rv-train-gpu --steps S --feedback fb
 # Run it from `make demo`, or after `make`:
 #   [OUT=dir] [EPOCHS=5] [TARGET=acc] [EVAL_EVERY=N] [LIMIT=N] \
 #       [EVAL_LIMIT=N] [SEED=S] [PARTIAL=spec] [FINAL=spec] [REUSE=r] \
@@ -65,14 +68,20 @@ fifo="$out/feedback.fifo"
 rm -f "$fifo"
 mkfifo "$fifo"
 trap 'rm -f "$fifo"' EXIT
-echo "== training cnn-small for $epochs epochs on a refurbished, shrunk stream: partial '$partial' once per $reuse epochs, final '$final' every epoch, rv-score's assistant keeping the half of every 256 it predicts most informative (the first epoch whole)" >&2
+# Standard training's steps: $epochs epochs of every sample in batches of
+# 128; rv-refurbish serves the first epoch whole and half of each later
+# one, so 2 E epochs are more than enough (the trainer stops at its
+# steps, and its upstream ends by SIGPIPE).
+n=$(rv-inspect "$out/fmnist-train.rvs" | awk '$1 == "samples" { print $2; exit }')
+steps=$((epochs * ((n + 127) / 128)))
+echo "== training cnn-small for $steps steps ($epochs epochs of every sample) on a refurbished, shrunk stream: partial '$partial' once per $reuse uses, final '$final' every use, the assistant keeping the half of every epoch it predicts most informative (the first epoch whole), scored before any augmentation" >&2
 {
 	upstream rv-refurbish -v -j 1 --partial "$partial" --final "$final" \
-	    --reuse "$reuse" --epochs "$epochs" --batch 256 --seed "$seed" \
+	    --reuse "$reuse" --epochs $((2 * epochs)) --batch 128 \
+	    --seed "$seed" --score "--feedback $fifo --budget 0.5" \
 	    "$out/fmnist-train.rvs" |
-	    upstream rv-score -v --feedback "$fifo" --budget 0.5 --seed "$seed" |
 	    upstream rv-batch -q -b 128 |
-	    rv-train-gpu -v -m cnn-small --schedule cosine --epochs "$epochs" \
+	    rv-train-gpu -v -m cnn-small --schedule cosine --steps "$steps" \
 		--seed "$seed" \
 		--eval "$out/fmnist-test.rvs" "${target[@]}" "${evalopt[@]}" \
 		--feedback "$fifo" --log "$out/train.log" \
@@ -85,26 +94,28 @@ rv-plot -o "$out/curves.png" --x epoch \
     "refurbished+shrunk=$out/train.log"
 
 # The run's summary.  The trainer's log ends with a summary line (JSON);
-# rv-refurbish and rv-score each wrote a line per epoch.  With TARGET the
-# trainer stops at an epoch end and its upstream stages, killed, may have
-# reported an epoch it never trained on: only the epochs trained count.
+# rv-refurbish wrote a line per epoch and, for the assistant, a "score"
+# line per epoch.  The trainer stops at its steps and its upstream,
+# killed, may have served epochs it never trained on: only the epochs it
+# took samples from count (those that began before its last sample).
 sline=$(grep '"event":"summary"' "$out/train.log" | tail -n 1)
 eline=$(grep '"event":"eval"' "$out/train.log" | tail -n 1)
 json() {	# json LINE KEY: the value of KEY in the flat JSON object LINE
 	printf '%s\n' "$1" | sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p"
 }
-trained=$(json "$sline" epochs)
-awk -v et="$trained" -v acc="$(json "$sline" eval_acc)" \
+awk -v et="$(json "$sline" epochs)" -v acc="$(json "$sline" eval_acc)" \
     -v aepoch="$(json "$eline" epoch)" -v astep="$(json "$eline" step)" \
     -v wall="$(json "$sline" wall)" -v wait="$(json "$sline" wait_frac)" \
     -v samples="$(json "$sline" samples)" -v steps="$(json "$sline" steps)" \
     -v target="${TARGET:-}" -v reached="$(json "$sline" reached)" '
 	function pct(a, b) { return b > 0 ? 100 * a / b : 0 }
-	$1 == "rv-refurbish:" && $2 == "epoch" && $3 + 0 < et {
-		served += $4 + $6; hits += $6; computed += $8
+	$1 == "rv-refurbish:" && $2 == "epoch" && served < samples {
+		took[$3 + 0] = 1; epochs++
+		served += $4 + $6; hits += $6; computed += $8; cpu += $11
 	}
-	$1 == "rv-score:" && $2 == "epoch" && $3 + 0 < et {
-		seen += $4; dropped += $9
+	$1 == "rv-refurbish:" && $2 == "score" && $3 == "epoch" &&
+	    took[$4 + 0] {
+		seen += $5; dropped += $10
 	}
 	END {
 		if (acc == "null")
@@ -118,12 +129,15 @@ awk -v et="$trained" -v acc="$(json "$sline" eval_acc)" \
 		printf "wall       %.2f s\n", wall
 		printf "data wait  %.1f%% of wall time waiting for input\n",
 		    100 * wait
-		printf "trained    %d samples in %d epoch%s, %d steps\n",
-		    samples, et, et == 1 ? "" : "s", steps
-		printf "dropped    %d of %d samples by rv-score (%.1f%%)\n",
+		printf "trained    %d samples in %d steps, from %d epoch%s of rv-refurbish\n",
+		    samples, steps, epochs, epochs == 1 ? "" : "s"
+		printf "dropped    %d of %d samples by the assistant (%.1f%%), before any augmentation\n",
 		    dropped, seen, pct(dropped, seen)
 		printf "reused     %d of %d samples served from a cached partial (%.1f%%); %d partials computed\n",
 		    hits, served, pct(hits, served), computed
+		printf "saved      %.1f%% of the partial augmentations standard training of the same samples runs (%d made for %d served, %.2f s of data CPU, %.3f ms a sample); the %d dropped cost none\n",
+		    100 - pct(computed, served), computed, served, cpu,
+		    served ? 1000 * cpu / served : 0, dropped
 	}' "$out/train.err" > "$out/summary.txt"
 cat "$out/summary.txt"
 echo "== contact sheets: $out/fmnist-grid.png, $out/fmnist-refurbished.png" >&2

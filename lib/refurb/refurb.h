@@ -16,6 +16,25 @@
  * thread count, nor the cache's budget or disk tier, nor file or pipe
  * input, nor which epochs a run produces: epoch e is the same whether a
  * run starts there or not.
+ *
+ * Scored (conf.scorer, rv-refurbish --score): the trainer's assistant
+ * decides which samples an epoch trains before any partial is made, so a
+ * dropped sample costs neither partial nor final.  The schedule then
+ * counts uses of the samples kept, not epochs: a partial is made again
+ * once it has been served `r` times (its first `chunk + 1` times, the
+ * schedule's chunk, so the first cycle is staggered as above), and a
+ * dropped sample keeps its partial and its count.  An epoch deals its N
+ * samples as candidates, the due ones (no partial, or one served its r
+ * times) spread evenly (rv_sched_deal), and offers them to the scorer in
+ * windows, each of which keeps one batch of B (budget mode, exactly
+ * round(F N) an epoch): the due ones kept of window j are
+ * floor((j+1) B m / N) - floor(j B m / N), m the epoch's due candidates,
+ * so every trained batch holds the same misses +-1 and an epoch costs
+ * about (F N) / r partials.  Each batch is shuffled inside.  The
+ * decisions depend on the feedback and its timing; given the decisions
+ * (no feedback, or the same lines at the same samples), the bytes do not
+ * depend on the thread count or the cache, as above.  A run's first epoch
+ * computes every partial it serves.
  */
 #ifndef RV_REFURB_H
 #define RV_REFURB_H
@@ -25,6 +44,7 @@
 #include "aug/aug.h"
 #include "refurb/cache.h"
 #include "refurb/refsrc.h"
+#include "shrink/scorer.h"
 #include "stream/stream.h"
 
 /* "No epoch": the `next` of the last epoch a run produces. */
@@ -46,6 +66,8 @@ struct rv_refurb_conf {
 	int jobs;		/* threads, the caller's included */
 	int level;		/* zstd level of the output frames (resolved) */
 	struct rv_progress *prog;	/* borrowed, may be NULL */
+	struct rv_scorer *scorer;	/* borrowed, NULL: keep every sample;
+					 * else its budget must be set */
 };
 
 /* One epoch's counts. */
@@ -57,14 +79,20 @@ struct rv_refurb_stats {
 	uint64_t preads;	/* reads of the input (grouped) */
 	double cpu;		/* process CPU seconds */
 	double wall;		/* seconds */
+	/* scored: samples offered (N) and kept; misses and hits are then
+	 * those of the kept samples; the scorer's epoch report */
+	uint64_t kept;
+	struct rv_shrink_stats score;
 };
 
 struct rv_refurb;
 
 /*
  * Plan the run over src (borrowed, must outlive the result): schedule,
- * cache, -j workers.  NULL with rv_errmsg() set (reuse > N, an empty
- * input, an unusable cache directory).
+ * cache, -j workers, and with a scorer its window (set in its
+ * configuration) and its metadata.  NULL with rv_errmsg() set (reuse > N,
+ * an empty input, an unusable cache directory, a scorer without a budget
+ * or whose window would exceed RV_SHRINK_MAX_WINDOW).
  */
 struct rv_refurb *rv_refurb_new(const struct rv_refurb_conf *conf,
     const struct rv_refsrc *src);
@@ -74,7 +102,9 @@ void rv_refurb_free(struct rv_refurb *rf);
 /*
  * Write epoch e (< RV_REFURB_NONE - 1) to w: a metadata record (the
  * input's metadata and the refurbish.* keys), the N samples in the
- * schedule's order, an epoch-end record.  next is the epoch the caller
+ * schedule's order, an epoch-end record.  Scored: the samples kept, a
+ * metadata record of the epoch's counts (refurbish.misses, .hits and the
+ * score.* report) and an epoch-end record counting them.  next is the epoch the caller
  * will ask for after this one, or RV_REFURB_NONE: only partials that
  * epoch serves again are put into the cache.  Epochs may be asked for in
  * any increasing order; a partial not in the cache, whatever the reason,

@@ -133,10 +133,20 @@ rv_sched_misses(const struct rv_sched *s, uint32_t e)
  * backwards from slot n-1 then never overwrites an entry of out before it
  * is read (the k-th entry of the larger class moves to a slot >= k).
  */
-void
-rv_sched_order(const struct rv_sched *s, uint32_t e, uint64_t *out)
+static int
+is_miss(const struct rv_sched *s, const unsigned char *miss, uint64_t pos,
+    uint32_t e)
 {
-	uint64_t n = s->n, m = rv_sched_misses(s, e);
+	return miss != NULL ? miss[pos] != 0 : rv_sched_fresh(s, pos, e);
+}
+
+/* The deal of order(), with misses from miss[] (NULL: the schedule's),
+ * m of them, and groups of batch. */
+static void
+order(const struct rv_sched *s, uint32_t e, const unsigned char *miss,
+    uint64_t m, uint32_t batch, uint64_t *out)
+{
+	uint64_t n = s->n;
 	uint64_t pos, i, rem, g, ngroups;
 	uint64_t *small = NULL;
 	size_t nbig = 0, nsmall = 0;
@@ -148,7 +158,7 @@ rv_sched_order(const struct rv_sched *s, uint32_t e, uint64_t *out)
 		    sizeof(*small));
 	for (pos = 0; pos < n; pos++) {
 		if (small != NULL &&
-		    rv_sched_fresh(s, pos, e) == small_is_miss)
+		    is_miss(s, miss, pos, e) == small_is_miss)
 			small[nsmall++] = pos;
 		else
 			out[nbig++] = pos;
@@ -164,12 +174,12 @@ rv_sched_order(const struct rv_sched *s, uint32_t e, uint64_t *out)
 
 		rem = 0;	/* (i+1)m mod n, from i = n-1 down */
 		for (i = n; i-- > 0;) {
-			int miss = rem < m;
-			if (miss)
+			int slot_miss = rem < m;
+			if (slot_miss)
 				rem += n - m;
 			else
 				rem -= m;
-			if (miss == small_is_miss)
+			if (slot_miss == small_is_miss)
 				out[i] = small[--nsmall];
 			else
 				out[i] = out[--nbig];
@@ -177,14 +187,31 @@ rv_sched_order(const struct rv_sched *s, uint32_t e, uint64_t *out)
 		free(small);
 	}
 
-	if (s->batch == 1)
+	if (batch == 1)
 		return;
-	ngroups = (n - 1) / s->batch + 1;
+	ngroups = (n - 1) / batch + 1;
 	for (g = 0; g < ngroups; g++) {
-		uint64_t lo = g * s->batch;
-		uint64_t len = n - lo < s->batch ? n - lo : s->batch;
+		uint64_t lo = g * batch;
+		uint64_t len = n - lo < batch ? n - lo : batch;
 		rv_rng_init(&rg, s->seed, RV_STAGE_REFURB_ORDER,
 		    SCHED_OP_GROUP, e, g);
 		rv_rng_shuffle_u64(&rg, out + lo, (size_t)len);
 	}
+}
+
+void
+rv_sched_order(const struct rv_sched *s, uint32_t e, uint64_t *out)
+{
+	order(s, e, NULL, rv_sched_misses(s, e), s->batch, out);
+}
+
+void
+rv_sched_deal(const struct rv_sched *s, uint32_t e, const unsigned char *miss,
+    uint64_t *out)
+{
+	uint64_t pos, m = 0;
+
+	for (pos = 0; pos < s->n; pos++)
+		m += miss[pos] != 0;
+	order(s, e, miss, m, 1, out);
 }

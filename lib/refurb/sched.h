@@ -80,5 +80,14 @@ uint64_t rv_sched_misses(const struct rv_sched *s, uint32_t e);
  * min(m, N-m) u64, at most N/2 entries.  out must hold s->n entries.
  */
 void rv_sched_order(const struct rv_sched *s, uint32_t e, uint64_t *out);
+/*
+ * The same deal for misses given by miss[pos] != 0 (n entries) instead
+ * of the schedule's, and no groups (B = 1): every window of w consecutive
+ * outputs holds floor or ceil of w m / N misses.  rv-refurbish --score
+ * deals the candidates it offers the scorer with it, the misses being
+ * the samples whose partial is due (refurb.h).
+ */
+void rv_sched_deal(const struct rv_sched *s, uint32_t e,
+    const unsigned char *miss, uint64_t *out);
 
 #endif

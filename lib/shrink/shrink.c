@@ -585,8 +585,19 @@ rv_shrink_budget_strata(const size_t *n, size_t k, size_t *ks)
 	ks[1] = k - ks[0];
 }
 
-size_t
-rv_shrink_decide_window(struct rv_shrink *s, struct rv_keep *out)
+int
+rv_shrink_keeps_all(const struct rv_shrink *s, uint32_t epoch)
+{
+	return !s->aa && (!s->have_first || epoch == s->first_epoch);
+}
+
+/*
+ * Decide the window: keep all during warm-up, else kst[t] of stratum t
+ * (kst NULL: rv_shrink_budget_k of the window, shared by
+ * rv_shrink_budget_strata).
+ */
+static size_t
+decide_window(struct rv_shrink *s, const size_t *given, struct rv_keep *out)
 {
 	const struct rv_shrink_conf *cf = &s->conf;
 	size_t i, k, n = s->win_n, nst[RV_SHRINK_STRATA], kst[RV_SHRINK_STRATA];
@@ -606,14 +617,19 @@ rv_shrink_decide_window(struct rv_shrink *s, struct rv_keep *out)
 		if (s->a != NULL && s->feedback < cf->min_feedback)
 			for (i = 0; i < n; i++)
 				s->win_p[i] = 1;
-		k = rv_shrink_budget_k(cf->budget, n);
 		rv_rng_init(&r, cf->seed, RV_STAGE_SCORE, OP_WINDOW,
 		    s->win_epoch, s->win_id[0]);
 		for (t = 0; t < RV_SHRINK_STRATA; t++)
 			nst[t] = 0;
 		for (i = 0; i < n; i++)
 			nst[s->win_stratum[i]]++;
-		rv_shrink_budget_strata(nst, k, kst);
+		if (given == NULL) {
+			k = rv_shrink_budget_k(cf->budget, n);
+			rv_shrink_budget_strata(nst, k, kst);
+		} else {
+			for (t = 0; t < RV_SHRINK_STRATA; t++)
+				kst[t] = given[t] < nst[t] ? given[t] : nst[t];
+		}
 		/* one draw per stratum, in stratum order: a window of one
 		 * stratum 0 decides as it did before strata */
 		for (t = 0; t < RV_SHRINK_STRATA; t++) {
@@ -637,6 +653,19 @@ rv_shrink_decide_window(struct rv_shrink *s, struct rv_keep *out)
 	}
 	s->win_n = 0;
 	return n;
+}
+
+size_t
+rv_shrink_decide_window(struct rv_shrink *s, struct rv_keep *out)
+{
+	return decide_window(s, NULL, out);
+}
+
+size_t
+rv_shrink_decide_window_ks(struct rv_shrink *s, const size_t *ks,
+    struct rv_keep *out)
+{
+	return decide_window(s, ks, out);
 }
 
 size_t

@@ -178,6 +178,17 @@ size_t rv_shrink_pending(const struct rv_shrink *s);
  * after the first epoch, all of them during it.
  */
 size_t rv_shrink_decide_window(struct rv_shrink *s, struct rv_keep *out);
+/*
+ * The same with the count each stratum keeps given: ks[t] of stratum t
+ * (at most its size), chosen as above; warm-up still keeps all.  For a
+ * caller that sizes its windows itself (rv-refurbish --score: each window
+ * keeps one trained batch, its misses dealt evenly over the epoch).
+ */
+size_t rv_shrink_decide_window_ks(struct rv_shrink *s, const size_t *ks,
+    struct rv_keep *out);
+/* 1 if a window of epoch keeps every sample (the first epoch seen, not
+ * under autoassist); asked before its first sample is offered. */
+int rv_shrink_keeps_all(const struct rv_shrink *s, uint32_t epoch);
 
 /*
  * The budget arithmetic, without state; none of it allocates.

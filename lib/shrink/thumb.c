@@ -105,6 +105,18 @@ rv_thumbs_get(struct rv_thumbs *t, uint64_t id, const unsigned char *p,
 	return dst;
 }
 
+const uint8_t *
+rv_thumbs_peek(struct rv_thumbs *t, uint64_t id)
+{
+	uint32_t slot = rv_idmap_find(&t->map, id);
+
+	if (slot == RV_IDMAP_NIL)
+		return NULL;
+	rv_idmap_touch(&t->map, slot);
+	t->st.hits++;
+	return t->px + (size_t)slot * t->len;
+}
+
 void
 rv_thumbs_stats(const struct rv_thumbs *t, struct rv_thumb_stats *st)
 {

@@ -52,6 +52,13 @@ void rv_thumbs_free(struct rv_thumbs *t);
 const uint8_t *rv_thumbs_get(struct rv_thumbs *t, uint64_t id,
     const unsigned char *p, size_t n);
 
+/*
+ * The thumbnail of id when the cache holds it (counted as a hit), else
+ * NULL: for a caller that reads the encoded image only when it must
+ * (rv-refurbish --score).
+ */
+const uint8_t *rv_thumbs_peek(struct rv_thumbs *t, uint64_t id);
+
 void rv_thumbs_stats(const struct rv_thumbs *t, struct rv_thumb_stats *st);
 
 #endif

@@ -4,7 +4,8 @@
 # B), on Fashion-MNIST and on JPEG fixtures; determinism over -j, seed,
 # file or pipe input, the memory limit and the disk tier, kill -9 and
 # --resume, --epoch-range; the baselines; -v; every error with its
-# message.  Records are read by the python checker below, written from
+# message; scored by the assistant (--score): kept counts, uses, misses
+# per batch, thumbnails, its usage errors.  Records are read by the python checker below, written from
 # rv-stream(5), so the tests share no code with lib/.
 # shellcheck shell=bash disable=SC2016,SC2030,SC2031,SC2154
 
@@ -706,4 +707,121 @@ EOF
 	    --batch 4 "$T/dec.rvs" -o "$T/b.rvs"
 	diff <(pix "$T/a.rvs") <(pix "$T/b.rvs")
 	[ "$(pix "$T/a.rvs" | wc -l)" -ge 64 ]
+}
+
+# ---- scored: --score -------------------------------------------------------
+
+# scored_ok OUT N K R B: the pix lines of a scored run (--final '', so a
+# served partial's pixels are its fresh use's) keep every promise: epoch 0
+# whole, K samples an epoch after it, each id once an epoch; a fresh
+# partial (uses 1) only for a sample kept, a hit serves the last fresh
+# pixels of its id with uses one more and at most R, and a partial is
+# made again only after R uses (its first, after at most R); every full
+# batch of B of an epoch after the first holds the same misses +-1, and
+# each such epoch makes K/R partials +-20%.  Prints the partials made.
+scored_ok() {
+	pix "$1" | awk -v N="$2" -v K="$3" -v R="$4" -v B="$5" '
+	function bad(m) { print "FAIL: " m; fails++ }
+	{
+		e = $1; id = $2; u = $3; h = $4
+		if (seen[e " " id]++) bad("epoch " e ": id " id " twice")
+		i = n[e]++
+		if (u == 1) {
+			if (id in last && (last[id] > R ||
+			    (nref[id]++ > 0 && last[id] != R)))
+				bad("id " id ": made again after " last[id] " uses")
+			px[id] = h; made[e]++; parts++
+			if (e > 0 && i < int(K / B) * B)
+				miss[e " " int(i / B)]++
+		} else if (!(id in last) || u != last[id] + 1 || u > R ||
+		    px[id] != h) {
+			bad("epoch " e ": id " id ": uses " u " after " last[id] ", or other pixels")
+		}
+		last[id] = u; if (e > E) E = e
+	}
+	END {
+		if (n[0] != N) bad("epoch 0: " n[0] " samples")
+		for (e = 1; e <= E; e++) {
+			if (n[e] != K) bad("epoch " e ": " n[e] " samples")
+			lo = K; hi = 0
+			for (g = 0; g < int(K / B); g++) {
+				v = miss[e " " g] + 0
+				if (v < lo) lo = v; if (v > hi) hi = v
+			}
+			if (hi - lo > 1) bad("epoch " e ": " lo " to " hi " misses a batch")
+			if (made[e] < 0.8 * K / R || made[e] > 1.2 * K / R)
+				bad("epoch " e ": " made[e] " partials for " K " samples, r " R)
+		}
+		if (fails) exit 1
+		print parts
+	}'
+}
+
+@test "rv-refurbish --score: F N samples an epoch after a whole first, a partial only for the kept, r uses each, misses even per batch, the same bytes for any -j" {
+	fmnist 600 "$T/in.rvs"
+	run -0 --separate-stderr rv-refurbish -v -j 1 --partial "$FP" --final '' \
+	    --reuse 3 --epochs 7 --batch 32 --seed 3 --score '--budget 0.5' \
+	    "$T/in.rvs" -o "$T/a.rvs"
+	[[ "${stderr_lines[0]}" == "rv-refurbish: epoch 0: 600 misses, 0 hits, 600 partials run, "* ]]
+	[[ "${stderr_lines[1]}" == "rv-refurbish: score epoch 0: 600 seen, 600 kept (100.0%), 0 dropped; feedback 0 lines"* ]]
+	# epoch 1 makes the partials of chunk 0 kept: its share exactly
+	[[ "${stderr_lines[2]}" == "rv-refurbish: epoch 1: 100 misses, 200 hits, 100 partials run, "* ]]
+	[[ "${stderr_lines[3]}" == "rv-refurbish: score epoch 1: 600 seen, 300 kept (50.0%), 300 dropped;"* ]]
+	[[ "$stderr" == *"rv-refurbish: partials: "*" for 2400 samples served, "*" a sample (1/r = 0.333)"* ]]
+	run -0 scored_ok "$T/a.rvs" 600 300 3 32
+	[ "$output" -ge 1100 ] && [ "$output" -le 1300 ]
+	# the epoch ends count the kept; the metadata says what was served
+	run -0 bash -c "rv-inspect --dump '$T/a.rvs' | awk -F'\t' '\$3 == \"epoch-end\" { print \$11 }' | xargs"
+	[ "$output" = "600 300 300 300 300 300 300" ]
+	run -0 bash -c "rv-inspect '$T/a.rvs' | grep -E '^  (score.budget|refurbish.misses) '"
+	[ "${#lines[@]}" = 2 ]
+	rv-refurbish -q -j 3 --partial "$FP" --final '' --reuse 3 --epochs 7 \
+	    --batch 32 --seed 3 --score '--budget 0.5' "$T/in.rvs" -o "$T/b.rvs"
+	cmp "$T/a.rvs" "$T/b.rvs"
+	# r = 1: a partial for every kept sample, a whole epoch at F = 1
+	rv-refurbish -q --partial "$FP" --final '' --epochs 3 --batch 32 \
+	    --score '--budget 0.25 --policy uniform' "$T/in.rvs" -o "$T/c.rvs"
+	run -0 scored_ok "$T/c.rvs" 600 150 1 32
+	[ "$output" = 900 ]
+	rv-refurbish -q --partial "$FP" --final '' --reuse 2 --epochs 3 \
+	    --batch 32 --score '--budget 1' "$T/in.rvs" -o "$T/d.rvs"
+	run -0 scored_ok "$T/d.rvs" 600 600 2 32
+}
+
+@test "rv-refurbish --score: encoded JPEGs scored from a thumbnail made once a run; a cut one stops, naming it" {
+	jpegs "$T/in.rvs"
+	run -0 --separate-stderr rv-refurbish -v --partial "$JP" --final "$JF" \
+	    --reuse 2 --epochs 4 --batch 4 --score '--budget 0.5' \
+	    "$T/in.rvs" -o "$T/out.rvs"
+	[[ "$stderr" == *"rv-refurbish: score epoch 3: 32 seen, 16 kept (50.0%), 16 dropped;"* ]]
+	[[ "$stderr" == *"; 32 encoded samples decoded reduced for the assistant, 96 from its cache" ]]
+	run -0 bash -c "rv-inspect --dump '$T/out.rvs' | awk -F'\t' '\$3 == \"sample\" { print \$7 \"x\" \$8 \"x\" \$9, \$10 }' | sort | uniq -c | awk '{ print \$1, \$2, \$3 }'"
+	[ "$output" = "80 32x32x3 u8" ]
+	mkdir "$T/tr"
+	cp "$FIX/img/rgb.jpg" "$FIX/img/truncated.jpg" "$T/tr/"
+	rv-decode -q --encoded "$T/tr" -o "$T/tr.rvs"
+	run -1 --separate-stderr rv-refurbish --partial flip --final flip \
+	    --score '--budget 0.5' "$T/tr.rvs" -o "$T/out2.rvs"
+	[ "$stderr" = "rv-refurbish: '$T/tr.rvs': record 2 (id 1): truncated JPEG data" ]
+	[ ! -e "$T/out2.rvs" ]
+}
+
+@test "rv-refurbish --score: usage errors exit 2 with one line naming --score" {
+	fmnist 10 "$T/in.rvs"
+	for s in '' '--policy uniform' '--budget 0.5 --window 8' \
+	    '--budget 0.5 --strict' '--budget 0.5 --bogus 1' \
+	    '--budget 0.5 -o x' '--budget 0.5 extra' '--budget 2' \
+	    '--budget 0.5 --keep 0.3' '--budget 0.5 --floor'; do
+		run -2 --separate-stderr rv-refurbish --partial flip --final flip \
+		    --score "$s" "$T/in.rvs" -o "$T/out.rvs"
+		[[ "${stderr_lines[0]}" == "rv-refurbish: --"* ]]
+		[[ "${stderr_lines[1]}" == "usage: rv-refurbish"* ]]
+		[ ! -e "$T/out.rvs" ]
+	done
+	run -2 --separate-stderr rv-refurbish --partial flip --final flip \
+	    --score '--budget 0.5 --bogus' "$T/in.rvs"
+	[ "${stderr_lines[0]}" = "rv-refurbish: --score: '--bogus': not an rv-score option that can go here, or its value is missing" ]
+	run -2 --separate-stderr rv-refurbish --partial flip --final flip \
+	    --score '--policy uniform' "$T/in.rvs"
+	[[ "${stderr_lines[0]}" == "rv-refurbish: --score: give --budget F: "* ]]
 }

@@ -73,7 +73,7 @@ print(' '.join(str(d.count(bytes([c]))) for c in range(10)))")
 	for l in standard 'refurbished, r=2' 'refurbished, r=3' \
 	    'shrunk, scored before the decode' \
 	    "random drop of shrink's share (control)" \
-	    'refurbished (r=3) + shrunk after it'; do
+	    'refurbished (r=3) + shrunk before the partials'; do
 		grep -qF "| $l | 5 % | 2/2 | " "$T/out/results.md"
 		# the CPU table: six numbers per run
 		grep -qE "^\| ${l//[()+]/.} \| $ms( †)? \| $ms( †)? \| $ms( †)? \| $ms( †)? \| $ms( †)? \| $ms( †)? \|\$" "$T/out/results.md"
@@ -92,12 +92,14 @@ print(' '.join(str(d.count(bytes([c]))) for c in range(10)))")
 			# end before the trainer's first evaluation)
 			[ -f "$d/cpu_evals.txt" ]
 		done
-		# rv-score ran in the shrinking runs only: before the decode
-		# in shrink and random, with the budget after rv-refurbish in
-		# both
-		for k in shrink random both; do
+		# the assistant ran in the shrinking runs only: rv-score
+		# before the decode in shrink and random, inside rv-refurbish
+		# in both, which served exactly half of its second epoch
+		for k in shrink random; do
 			grep -q '^rv-score: epoch 0: 400 seen' "$T/out/seed$s/$k/score"
 		done
+		grep -q '^rv-refurbish: score epoch 0: 400 seen, 400 kept' "$T/out/seed$s/both/score"
+		grep -q '^rv-refurbish: score epoch 1: 400 seen, 200 kept' "$T/out/seed$s/both/score"
 		[ ! -f "$T/out/seed$s/standard/score" ]
 	done
 	# the seeds give different runs

@@ -410,6 +410,57 @@ t_large(void)
 	free(seen);
 }
 
+/*
+ * rv_sched_deal: misses given by a bitmap (rv-refurbish --score's due
+ * samples) are dealt like the schedule's: every position once, and every
+ * window of w consecutive outputs, aligned or not, holds floor or ceil of
+ * w m / N; with the schedule's own misses it is rv_sched_order at B = 1.
+ */
+static void
+t_deal(void)
+{
+	struct rv_sched s, s1;
+	uint64_t n = 1009, i, lo, m = 0, w;
+	uint64_t *out = malloc(n * sizeof(*out));
+	uint64_t *ref = malloc(n * sizeof(*ref));
+	unsigned char *miss = malloc(n), *seen = calloc(n, 1);
+	int bad = 0;
+
+	EXPECT_EQ(rv_sched_init(&s, 5, n, 4, 32), 0);
+	for (i = 0; i < n; i++) {
+		miss[i] = (i * 7919 % 13) < 4;
+		m += miss[i];
+	}
+	rv_sched_deal(&s, 9, miss, out);
+	for (i = 0; i < n; i++) {
+		if (out[i] >= n || seen[out[i]])
+			bad++;
+		else
+			seen[out[i]] = 1;
+	}
+	for (w = 1; w <= 300; w += 37)
+		for (lo = 0; lo + w <= n; lo++) {
+			uint64_t c = 0;
+			for (i = lo; i < lo + w; i++)
+				c += miss[out[i]];
+			if (!spread_ok(c, w, m, n))
+				bad++;
+		}
+	EXPECT_EQ(bad, 0);
+	EXPECT_EQ(rv_sched_init(&s1, 5, n, 4, 1), 0);
+	for (i = 0; i < n; i++)
+		miss[i] = (unsigned char)rv_sched_fresh(&s1, i, 6);
+	rv_sched_deal(&s1, 6, miss, out);
+	rv_sched_order(&s1, 6, ref);
+	EXPECT(memcmp(out, ref, n * sizeof(*out)) == 0);
+	rv_sched_release(&s);
+	rv_sched_release(&s1);
+	free(out);
+	free(ref);
+	free(miss);
+	free(seen);
+}
+
 int
 main(void)
 {
@@ -422,5 +473,6 @@ main(void)
 	RUN(t_determinism);
 	RUN(t_pinned);
 	RUN(t_large);
+	RUN(t_deal);
 	return UNIT_DONE();
 }

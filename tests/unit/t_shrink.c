@@ -1542,6 +1542,62 @@ t_autoassist(void)
 	rv_shrink_free(s);
 }
 
+/*
+ * The counts given (rv-refurbish --score): each stratum keeps exactly its
+ * ks, capped at its size, whatever the window's size; the first epoch
+ * seen keeps all, and rv_shrink_keeps_all says so before and during it,
+ * and not after.
+ */
+static void
+t_budget_given(void)
+{
+	enum { W = 30 };
+	struct rv_shrink_conf c;
+	struct rv_shrink *s;
+	struct rv_keep k[W];
+	uint8_t px[SZ * SZ];
+	size_t i, ks[2], kept[2], t;
+	int bad = 0;
+
+	rv_shrink_conf_init(&c);
+	c.policy = RV_POLICY_UNIFORM;
+	c.budget = 0.5;
+	c.window = W;
+	s = rv_shrink_new(&c, 1, 10);
+	image(0, px);
+	EXPECT(rv_shrink_keeps_all(s, 3));
+	for (i = 0; i < W; i++)
+		EXPECT_EQ(rv_shrink_offer(s, i, 3, 0, i % 3 == 0, px, SZ, SZ,
+		    1), 0);
+	EXPECT(rv_shrink_keeps_all(s, 3));
+	ks[0] = 1;
+	ks[1] = 1;
+	EXPECT_EQ(rv_shrink_decide_window_ks(s, ks, k), W);
+	for (i = 0; i < W; i++)
+		bad += !k[i].keep;
+	EXPECT_EQ(bad, 0);
+	EXPECT(!rv_shrink_keeps_all(s, 4));
+	for (t = 0; t < 200; t++) {
+		size_t w = 3 + t % (W - 2);
+
+		for (i = 0; i < w; i++)
+			EXPECT_EQ(rv_shrink_offer(s, 100 * t + i, 4 + (uint32_t)t,
+			    0, i % 3 == 0, px, SZ, SZ, 1), 0);
+		ks[0] = t % 7;
+		ks[1] = (t * 5) % 11;
+		EXPECT_EQ(rv_shrink_decide_window_ks(s, ks, k), w);
+		kept[0] = kept[1] = 0;
+		for (i = 0; i < w; i++)
+			kept[i % 3 == 0] += k[i].keep;
+		/* stratum 1 holds ids i % 3 == 0: ceil(w / 3) of them */
+		bad += kept[1] != (ks[1] < (w + 2) / 3 ? ks[1] : (w + 2) / 3);
+		bad += kept[0] != (ks[0] < w - (w + 2) / 3 ? ks[0] :
+		    w - (w + 2) / 3);
+	}
+	EXPECT_EQ(bad, 0);
+	rv_shrink_free(s);
+}
+
 int
 main(void)
 {
@@ -1563,6 +1619,7 @@ main(void)
 	RUN(t_budget_strata);
 	RUN(t_budget_stratified);
 	RUN(t_budget_windows);
+	RUN(t_budget_given);
 	RUN(t_budget_assistant);
 	RUN(t_budget_errors);
 	RUN(t_autoassist);
