@@ -87,7 +87,7 @@ struct rv_refurb {
 	unsigned char *thumbed;	/* its thumbnail was made: no read to score */
 	uint64_t *offered;	/* a window's positions, in order */
 	struct rv_keep *keeps;	/* and the decisions */
-	uint64_t *kept;		/* the kept positions, shuffled */
+	uint64_t *kept;		/* the kept ones' indexes in offered, shuffled */
 	size_t *need;		/* the window's frame request of each, or -1 */
 	uint64_t *loadpos;
 	struct rv_refsrc_batch sbatch, obatch;	/* frames to score */
@@ -691,6 +691,9 @@ put_meta(const struct rv_refurb *rf, struct rv_writer *w, uint32_t e,
 	    rv_scorer_conf(rf->c.scorer)) < 0) {
 		rv_meta_release(&m);
 		return -1;
+	} else {
+		/* each window keeps one batch: rv-batch -b B keeps them */
+		set_u64(&m, "score.window_keep", rf->c.batch);
 	}
 	rc = rv_meta_put(w, &m);
 	rv_meta_release(&m);

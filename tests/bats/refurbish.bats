@@ -775,6 +775,11 @@ scored_ok() {
 	[ "$output" = "600 300 300 300 300 300 300" ]
 	run -0 bash -c "rv-inspect '$T/a.rvs' | grep -E '^  (score.budget|refurbish.misses) '"
 	[ "${#lines[@]}" = 2 ]
+	# rv-batch knows that a batch of 32 is a window of the scorer's
+	run -0 --separate-stderr rv-batch -q -b 32 "$T/a.rvs" -o "$T/b32.rvs"
+	[ "$stderr" = "" ]
+	run -0 --separate-stderr rv-batch -q -b 48 "$T/a.rvs" -o "$T/b48.rvs"
+	[[ "$stderr" == *"batches of 48 cut across rv-score's windows of 32 kept samples"* ]]
 	rv-refurbish -q -j 3 --partial "$FP" --final '' --reuse 3 --epochs 7 \
 	    --batch 32 --seed 3 --score '--budget 0.5' "$T/in.rvs" -o "$T/b.rvs"
 	cmp "$T/a.rvs" "$T/b.rvs"
