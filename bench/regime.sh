@@ -65,7 +65,11 @@
 # default an epoch's, TRAIN / 128 rounded up: an evaluation stops the
 # trainer, not the data stage, so frequent ones would hide the very waits
 # measured here), REGIME_REUSE (default "2 3"), REGIME_KEEP (random's
-# share kept when shrink does not run, default 0.5),
+# share kept when shrink does not run, default 0.5), REGIME_POLICY
+# (rv-score's policy options for shrink and both, default "--policy
+# assistant", the rv assistant on thumbnails and history; "--policy
+# history" scores from the trainer's feedback alone, so no sample is
+# decoded to be scored),
 # REGIME_RUNS (default "standard refurbish-R... shrink random both"),
 # REGIME_PHOTOS (the background photographs' directory, default
 # photos.sh's full/nature), REGIME_OUT (default bench/out/regime).
@@ -106,6 +110,9 @@ die() {
 
 # --- set-up -----------------------------------------------------------------
 keep_default=${REGIME_KEEP:-0.5}
+read -r -a policy <<<"${REGIME_POLICY:---policy assistant}"
+[[ ${policy[0]:-} = --policy && ${#policy[@]} -ge 2 ]] ||
+    die "REGIME_POLICY: '${REGIME_POLICY:-}': rv-score's options, from --policy NAME on"
 [[ $keep_default =~ ^(0?\.[0-9]*[1-9][0-9]*|1)$ ]] ||
     die "REGIME_KEEP: '$keep_default': not a share in (0, 1]"
 for v in EPOCHS:epochs TRAIN:ntrain TEST:ntest EVAL_EVERY:eval_every; do
@@ -222,7 +229,7 @@ run() {
 	feed=$epochs
 	case $k in
 	shrink)
-		score=(--policy assistant)
+		score=("${policy[@]}")
 		# the fewest the floor (0.3) keeps, and one epoch more
 		feed=$(((epochs * 10 + 2) / 3 + 1)) ;;
 	random)
@@ -233,7 +240,7 @@ run() {
 		feed=$(awk -v e="$epochs" -v k="$keep" \
 		    'BEGIN { f = e / k; print (f == int(f) ? f : int(f) + 1) + 1 }') ;;
 	both)
-		score=(--budget 0.5)
+		score=("${policy[@]}" --budget 0.5)
 		feed=$((2 * epochs + 1)) ;;
 	esac
 	# pipefail: a failing stage fails the data stage (141, SIGPIPE when
@@ -372,7 +379,7 @@ extras=$(printf '%s\t' "data CPU (s)|%.1f" "data CPU a trained sample (ms)|%.2f"
     "rv-batch CPU (s)|%.1f" "trainer CPU (s)|%.1f" \
     "data share of CPU (%)|%.1f" "kept|%.3f")
 {
-	echo "Fashion-MNIST on photographs ($ntrain training, $ntest test JPEGs of 480x360), '$spec' to 64 px, a three-stage CNN; one core for the data stage, one for the trainer; seeds ${seeds[*]}; every run $steps steps ($epochs epochs of every sample at 128 a batch) on a cosine schedule counted in steps; evaluations every $eval_every steps, and at the end; $(nproc) cores"
+	echo "Fashion-MNIST on photographs ($ntrain training, $ntest test JPEGs of 480x360), '$spec' to 64 px, a three-stage CNN; one core for the data stage, one for the trainer; seeds ${seeds[*]}; every run $steps steps ($epochs epochs of every sample at 128 a batch) on a cosine schedule counted in steps; evaluations every $eval_every steps, and at the end; shrink and both scored with rv-score ${policy[*]}; $(nproc) cores"
 	echo
 	seeds_tables "$out/runs.tsv" "${runs[*]}" "$labels" "${targets[*]}" \
 	    "${#seeds[@]}" "${extras%$'\t'}" "Refurbished: partial '$partial', final '$final'.  wall: the trainer's seconds, evaluations included.  CPU: user + system seconds of each stage over the whole run: data is every stage before rv-batch (rv-decode, rv-score and rv-augment, or rv-refurbish, scoring inside); a trained sample's is the data CPU over the samples trained.  kept: the share of the samples offered that rv-score kept, its warm-up epoch included.  results.jsonl has each run's data CPU to the highest target."

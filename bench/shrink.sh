@@ -10,7 +10,11 @@
 # assistant as published, rv-score(1)), history (floor 0.3, beta 1:
 # Selective-Backprop) and uniform-0.45 (a random 45%, the assistant's
 # kept share after warm-up: the control that tells choosing the right
-# samples from merely fewer).  Each run stops at the first evaluation at
+# samples from merely fewer) and assistant-encoded (the assistant where
+# issue 33 puts it, before the decode: the training images as PNG files,
+# rv-decode --encoded | rv-score | rv-augment '' | rv-batch, so a dropped
+# sample is never decoded and more samples sit between a decision and its
+# feedback; the same pixels, decoded by rv-augment).  Each run stops at the first evaluation at
 # or above the target (--target-acc), or after E epochs.  Per policy:
 # reached, grads and wall seconds at the target, epochs, final test
 # accuracy, the ratios against uniform, and rv-score's own numbers (kept
@@ -30,7 +34,8 @@
 # default "$SHRINK_SEED", else "0 1 2"), SHRINK_LIMIT
 # (train on the first N training images only, for a quick check; default
 # all 60000), SHRINK_POLICIES (default "uniform assistant assistant-image
-# autoassist history uniform-0.45"; uniform-F keeps a fraction F),
+# autoassist history uniform-0.45"; uniform-F keeps a fraction F;
+# assistant-encoded writes the PNGs once, to SHRINK_OUT/png),
 # SHRINK_EVAL_EVERY (also
 # evaluate every N steps; default 100, so that a run's grads at the
 # target are not rounded up to an epoch end; 0: epoch ends only),
@@ -97,10 +102,11 @@ fi
 declare -A seen_policy=()
 for p in "${policies[@]}"; do
 	case $p in
-	uniform | assistant | assistant-image | autoassist | history) ;;
+	uniform | assistant | assistant-image | assistant-encoded | \
+	    autoassist | history) ;;
 	uniform-0.[0-9]*) [[ $p =~ ^uniform-0\.[0-9]+$ ]] ||
 	    die "SHRINK_POLICIES: '$p': uniform-F wants a fraction F" ;;
-	*) die "SHRINK_POLICIES: '$p': uniform, uniform-F, assistant, assistant-image, autoassist or history" ;;
+	*) die "SHRINK_POLICIES: '$p': uniform, uniform-F, assistant, assistant-image, assistant-encoded, autoassist or history" ;;
 	esac
 	[ -z "${seen_policy[$p]:-}" ] || die "SHRINK_POLICIES: '$p' twice"
 	seen_policy[$p]=1
@@ -121,7 +127,8 @@ policy_args() {
 	case $1 in
 	uniform) printf '%s\n' --policy uniform --keep 1 ;;
 	uniform-*) printf '%s\n' --policy uniform --keep "${1#uniform-}" ;;
-	assistant) printf '%s\n' --policy assistant --floor "$floor" ;;
+	assistant | assistant-encoded) printf '%s\n' --policy assistant \
+	    --floor "$floor" ;;
 	assistant-image) printf '%s\n' --policy assistant --floor "$floor" \
 	    --features image ;;
 	autoassist) printf '%s\n' --policy assistant --assistant autoassist \
@@ -169,14 +176,42 @@ for p in "${policies[@]}"; do
 	mapfile -t pargs < <(policy_args "$p")
 	echo "# POLICY $p: ${pargs[*]}"
 done
+[ -z "${seen_policy[assistant-encoded]:-}" ] ||
+    echo "# assistant-encoded: rv-decode -q -j 1 --encoded --channels 1" \
+	"--epochs $epochs --shuffle --seed S ${limitopt[*]} png/ |" \
+	"rv-score ... | rv-augment -q -j 1 '' | ${batcher[*]} | rv-train-gpu ..."
+
+# The training images as PNG files in class folders, for
+# assistant-encoded: made once, again when the count changes.
+png=$out/png
+if [ "$report" != 1 ] && [ -n "${seen_policy[assistant-encoded]:-}" ] &&
+    [ "$(cat "$png/.done" 2>/dev/null)" != "v1 $n_train" ]; then
+	rm -rf "$png"
+	/usr/bin/python3 - "$fmnist" "$png" "$n_train" <<'PY' ||
+import gzip, os, sys
+import numpy as np
+from PIL import Image
+src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with gzip.open(src + "/train-images-idx3-ubyte.gz") as f:
+    x = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 28, 28)
+with gzip.open(src + "/train-labels-idx1-ubyte.gz") as f:
+    y = np.frombuffer(f.read(), np.uint8, offset=8)
+for c in range(10):
+    os.makedirs(f"{dst}/{c}", exist_ok=True)
+for i in range(n):
+    Image.fromarray(x[i]).save(f"{dst}/{y[i]}/{i:05d}.png")
+PY
+	    die "writing the PNGs to '$png' failed (python3-pil, python3-numpy)"
+	echo "v1 $n_train" >"$png/.done"
+fi
 
 # run_seed SEED: every policy's run of that seed, into $out/seedSEED.
 run_seed() {
 	local seed=$1 sout=$out/seed$1 p fb t0 bad i s
-	local -a decode score train st pargs
-	local stages=(rv-decode rv-score rv-batch rv-train-gpu)
+	local -a decode score train st pargs idx batching
+	local stages
 	mkdir -p "$sout"
-	decode=(rv-decode -q -j 1 --epochs "$epochs" --shuffle --seed "$seed"
+	idx=("$bin/rv-decode" -q -j 1 --epochs "$epochs" --shuffle --seed "$seed"
 	    "${limitopt[@]}" "$fmnist/train-images-idx3-ubyte.gz"
 	    "$fmnist/train-labels-idx1-ubyte.gz")
 	for p in "${policies[@]}"; do
@@ -185,6 +220,19 @@ run_seed() {
 	done
 	for p in "${policies[@]}"; do
 		mapfile -t pargs < <(policy_args "$p")
+		stages=(rv-decode rv-score rv-batch rv-train-gpu)
+		decode=("${idx[@]}")
+		batching=("$bin/${batcher[0]}" "${batcher[@]:1}")
+		if [ "$p" = assistant-encoded ]; then
+			stages[2]="rv-augment | rv-batch"
+			decode=("$bin/rv-decode" -q -j 1 --encoded --channels 1
+			    --epochs "$epochs" --shuffle --seed "$seed"
+			    "${limitopt[@]}" "$png")
+			# shellcheck disable=SC2016 # bash -c's parameters
+			batching=(bash -c 'set -o pipefail
+			    "$1/rv-augment" -q -j 1 "" | "$1/rv-batch" -q -b "$2"' \
+			    - "$bin" "$batch")
+		fi
 		fb=$tmp/fb.$p
 		mkfifo "$fb"
 		score=(rv-score -q -v "${pargs[@]}" --feedback "$fb"
@@ -200,9 +248,9 @@ run_seed() {
 		# of its input, and the stages upstream then die of SIGPIPE
 		# (141): that status is fine for them, not for the trainer.
 		set +e
-		"$bin/${decode[0]}" "${decode[@]:1}" |
+		"${decode[@]}" |
 		    "$bin/${score[0]}" "${score[@]:1}" 2>"$sout/$p.score" |
-		    "$bin/${batcher[0]}" "${batcher[@]:1}" |
+		    "${batching[@]}" |
 		    "$bin/${train[0]}" "${train[@]:1}" \
 		    >"$sout/$p.summary" 2>"$tmp/$p.err"
 		st=("${PIPESTATUS[@]}")

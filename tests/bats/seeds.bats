@@ -160,6 +160,8 @@ PY
 	[ "$output" = "regime.sh: REGIME_RUNS: 'refurbish-x': standard, refurbish-R, shrink, random or both" ]
 	run -1 "${e[@]}" REGIME_KEEP=0 bash "$REPO/bench/regime.sh"
 	[ "$output" = "regime.sh: REGIME_KEEP: '0': not a share in (0, 1]" ]
+	run -1 "${e[@]}" REGIME_POLICY="--budget 0.5" bash "$REPO/bench/regime.sh"
+	[ "$output" = "regime.sh: REGIME_POLICY: '--budget 0.5': rv-score's options, from --policy NAME on" ]
 	[ ! -e "$T/out" ]
 }
 
@@ -197,11 +199,11 @@ PY
 	[ ! -e "$T/out2/data/.done" ] && [ ! -e "$T/out2/results.md" ]
 }
 
-@test "shrink.sh: policies over two seeds; tables over the seeds against uniform, with the assistant's AUC" {
+@test "shrink.sh: policies over two seeds, the assistant scoring PNGs before the decode; tables over the seeds against uniform, with the assistant's AUC" {
 	slow
 	run -0 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
 	    SHRINK_OUT="$T/shrink" SHRINK_LIMIT=5000 SHRINK_EPOCHS=2 \
-	    SHRINK_SEEDS="1 2" SHRINK_POLICIES="assistant uniform" \
+	    SHRINK_SEEDS="1 2" SHRINK_POLICIES="assistant-encoded uniform" \
 	    SHRINK_TARGET=0.95 SHRINK_EVAL_EVERY=0 SHRINK_THREADS=1 \
 	    bash "$REPO/bench/shrink.sh"
 	local o="$output"
@@ -209,19 +211,23 @@ PY
 	[[ "$o" == *"## over the seeds 1 2"* ]]
 	[[ "$o" == *"| rv-score policy | target | reached | grads | grads vs uniform | wall (s) | wall vs uniform |"* ]]
 	local ms='[0-9]+(\.[0-9]+)? ± [0-9]+(\.[0-9]+)?'
-	run -0 grep -c -E "^\| (uniform|assistant) \| 95 % \| 0/2 \| - \| - \| - \| - \|\$" <<<"$o"
+	run -0 grep -c -E "^\| (uniform|assistant-encoded) \| 95 % \| 0/2 \| - \| - \| - \| - \|\$" <<<"$o"
 	[ "$output" -eq 2 ]
-	run -0 grep -E "^\| [a-z]+ \| $ms % \| " <<<"$o"
+	run -0 grep -E "^\| [a-z-]+ \| $ms % \| " <<<"$o"
 	[[ "${lines[0]}" == "| uniform | "* ]] && [ "${#lines[@]}" -eq 2 ]
 	# the assistant learnt in the second epoch: its AUC and positive
 	# share over the seeds; the others have none
-	grep -qE "^\| assistant \| $ms( †)? \| $ms( †)? \|\$" <<<"$o"
+	grep -qE "^\| assistant-encoded \| $ms( †)? \| $ms( †)? \|\$" <<<"$o"
 	grep -qx '| uniform | - | - |' <<<"$o"
-	[ -s "$T/shrink/seed1/assistant.log" ] && [ -s "$T/shrink/seed2/uniform.score" ]
+	[ -s "$T/shrink/seed1/assistant-encoded.log" ] && [ -s "$T/shrink/seed2/uniform.score" ]
+	# the PNGs, once: the training images the limit keeps, by class
+	[ "$(cat "$T/shrink/png/.done")" = "v1 5000" ]
+	[ "$(find "$T/shrink/png" -name '*.png' | wc -l)" = 5000 ]
+	grep -q '^# assistant-encoded: rv-decode -q -j 1 --encoded' <<<"$o"
 	# the report mode prints the same tables from the logs
 	run -0 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
 	    SHRINK_OUT="$T/shrink" SHRINK_LIMIT=5000 SHRINK_EPOCHS=2 \
-	    SHRINK_SEEDS="1 2" SHRINK_POLICIES="assistant uniform" \
+	    SHRINK_SEEDS="1 2" SHRINK_POLICIES="assistant-encoded uniform" \
 	    SHRINK_TARGET=0.95 SHRINK_REPORT=1 bash "$REPO/bench/shrink.sh"
 	[ "$(sed -n '/^## over the seeds/,$p' <<<"$output")" = "$(sed -n '/^## over the seeds/,$p' <<<"$o")" ]
 }
