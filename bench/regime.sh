@@ -30,6 +30,9 @@
 #                --feedback FIFO': the assistant keeps half of every epoch
 #                after the first, chosen before any partial is made, one
 #                batch of 128 a window, as pipelines/refurbish-shrink.sh
+#   shrink-r1    shrink with both's budget inside rv-refurbish --reuse 1
+#                --partial SPEC --final '': no partial reused, but a
+#                dropped sample is not even read (not in the default runs)
 # then | rv-batch -b 128 | rv-train-gpu.  The stages upstream supply enough
 # epochs for the fewest samples rv-score keeps, and end by SIGPIPE.  Every
 # stage runs under /usr/bin/time, so the tables give the CPU seconds of the
@@ -70,7 +73,8 @@
 # assistant", the rv assistant on thumbnails and history; "--policy
 # history" scores from the trainer's feedback alone, so no sample is
 # decoded to be scored),
-# REGIME_RUNS (default "standard refurbish-R... shrink random both"),
+# REGIME_RUNS (default "standard refurbish-R... shrink random both";
+# shrink-r1 too on demand),
 # REGIME_PHOTOS (the background photographs' directory, default
 # photos.sh's full/nature), REGIME_OUT (default bench/out/regime).
 set -euo pipefail
@@ -147,14 +151,15 @@ read -r -a runs <<<"${REGIME_RUNS:-$default_runs}"
 declare -A label=([standard]=standard
     [shrink]="shrunk, scored before the decode"
     [random]="random drop of shrink's share (control)"
-    [both]="refurbished (r=$rmax) + shrunk before the partials")
+    [both]="refurbished (r=$rmax) + shrunk before the partials"
+    [shrink-r1]="shrunk inside rv-refurbish (r=1), before the read")
 for k in "${runs[@]}"; do
 	case $k in
-	standard | shrink | random | both) ;;
+	standard | shrink | random | both | shrink-r1) ;;
 	refurbish-[1-9]*)
 		[[ $k =~ ^refurbish-[1-9][0-9]*$ ]] || die "REGIME_RUNS: '$k': refurbish-R wants a reuse factor R"
 		label[$k]="refurbished, r=${k#refurbish-}" ;;
-	*) die "REGIME_RUNS: '$k': standard, refurbish-R, shrink, random or both" ;;
+	*) die "REGIME_RUNS: '$k': standard, refurbish-R, shrink, random, both or shrink-r1" ;;
 	esac
 done
 for p in rv-decode rv-augment rv-refurbish rv-score rv-batch rv-train-gpu; do
@@ -239,7 +244,7 @@ run() {
 		score=(--policy uniform --keep "$keep")
 		feed=$(awk -v e="$epochs" -v k="$keep" \
 		    'BEGIN { f = e / k; print (f == int(f) ? f : int(f) + 1) + 1 }') ;;
-	both)
+	both | shrink-r1)
 		score=("${policy[@]}" --budget 0.5)
 		feed=$((2 * epochs + 1)) ;;
 	esac
@@ -258,9 +263,11 @@ run() {
 		    "$1/rv-augment" -q -j 1 --seed "$3" "$5"
 	    fi' - "$bin" "$feed" "$s" "$data/train" "$spec" "$tmp/fb"
 	    "${score[*]}" "$d/score")
+	local rpartial=$partial rfinal=$final
 	case $k in
 	both) r=$rmax ;;
 	refurbish-*) r=${k#refurbish-} ;;
+	shrink-r1) r=1 rpartial=$spec rfinal= ;;
 	esac
 	if [ -n "${r:-}" ]; then
 		# shellcheck disable=SC2016 # the positional parameters
@@ -274,7 +281,7 @@ run() {
 			exec "$1/rv-refurbish" -q -j 1 --seed "$2" \
 			    --partial "$3" --final "$4" --reuse "$5" \
 			    --epochs "$6" --batch 128 "$7"
-		    fi' - "$bin" "$s" "$partial" "$final" "$r" "$feed"
+		    fi' - "$bin" "$s" "$rpartial" "$rfinal" "$r" "$feed"
 		    "$tmp/train.rvs" "${score[*]}" "$tmp/fb" "$d/score")
 	fi
 	rm -rf "$d"
@@ -379,7 +386,7 @@ extras=$(printf '%s\t' "data CPU (s)|%.1f" "data CPU a trained sample (ms)|%.2f"
     "rv-batch CPU (s)|%.1f" "trainer CPU (s)|%.1f" \
     "data share of CPU (%)|%.1f" "kept|%.3f")
 {
-	echo "Fashion-MNIST on photographs ($ntrain training, $ntest test JPEGs of 480x360), '$spec' to 64 px, a three-stage CNN; one core for the data stage, one for the trainer; seeds ${seeds[*]}; every run $steps steps ($epochs epochs of every sample at 128 a batch) on a cosine schedule counted in steps; evaluations every $eval_every steps, and at the end; shrink and both scored with rv-score ${policy[*]}; $(nproc) cores"
+	echo "Fashion-MNIST on photographs ($ntrain training, $ntest test JPEGs of 480x360), '$spec' to 64 px, a three-stage CNN; one core for the data stage, one for the trainer; seeds ${seeds[*]}; every run $steps steps ($epochs epochs of every sample at 128 a batch) on a cosine schedule counted in steps; evaluations every $eval_every steps, and at the end; shrink, both and shrink-r1 scored with rv-score ${policy[*]}; $(nproc) cores"
 	echo
 	seeds_tables "$out/runs.tsv" "${runs[*]}" "$labels" "${targets[*]}" \
 	    "${#seeds[@]}" "${extras%$'\t'}" "Refurbished: partial '$partial', final '$final'.  wall: the trainer's seconds, evaluations included.  CPU: user + system seconds of each stage over the whole run: data is every stage before rv-batch (rv-decode, rv-score and rv-augment, or rv-refurbish, scoring inside); a trained sample's is the data CPU over the samples trained.  kept: the share of the samples offered that rv-score kept, its warm-up epoch included.  results.jsonl has each run's data CPU to the highest target."

@@ -55,32 +55,34 @@ print(' '.join(str(d.count(bytes([c]))) for c in range(10)))")
 	[ ! -e "$T/c" ]
 }
 
-@test "regime.sh: six pipelines over two seeds on one step-counted schedule, every stage timed; tables over the seeds with the CPU per stage; results.jsonl" {
+@test "regime.sh: seven pipelines over two seeds on one step-counted schedule, every stage timed; tables over the seeds with the CPU per stage; results.jsonl" {
 	slow
 	run -0 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
 	    REGIME_OUT="$T/out" REGIME_PHOTOS="$T/photos" REGIME_TRAIN=400 \
 	    REGIME_TEST=100 REGIME_EPOCHS=2 REGIME_SEEDS="4 7" \
 	    REGIME_TARGET="0.02 0.05" REGIME_EVAL_EVERY=2 \
+	    REGIME_RUNS="standard refurbish-2 refurbish-3 shrink random both shrink-r1" \
 	    bash "$REPO/bench/regime.sh"
 	[ "$output" = "$(cat "$T/out/results.md")" ]
 	# 2 epochs of 400 at 128 a batch: 8 steps, every run
 	[[ "${lines[0]}" == "Fashion-MNIST on photographs (400 training, 100 test JPEGs of 480x360), 'rrc size=64 scale=0.25,1; flip; randaugment n=2 m=9' to 64 px, "*"seeds 4 7; every run 8 steps (2 epochs of every sample at 128 a batch) on a cosine schedule counted in steps; evaluations every 2 steps, and at the end; "* ]]
-	# to each target, 6 rows; every class is at least 6 of the first 100
+	# to each target, 7 rows; every class is at least 6 of the first 100
 	# test images, so a model reaches 2% and 5% at its first evaluation
 	local ms='[0-9]+(\.[0-9]+)? ± [0-9]+(\.[0-9]+)?'
 	run -0 grep -c -E "^\| [^|]+ \| (2|5) % \| 2/2 \| $ms \| $ms( †)? \| $ms \| $ms( †)? \|\$" "$T/out/results.md"
-	[ "$output" -eq 12 ]
+	[ "$output" -eq 14 ]
 	for l in standard 'refurbished, r=2' 'refurbished, r=3' \
 	    'shrunk, scored before the decode' \
 	    "random drop of shrink's share (control)" \
-	    'refurbished (r=3) + shrunk before the partials'; do
+	    'refurbished (r=3) + shrunk before the partials' \
+	    'shrunk inside rv-refurbish (r=1), before the read'; do
 		grep -qF "| $l | 5 % | 2/2 | " "$T/out/results.md"
 		# the CPU table: six numbers per run
 		grep -qE "^\| ${l//[()+]/.} \| $ms( †)? \| $ms( †)? \| $ms( †)? \| $ms( †)? \| $ms( †)? \| $ms( †)? \|\$" "$T/out/results.md"
 	done
 	grep -qF '| pipeline | data CPU (s) | data CPU a trained sample (ms) | rv-batch CPU (s) | trainer CPU (s) | data share of CPU (%) | kept |' "$T/out/results.md"
 	for s in 4 7; do
-		for k in standard refurbish-2 refurbish-3 shrink random both; do
+		for k in standard refurbish-2 refurbish-3 shrink random both shrink-r1; do
 			local d="$T/out/seed$s/$k"
 			# the whole schedule, evaluated on the grid and at the end
 			run -0 grep -o '"event":"eval","step":[0-9]*' "$d/train.log"
@@ -100,16 +102,19 @@ print(' '.join(str(d.count(bytes([c]))) for c in range(10)))")
 		done
 		grep -q '^rv-refurbish: score epoch 0: 400 seen, 400 kept' "$T/out/seed$s/both/score"
 		grep -q '^rv-refurbish: score epoch 1: 400 seen, 200 kept' "$T/out/seed$s/both/score"
+		# shrink-r1: the same budget, a partial made for every sample served
+		grep -q '^rv-refurbish: score epoch 1: 400 seen, 200 kept' "$T/out/seed$s/shrink-r1/score"
+		grep -q '^rv-refurbish: epoch 1: 200 misses, 0 hits' "$T/out/seed$s/shrink-r1/score"
 		[ ! -f "$T/out/seed$s/standard/score" ]
 	done
 	# the seeds give different runs
 	! cmp -s "$T/out/seed4/standard/train.log" "$T/out/seed7/standard/train.log"
-	[ "$(wc -l < "$T/out/runs.tsv")" -eq 12 ]
+	[ "$(wc -l < "$T/out/runs.tsv")" -eq 14 ]
 	# results.jsonl: a line a run and seed, every field
 	run -0 python3 - "$T/out/results.jsonl" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-assert len(rows) == 12, len(rows)
+assert len(rows) == 14, len(rows)
 keys = ("run seed target reached wall_s grads final_acc data_cpu_s "
         "data_cpu_total_s samples data_cpu_per_sample_ms kept steps "
         "wait_frac").split()
@@ -123,7 +128,7 @@ for r in rows:
         assert r["kept"] == 1, r
 print(sorted({(r["run"], r["seed"]) for r in rows}) == sorted(
     (k, s) for k in ("standard", "refurbish-2", "refurbish-3", "shrink",
-                     "random", "both") for s in (4, 7)))
+                     "random", "both", "shrink-r1") for s in (4, 7)))
 PY
 	[ "$output" = True ]
 	# the image set is built once per recipe
@@ -157,7 +162,7 @@ PY
 	run -1 "${e[@]}" REGIME_RUNS="shrink standard" bash "$REPO/bench/regime.sh"
 	[ "$output" = "regime.sh: REGIME_RUNS: the first run must be standard, the baseline" ]
 	run -1 "${e[@]}" REGIME_RUNS="standard refurbish-x" bash "$REPO/bench/regime.sh"
-	[ "$output" = "regime.sh: REGIME_RUNS: 'refurbish-x': standard, refurbish-R, shrink, random or both" ]
+	[ "$output" = "regime.sh: REGIME_RUNS: 'refurbish-x': standard, refurbish-R, shrink, random, both or shrink-r1" ]
 	run -1 "${e[@]}" REGIME_KEEP=0 bash "$REPO/bench/regime.sh"
 	[ "$output" = "regime.sh: REGIME_KEEP: '0': not a share in (0, 1]" ]
 	run -1 "${e[@]}" REGIME_POLICY="--budget 0.5" bash "$REPO/bench/regime.sh"
