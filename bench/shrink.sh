@@ -187,15 +187,15 @@ png=$out/png
 if [ "$report" != 1 ] && [ -n "${seen_policy[assistant-encoded]:-}" ] &&
     [ "$(cat "$png/.done" 2>/dev/null)" != "v1 $n_train" ]; then
 	rm -rf "$png"
-	/usr/bin/python3 - "$fmnist" "$png" "$n_train" <<'PY' ||
-import gzip, os, sys
-import numpy as np
+	/usr/bin/python3 - "$here" "$fmnist" "$png" "$n_train" <<'PY' ||
+import os, sys
 from PIL import Image
-src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-with gzip.open(src + "/train-images-idx3-ubyte.gz") as f:
-    x = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 28, 28)
-with gzip.open(src + "/train-labels-idx1-ubyte.gz") as f:
-    y = np.frombuffer(f.read(), np.uint8, offset=8)
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[1])
+from fmnist_photos import idx  # the IDX reader regime.sh's images use
+src, dst, n = sys.argv[2], sys.argv[3], int(sys.argv[4])
+x = idx(src + "/train-images-idx3-ubyte.gz")
+y = idx(src + "/train-labels-idx1-ubyte.gz")
 for c in range(10):
     os.makedirs(f"{dst}/{c}", exist_ok=True)
 for i in range(n):

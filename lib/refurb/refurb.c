@@ -687,11 +687,11 @@ put_meta(const struct rv_refurb *rf, struct rv_writer *w, uint32_t e,
 	if (rf->c.scorer == NULL) {
 		set_u64(&m, "refurbish.misses", st->misses);
 		set_u64(&m, "refurbish.hits", st->hits);
-	} else if (rv_score_meta_conf(&m,
-	    rv_scorer_conf(rf->c.scorer)) < 0) {
-		rv_meta_release(&m);
-		return -1;
 	} else {
+		if (rv_score_meta_conf(&m, rv_scorer_conf(rf->c.scorer)) < 0) {
+			rv_meta_release(&m);
+			return -1;
+		}
 		/* each window keeps one batch: rv-batch -b B keeps them */
 		set_u64(&m, "score.window_keep", rf->c.batch);
 	}
