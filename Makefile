@@ -57,7 +57,7 @@ PROGS = \
 	rv-train-gpu
 
 MAN1 = $(PROGS:%=man/%.1)
-MAN5 = man/rv-stream.5 man/rv-feedback.5
+MAN5 = man/rv-stream.5 man/rv-feedback.5 man/rv-index.5
 MAN7 = man/rv.7 man/rv-ops.7
 
 LIBSRC  = $(sort $(wildcard lib/*/*.c))

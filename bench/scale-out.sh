@@ -30,8 +30,10 @@
 # per configuration, default 3), BENCH_RANKS ("1 2 4"), BENCH_C_RANKS
 # ("2"), BENCH_COPIES (4), BENCH_SHARDS (16), BENCH_COLD (0; 1 adds the E
 # rows: D cold, each rank alone after the tars are dropped from the page
-# cache, with the bytes the disk gave).  Prints one table, then the
-# ratios; a target missed prints MISSED but does not fail the run.
+# cache, with the bytes the disk gave), BENCH_LAYOUT (the shard counts of
+# the large layouts that bench/scale-layout.sh runs last, "1024 8192";
+# empty: none).  Prints one table, then the ratios; a target missed
+# prints MISSED but does not fail the run.
 set -euo pipefail
 export LC_ALL=C
 
@@ -451,5 +453,12 @@ if [ "$status" -eq 0 ]; then
 	echo "# check: the ranks' ids and labels are the dataset's, each once:${checked}"
 else
 	echo "# check: FAILED (see above)"
+fi
+# The large layouts (rank 0 of 64 over thousands of small shards, with an
+# index and without): bench/scale-layout.sh, unless BENCH_LAYOUT is empty.
+if [ -n "${BENCH_LAYOUT-1024 8192}" ]; then
+	echo
+	BENCH_LAYOUT="${BENCH_LAYOUT-1024 8192}" bash "$here/scale-layout.sh" ||
+	    status=1
 fi
 exit "$status"

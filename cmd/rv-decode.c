@@ -8,6 +8,7 @@
  * item's slot, and the main thread writes the shell around the pixels.
  * Ids are the samples' positions in the sorted listing (src.h).
  */
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "base/xmem.h"
 #include "codec/codec.h"
 #include "codec/coder.h"
+#include "src/index.h"
 #include "src/shard.h"
 #include "src/src.h"
 #include "src/src_warn.h"
@@ -31,10 +33,12 @@
 static const char usage[] =
     "usage: rv-decode [-qv] [-j N] [-o FILE] [--channels 1|3] [--classes N]\n"
     "                 [--class-level N] [--encoded] [--epochs E]\n"
-    "                 [--even pad|drop|none]\n"
+    "                 [--even pad|drop|none] [--index FILE]\n"
     "                 [--limit N] [--max-pixels N] [--max-side N] [--seed S]\n"
     "                 [--shard I/N|auto] [--shuffle] [--strict] [--level L]\n"
     "                 input ...\n"
+    "       rv-decode --index-out FILE [-qv] [--class-level N] [--strict]\n"
+    "                 shard ... | index ...\n"
     "  -o, --output FILE    write the stream to FILE (default stdout)\n"
     "  -j, --jobs N         decoding threads (default: all cores)\n"
     "      --channels 1|3   output grey or RGB (default: 3 for images,\n"
@@ -52,6 +56,10 @@ static const char usage[] =
     "      --epochs E       write E epochs (default 1)\n"
     "      --even MODE      equal shards: pad (repeat samples), drop or\n"
     "                       none (default: pad with --shard auto, else none)\n"
+    "      --index FILE     read the shards the index FILE names (no input\n"
+    "                       operands); with --shard, only this shard's\n"
+    "      --index-out FILE write the index of the shards given (or merge\n"
+    "                       the indexes given) to FILE, and nothing else\n"
     "      --limit N        use only the first N samples of the listing\n"
     "      --max-pixels N   refuse images larger than N pixels\n"
     "      --max-side N     reduce images so the longer side is <= N\n"
@@ -76,6 +84,8 @@ enum {
 	OPT_ENCODED,
 	OPT_EPOCHS,
 	OPT_EVEN,
+	OPT_INDEX,
+	OPT_INDEX_OUT,
 	OPT_LIMIT,
 	OPT_MAX_PIXELS,
 	OPT_MAX_SIDE,
@@ -91,6 +101,8 @@ struct decode_opts {
 	int class_level;	/* archives: directory class this far up */
 	int encoded;
 	uint32_t epochs;
+	const char *index;	/* --index: the shards */
+	const char *index_out;	/* --index-out: write it, nothing else */
 	uint64_t limit;
 	uint64_t max_pixels;
 	uint32_t max_side;
@@ -163,6 +175,8 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 		{ "encoded", no_argument, NULL, OPT_ENCODED },
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
 		{ "even", required_argument, NULL, OPT_EVEN },
+		{ "index", required_argument, NULL, OPT_INDEX },
+		{ "index-out", required_argument, NULL, OPT_INDEX_OUT },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "max-pixels", required_argument, NULL, OPT_MAX_PIXELS },
 		{ "max-side", required_argument, NULL, OPT_MAX_SIDE },
@@ -217,6 +231,12 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 				rv_usage_die(usage, "--even: '%s': use pad, "
 				    "drop or none", optarg);
 			break;
+		case OPT_INDEX:
+			o->index = optarg;
+			break;
+		case OPT_INDEX_OUT:
+			o->index_out = optarg;
+			break;
 		case OPT_LIMIT:
 			o->limit = rv_opt_u64("--limit", optarg, 1,
 			    UINT64_MAX, usage);
@@ -246,8 +266,22 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 			rv_usage_error(argv, usage);
 		}
 	}
-	if (optind >= argc)
+	if (o->index && o->index_out)
+		rv_usage_die(usage, "--index-out merges the indexes given as "
+		    "operands; --index is for reading the shards");
+	if (o->index && optind < argc)
+		rv_usage_die(usage, "--index '%s' names the shards: give no "
+		    "input operands", o->index);
+	if (!o->index && optind >= argc)
 		rv_usage_die(usage, "no input given");
+	if (o->index_out && (o->shard_n > 1 || o->shard_auto || o->shuffle ||
+	    o->epochs != 1 || o->encoded || o->even != EVEN_UNSET ||
+	    o->limit != UINT64_MAX || o->max_side || o->channels ||
+	    o->classes || o->c.output))
+		rv_usage_die(usage, "--index-out writes an index and no "
+		    "stream: -o, --shard, --shuffle, --epochs, --even, --limit, "
+		    "--encoded, --channels, --classes and --max-side belong to "
+		    "the runs that read it (rv-decode --index FILE)");
 	if (o->encoded && o->max_side)
 		rv_usage_die(usage, "--max-side needs decoding; it cannot be "
 		    "combined with --encoded");
@@ -555,6 +589,8 @@ write_meta(struct rv_writer *w, const struct job *j, uint64_t per_epoch)
 	rv_meta_set(&m, "epochs", buf);
 	snprintf(buf, sizeof(buf), "%u/%u", o->shard_i, o->shard_n);
 	rv_meta_set(&m, "shard", buf);
+	if (rv_dataset_index_name(ds))
+		rv_meta_set(&m, "index", rv_dataset_index_name(ds));
 	if (o->shard_n > 1) {
 		rv_meta_set(&m, "shard-by", j->by_files ? "files" :
 		    "samples");
@@ -698,10 +734,16 @@ open_dataset(struct job *j, const struct rv_src_opts *so)
 	const struct decode_opts *o = j->o;
 	struct rv_dataset *ds;
 	size_t k, used = 0;
+	char *ix[1] = { (char *)o->index };
 
-	if (o->shard_n == 1 || !rv_dataset_relistable(o->c.inputs, o->c.ninputs))
+	if (o->index)
+		ds = rv_dataset_from_index(ix, 1, so);
+	else if (o->shard_n == 1 || !rv_dataset_relistable(o->c.inputs,
+	    o->c.ninputs))
 		return rv_dataset_open(o->c.inputs, o->c.ninputs, so, NULL);
-	if ((ds = rv_dataset_list(o->c.inputs, o->c.ninputs, so)) == NULL)
+	else
+		ds = rv_dataset_list(o->c.inputs, o->c.ninputs, so);
+	if (ds == NULL)
 		return NULL;
 	j->nsrc = rv_dataset_nsources(ds);
 	j->count = xcalloc(j->nsrc, sizeof(*j->count));
@@ -713,9 +755,20 @@ open_dataset(struct job *j, const struct rv_src_opts *so)
 			j->count[k] = o->limit - base < n ? o->limit - base : n;
 		used += j->count[k] > 0;
 	}
-	if (used >= o->shard_n) {
+	/* With an index a rank reads only its shards, or nothing. */
+	if (used >= o->shard_n || (o->index && used == 0)) {
 		j->by_files = 1;
 		return ds;
+	}
+	if (o->index) {
+		rv_seterr("'%s': %zu shards%s, fewer than the %u ranks: "
+		    "rebuild the index over smaller shards, or decode the "
+		    "shards without --index (each rank then reads every "
+		    "shard)", rv_dataset_index_name(ds), used,
+		    o->limit != UINT64_MAX ? " within --limit" : "",
+		    o->shard_n);
+		rv_dataset_free(ds);
+		return NULL;
 	}
 	for (k = 0; k < j->nsrc; k++) {
 		int64_t have = rv_dataset_load(ds, k);
@@ -746,6 +799,74 @@ mark_unread(struct job *j)
 	}
 }
 
+/* Is the file at path an index (rv-index(5))? */
+static int
+is_index(const char *path)
+{
+	char head[sizeof(RV_INDEX_MAGIC)];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = rv_read_full(fd, head, sizeof(head) - 1);
+	r = n > 0 && rv_index_sniff(head, (size_t)n);
+	close(fd);
+	return r;
+}
+
+/*
+ * --index-out: list the shards given (their headers; image bytes are
+ * seeked past) or merge the indexes given, and write the index.
+ */
+static int
+build_index(const struct decode_opts *o, const struct rv_src_opts *so)
+{
+	struct rv_dataset *ds;
+	struct rv_src_counts cnt = { 0 };
+	uint64_t skipped = 0, rd, rss;
+	int i, nidx = 0, rc = 1;
+	double t0 = rv_now();
+
+	for (i = 0; i < o->c.ninputs; i++)
+		nidx += is_index(o->c.inputs[i]);
+	if (nidx > 0 && nidx < o->c.ninputs)
+		rv_die(2, "--index-out: %d of the %d operands are indexes: "
+		    "merge indexes, or index shards, not both", nidx,
+		    o->c.ninputs);
+	ds = nidx ? rv_dataset_from_index(o->c.inputs, o->c.ninputs, so) :
+	    rv_dataset_scan(o->c.inputs, o->c.ninputs, so, &skipped);
+	if (ds)
+		flush_msgs(o, ds);
+	if (!ds)
+		goto out;
+	rv_dataset_counts(ds, &cnt);
+	if (o->strict && cnt.skipped > 0) {
+		rv_seterr("%llu members lost (--strict): no index written",
+		    (unsigned long long)cnt.skipped);
+		goto out;
+	}
+	if (rv_dataset_write_index(ds, o->index_out) < 0)
+		goto out;
+	rc = 0;
+	if (o->c.verbose) {
+		const char *c = rv_meta_get(rv_dataset_meta(ds), "classes");
+
+		rv_self_usage(&rd, &rss);
+		rv_warn("%s: %zu shards, %llu samples, %s classes, %llu "
+		    "lost, %.2f s, %.1f MB read", o->index_out,
+		    rv_dataset_nsources(ds),
+		    (unsigned long long)rv_dataset_count(ds), c ? c : "no",
+		    (unsigned long long)cnt.skipped, rv_now() - t0,
+		    (double)rd / 1e6);
+	}
+out:
+	if (rc)
+		rv_warn("%s", rv_errmsg());
+	rv_dataset_free(ds);
+	return rc;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -772,6 +893,8 @@ main(int argc, char *argv[])
 	so.quiet = o.c.quiet;
 	so.max_pixels = o.max_pixels;
 	so.class_level = o.class_level;
+	if (o.index_out)
+		return build_index(&o, &so);
 	if (rv_out_open(&out, o.c.output, 1) < 0)
 		rv_die(1, "%s", rv_errmsg());
 	if ((job.ds = open_dataset(&job, &so)) == NULL)

@@ -8,7 +8,7 @@
 # usage: fuzz/run.sh [--regress] [target ...]
 #   --regress   build and replay fuzz/regress only; no fuzzing
 #   target      stream codec archive idx_cifar batch spec model feedback
-#               ckpt (default: all)
+#               ckpt index (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,7 +16,7 @@ seconds=${FUZZ_SECONDS:-10}
 B=${FUZZ_BUILD:-build/fuzz}
 corpora=${FUZZ_CORPUS:-$B/corpus}
 cc=${FUZZ_CC:-clang}
-all_targets="stream codec archive idx_cifar batch spec model feedback ckpt"
+all_targets="stream codec archive idx_cifar batch spec model feedback ckpt index"
 regress_only=0
 if [ "${1:-}" = --regress ]; then
 	regress_only=1
@@ -264,12 +264,23 @@ ck("bn", "conv 2 k=1; bn; relu; linear", 3, 2, 1, 3, 23, 4,
 ck("empty", "linear", 4, 1, 1, 10, 0, 0)
 EOF
 
+# indexes (fuzz/index.c): one that rv-decode writes, with class names
+# and escapes, and a merge of two
+mkdir -p "$S/index/parts"
+"$dec" -q --index-out "$S/index/parts/a.idx" "$F"/ds/*.tar 2>"$B/log/index.log"
+"$dec" -q --index-out "$S/index/parts/b.idx" "$F"/ds/*.zip 2>>"$B/log/index.log"
+"$dec" -q --index-out "$S/index/merged" "$S"/index/parts/*.idx
+mv "$S/index/parts/a.idx" "$S/index/a"
+rm -r "$S/index/parts"
+printf 'rv-index\t1\nsamples\t3\nshards\t2\nclasses\t4\nclass\t0\ta\\tb\nclass\t1\tc\\x01\nshard\t1\t10\t-1.000000005\t00000000000000ff\tarchive\t4\t0-1\tx\\\\y.tar\nshard\t2\t20\t5.000000000\tffffffffffffffff\tcifar\t0\tf\t../c.bin\n' >"$S/index/escapes"
+
 # ---- fuzzing ----
 max_len() {
 	case $1 in
 	spec) echo 1024 ;;
 	model) echo 4096 ;;
 	feedback) echo 8192 ;;
+	index) echo 8192 ;;
 	ckpt) echo 4096 ;;
 	idx_cifar) echo 16384 ;;
 	*) echo 65536 ;;

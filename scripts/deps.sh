@@ -22,6 +22,7 @@ pkgs=(
 	zlib1g-dev
 	zstd
 	time
+	strace
 	bats
 	parallel
 	parallel

@@ -19,17 +19,6 @@
 #include "src/src_impl.h"
 #include "src/src_warn.h"
 
-struct rv_dataset {
-	struct src *src;
-	size_t nsrc;
-	uint64_t n;
-	struct rv_meta meta;
-	struct src_msgs warn, note;
-	struct rv_src_counts counts;
-	struct rv_src_opts opts;	/* as given: loads use it */
-	struct rv_src_opts list_opts;	/* the listing's: never strict */
-};
-
 /*
  * The readers, in the order they are asked; the first whose probe says yes
  * reads the operand.  The order is deliberate: a folder is a folder; a
@@ -78,8 +67,8 @@ rv_dataset_counts(const struct rv_dataset *d, struct rv_src_counts *c)
 
 /* ---- opening ---- */
 
-static int
-classify(const char *path, const char *qname, struct src_probe *pr)
+int
+src_classify(const char *path, const char *qname, struct src_probe *pr)
 {
 	struct stat st;
 	const struct stat *stp = NULL;
@@ -114,8 +103,8 @@ idx_pair(const struct src_probe *a, const struct src_probe *b)
 	    (b->ndims == 1 && a->ndims >= 3);
 }
 
-static int
-cmp_str(const void *a, const void *b)
+int
+src_cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -127,7 +116,7 @@ find_name(char *const *names, size_t n, const char *name, int sorted)
 
 	if (sorted) {
 		char *const *p = bsearch(&name, names, n, sizeof(*names),
-		    cmp_str);
+		    src_cmp_str);
 		return p ? p - names : -1;
 	}
 	for (i = 0; i < n; i++)
@@ -144,8 +133,8 @@ find_name(char *const *names, size_t n, const char *name, int sorted)
  * agree even when a shard lacks a class; with fixed names present the
  * directory names must be among them.
  */
-static int
-merge_classes(struct rv_dataset *d)
+int
+src_merge_classes(struct rv_dataset *d)
 {
 	const struct src *fixed = NULL;
 	char **uni = NULL, *const *final;
@@ -179,7 +168,7 @@ differ:
 		    s->name, fixed->name);
 	}
 	if (nuni > 0) {
-		qsort(uni, nuni, sizeof(*uni), cmp_str);
+		qsort(uni, nuni, sizeof(*uni), src_cmp_str);
 		for (i = j = 0; i < nuni; i++)
 			if (j == 0 || strcmp(uni[j - 1], uni[i]) != 0)
 				uni[j++] = uni[i];
@@ -224,6 +213,11 @@ differ:
 		snprintf(key, sizeof(key), "%zu", nclasses);
 		rv_meta_set(&d->meta, "classes", key);
 	}
+	src_free_names(d->classes, d->nclasses);
+	d->classes = xcalloc(nfinal + 1, sizeof(*d->classes));
+	d->nclasses = nfinal;
+	for (i = 0; i < nfinal; i++)
+		d->classes[i] = xstrdup(final[i]);
 	for (i = 0; i < nfinal; i++) {
 		char *q = src_sanitized(final[i]);
 
@@ -251,8 +245,8 @@ set_source(struct rv_dataset *d)
 	rv_buf_release(&b);
 }
 
-static void
-free_src(struct src *s)
+void
+src_free(struct src *s)
 {
 	if (s->ops)
 		s->ops->free(s);
@@ -329,7 +323,7 @@ dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 	for (i = 0; i < n; i++) {
 		char *q = strcmp(paths[i], "-") == 0 ? xstrdup("<stdin>") :
 		    src_sanitized(paths[i]);
-		int r = classify(paths[i], q, &oi[i]);
+		int r = src_classify(paths[i], q, &oi[i]);
 
 		free(q);
 		if (r < 0)
@@ -359,10 +353,10 @@ dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 	}
 	free(oi);
 	oi = NULL;
-	if (merge_classes(d) < 0)
+	if (src_merge_classes(d) < 0)
 		goto fail;
 	set_source(d);
-	if (list) {
+	if (list == 1) {
 		src_msgs_clear(&d->warn);
 		src_msgs_clear(&d->note);
 		return d;
@@ -410,6 +404,18 @@ rv_dataset_list(char *const paths[], int n, const struct rv_src_opts *o)
 		return NULL;
 	}
 	return dataset_open(paths, n, o, NULL, 1);
+}
+
+struct rv_dataset *
+rv_dataset_scan(char *const paths[], int n, const struct rv_src_opts *o,
+    uint64_t *skipped)
+{
+	if (!rv_dataset_relistable(paths, n)) {
+		rv_seterr("only files and directories can be listed before "
+		    "they are read, not standard input or a pipe");
+		return NULL;
+	}
+	return dataset_open(paths, n, o, skipped, 2);
 }
 
 size_t
@@ -461,12 +467,22 @@ rv_dataset_load(struct rv_dataset *d, size_t k)
 	t.recsize = s->recsize;
 	t.path[0] = s->path[0];
 	t.path[1] = s->path[1];
+	if (s->indexed) {
+		struct src_probe pr;
+
+		if (src_index_verify(d, s, &pr) < 0)
+			goto out;
+		t.reader = pr.reader;
+		t.recsize = pr.recsize;
+	}
 	if (t.reader->open(&c, &t) < 0)
 		goto out;
 	if (!same_listing(s, &t)) {
-		rv_seterr("'%s': changed since it was listed (%" PRIu64
-		    " samples then, %" PRIu64 " now, or other classes)",
-		    s->name, s->n, t.n);
+		rv_seterr("'%s': changed since it was %s (%" PRIu64
+		    " samples then, %" PRIu64 " now, or other classes)%s%s%s",
+		    s->name, s->indexed ? "indexed" : "listed", s->n, t.n,
+		    s->indexed ? ": rebuild the index '" : "",
+		    s->indexed ? d->index : "", s->indexed ? "'" : "");
 		goto out;
 	}
 	s->ops = t.ops;
@@ -490,7 +506,7 @@ rv_dataset_load(struct rv_dataset *d, size_t k)
 	r = (int64_t)s->have;
 out:
 	t.path[0] = t.path[1] = NULL;
-	free_src(&t);
+	src_free(&t);
 	return r;
 }
 
@@ -568,10 +584,12 @@ rv_dataset_free(struct rv_dataset *d)
 	if (!d)
 		return;
 	for (i = 0; i < d->nsrc; i++)
-		free_src(&d->src[i]);
+		src_free(&d->src[i]);
 	free(d->src);
 	src_msgs_free(&d->warn);
 	src_msgs_free(&d->note);
 	rv_meta_release(&d->meta);
+	free(d->index);
+	src_free_names(d->classes, d->nclasses);
 	free(d);
 }

@@ -128,4 +128,27 @@ void rv_dataset_unload(struct rv_dataset *d, size_t k);
 /* Forget the warnings and notes kept so far (after printing them). */
 void rv_dataset_clear_msgs(struct rv_dataset *d);
 
+/*
+ * Indexes (rv-index(5)).  rv_dataset_scan() lists the operands as
+ * rv_dataset_list() does but keeps the listing's warnings and counts
+ * (*skipped: the members lost), for an index that says what it found.
+ * rv_dataset_write_index() writes the index of a listed or indexed
+ * dataset to path, atomically: each source must be one regular file (an
+ * archive, a CIFAR batch, an IDX file without labels); paths are written
+ * relative to the index's folder.  rv_dataset_from_index() makes the
+ * dataset of the indexes at paths[0..n) (their shards in that order)
+ * without opening a shard: its sources are as rv_dataset_list() makes
+ * them, the same ids, counts and class names, and each shard is checked
+ * against its line (size, time or the checksum of its ends, reader,
+ * sample count, classes) when rv_dataset_load() reads it.  NULL or -1
+ * with rv_errmsg() naming the file.
+ */
+struct rv_dataset *rv_dataset_scan(char *const paths[], int n,
+    const struct rv_src_opts *o, uint64_t *skipped);
+int rv_dataset_write_index(const struct rv_dataset *d, const char *path);
+struct rv_dataset *rv_dataset_from_index(char *const paths[], int n,
+    const struct rv_src_opts *o);
+/* The index a dataset was made from (sanitized), or NULL. */
+const char *rv_dataset_index_name(const struct rv_dataset *d);
+
 #endif

@@ -65,6 +65,11 @@ struct src {
 	const struct src_reader *reader;
 	int recsize;		/* CIFAR */
 	char *path[2];		/* owned: the file (IDX: images, labels) */
+	/* From an index (src_index.c): the file as it was indexed, checked
+	 * before it is read. */
+	int indexed;
+	uint64_t fsize, check;
+	int64_t mtime_ns;
 };
 
 /* Messages an open collects for the caller, at most 1000 (the last then
@@ -185,5 +190,34 @@ struct src_reader {
  * archives, which take everything else. */
 extern const struct src_reader src_reader_dir, src_reader_cifar,
     src_reader_idx, src_reader_cifar_cut, src_reader_archive;
+
+/* The dataset (src.h): the sources laid end to end. */
+struct rv_dataset {
+	struct src *src;
+	size_t nsrc;
+	uint64_t n;
+	struct rv_meta meta;
+	struct src_msgs warn, note;
+	struct rv_src_counts counts;
+	struct rv_src_opts opts;	/* as given: loads use it */
+	struct rv_src_opts list_opts;	/* the listing's: never strict */
+	char *index;		/* the index it was made from (sanitized),
+				 * or NULL */
+	char **classes;		/* the class names, raw (src_merge_classes) */
+	size_t nclasses;
+};
+
+/* src.c for src_index.c: the reader that takes path (qname for
+ * messages); the dataset's class names into its metadata (checking that
+ * the sources agree); a source's memory. */
+int src_classify(const char *path, const char *qname, struct src_probe *pr);
+int src_merge_classes(struct rv_dataset *d);
+int src_cmp_str(const void *a, const void *b);	/* char * by strcmp */
+void src_free(struct src *s);
+/* src_index.c for src.c: is indexed source s the file it was when
+ * indexed, and which reader takes it (into pr)?  -1 with errmsg naming
+ * the file and what to do. */
+int src_index_verify(const struct rv_dataset *d, const struct src *s,
+    struct src_probe *pr);
 
 #endif

@@ -8,7 +8,7 @@
 
 load helpers
 
-TARGETS="stream codec archive idx_cifar batch spec model feedback ckpt"
+TARGETS="stream codec archive idx_cifar batch spec model feedback ckpt index"
 
 setup() {
 	local last

@@ -17,6 +17,7 @@ load helpers
 	done
 	[ -f "$d/opt/rv/man/man5/rv-stream.5" ]
 	[ -f "$d/opt/rv/man/man5/rv-feedback.5" ]
+	[ -f "$d/opt/rv/man/man5/rv-index.5" ]
 	[ -x "$d/opt/rv/bin/rv-plot" ]
 	[ -f "$d/opt/rv/man/man7/rv.7" ]
 	[ -f "$d/opt/rv/man/man7/rv-ops.7" ]

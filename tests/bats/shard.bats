@@ -244,3 +244,110 @@ EOF
 	[[ "$stderr" == *"shard 3/4: no sample to pad the shard with (fewer samples than shards)"* ]]
 	[ ! -e "$T/x.rvs" ]
 }
+
+@test "index: each rank reads the index and its own shards only, and gets the samples a listing of every shard gives it" {
+	local d="$T/ix" r
+	mkdir -p "$d/shards"
+	cp "${SH[@]}" "$d/shards/"
+	run -0 --separate-stderr rv-decode -v --index-out "$d/train.idx" "$d"/shards/shard-?.tar
+	[ "$stderr" = "rv-decode: $d/train.idx: 8 shards, 200 samples, 10 classes, 0 lost, ${stderr#*0 lost, }" ]
+	[ "$(sed -n 1p "$d/train.idx")" = "$(printf 'rv-index\t1')" ]
+	[ "$(grep -c '^shard	' "$d/train.idx")" -eq 8 ]
+	# one line a shard: its samples, and its path relative to the index
+	[ "$(awk -F'\t' '$1=="shard" {print $2 ":" $9}' "$d/train.idx" | paste -sd' ')" = "10:shards/shard-0.tar 20:shards/shard-1.tar 30:shards/shard-2.tar 25:shards/shard-3.tar 35:shards/shard-4.tar 15:shards/shard-5.tar 40:shards/shard-6.tar 25:shards/shard-7.tar" ]
+	for r in 0 2; do
+		rv-decode -q --shard "$r/3" --shuffle --seed 3 --epochs 2 "${SH[@]}" -o "$T/l$r.rvs"
+		(cd "$d" && rv-decode -q --shard "$r/3" --shuffle --seed 3 --epochs 2 --index train.idx -o "$T/i$r.rvs")
+		cmp <(samples "$T/l$r.rvs") <(samples "$T/i$r.rvs")
+	done
+	[ "$(meta index "$T/i0.rvs")" = train.idx ]
+	[ "$(meta shard-by "$T/i0.rvs")" = files ]
+	[ "$(meta dataset-samples "$T/i0.rvs")" = 200 ]
+	# rank 0 of 8 takes samples 0-24: shard-0 and part of shard-1; it
+	# never opens the others, which may be anywhere (here: gone)
+	mkdir "$d/alone"
+	cp "$d/train.idx" "$d/alone/"
+	mkdir "$d/alone/shards"
+	cp -p "$d"/shards/shard-[01].tar "$d/alone/shards/"
+	rv-decode -q --shard 0/8 --index "$d/alone/train.idx" -o "$T/a0.rvs"
+	rv-decode -q --shard 0/8 --index "$d/train.idx" -o "$T/b0.rvs"
+	cmp <(samples "$T/a0.rvs") <(samples "$T/b0.rvs")
+	[ "$(samples "$T/a0.rvs" | awk '{print $2}' | paste -sd,)" = "$(seq -s, 0 24)" ]
+	run -1 --separate-stderr rv-decode -q --shard 1/8 --index "$d/alone/train.idx" -o "$T/a1.rvs"
+	[ "$stderr" = "rv-decode: '$d/alone/shards/shard-2.tar': cannot open: No such file or directory: restore it, or rebuild the index '$d/alone/train.idx' (rv-decode --index-out)" ]
+	[ ! -e "$T/a1.rvs" ]
+	# --shard auto pads as without the index
+	RANK=1 WORLD_SIZE=3 rv-decode -q --shard auto --index "$d/train.idx" -o "$T/auto.rvs"
+	[ "$(samples "$T/auto.rvs" | wc -l)" -eq 67 ]
+}
+
+@test "index: parts built apart (a Slurm array) merge into the index of the whole; folder classes agree on every rank" {
+	slow
+	local d="$T/m" F=("$D"/folder-?.tar) r
+	mkdir -p "$d/data" "$d/parts"
+	cp -p "${F[@]}" "$d/data/"
+	rv-decode -q --index-out "$d/parts/0.idx" "$d"/data/folder-[0-3].tar
+	rv-decode -q --index-out "$d/parts/1.idx" "$d"/data/folder-[4-7].tar
+	[ "$(awk -F'\t' '$1=="shard" {print $9}' "$d/parts/0.idx" | head -1)" = ../data/folder-0.tar ]
+	rv-decode -q --index-out "$d/data/all.idx" "$d"/parts/?.idx
+	rv-decode -q --index-out "$d/data/whole.idx" "$d"/data/folder-?.tar
+	cmp "$d/data/all.idx" "$d/data/whole.idx"
+	# each shard's classes, by number: shard 0 lacks classes 1, 4, 6, 8
+	[ "$(awk -F'\t' '$1=="shard" {print $8}' "$d/data/all.idx" | head -1)" = "0,2-3,5,7,9" ]
+	rv-decode -q "${F[@]}" -o "$T/all.rvs"
+	for r in 0 3; do
+		rv-decode -q --shard "$r/4" --index "$d/data/all.idx" -o "$T/r$r.rvs"
+		[ "$(meta classes "$T/r$r.rvs")" = 10 ]
+		[ "$(meta class.9 "$T/r$r.rvs")" = "$(meta class.9 "$T/all.rvs")" ]
+		rv-decode -q --shard "$r/4" "${F[@]}" -o "$T/l$r.rvs"
+		cmp <(samples "$T/l$r.rvs") <(samples "$T/r$r.rvs")
+	done
+}
+
+@test "index: a shard changed, gone or copied, an index cut short or of another dataset, too many ranks: one line each, nothing written" {
+	local d="$T/bad"
+	mkdir -p "$d/shards" "$d/other/shards"
+	cp "${SH[@]}" "$d/shards/"
+	rv-decode -q --index-out "$d/train.idx" "$d"/shards/shard-?.tar
+	# copied (a new time, the same bytes): read
+	touch -d '2001-01-01' "$d/shards/shard-0.tar"
+	rv-decode -q --shard 0/8 --index "$d/train.idx" -o "$T/ok.rvs"
+	# rewritten in place, the same size: refused
+	printf 'XXXX' | dd of="$d/shards/shard-0.tar" bs=1 seek=0 conv=notrunc status=none
+	run -1 --separate-stderr rv-decode -q --shard 0/8 --index "$d/train.idx" -o "$T/x.rvs"
+	[ "$stderr" = "rv-decode: '$d/shards/shard-0.tar': changed since it was indexed (another modification time and other bytes): rebuild the index '$d/train.idx' (rv-decode --index-out)" ]
+	[ ! -e "$T/x.rvs" ]
+	# grown (shard-0 restored: a copy again)
+	cp "${SH[0]}" "$d/shards/"
+	cat "${SH[2]}" >> "$d/shards/shard-1.tar"
+	run -1 --separate-stderr rv-decode -q --shard 0/8 --index "$d/train.idx" -o "$T/x.rvs"
+	[[ "$stderr" == "rv-decode: '$d/shards/shard-1.tar': 122880 bytes, 51200 when it was indexed: rewritten since; rebuild the index '$d/train.idx' (rv-decode --index-out)" ]]
+	# the index of another dataset whose shards have the same names
+	cp "$d/train.idx" "$d/other/"
+	for f in "$D"/folder-?.tar; do cp "$f" "$d/other/shards/shard-${f##*-}"; done
+	run -1 --separate-stderr rv-decode -q --shard 7/8 --index "$d/other/train.idx" -o "$T/x.rvs"
+	[[ "$stderr" == "rv-decode: '$d/other/shards/shard-7.tar': "*" bytes, 61440 when it was indexed: rewritten since; rebuild the index"* ]]
+	# more ranks than shards
+	run -1 --separate-stderr rv-decode -q --shard 0/9 --index "$d/train.idx" -o "$T/x.rvs"
+	[ "$stderr" = "rv-decode: '$d/train.idx': 8 shards, fewer than the 9 ranks: rebuild the index over smaller shards, or decode the shards without --index (each rank then reads every shard)" ]
+	# an index cut short, and a file that is no index
+	head -n 7 "$d/train.idx" > "$d/cut.idx"
+	run -1 --separate-stderr rv-decode -q --index "$d/cut.idx" -o "$T/x.rvs"
+	[ "$stderr" = "rv-decode: '$d/cut.idx': 2 shard lines, but it says 8 (cut short?)" ]
+	run -1 --separate-stderr rv-decode -q --index "${SH[0]}" -o "$T/x.rvs"
+	[ "$stderr" = "rv-decode: '${SH[0]}': not an rv index (its first line is not 'rv-index<TAB>1')" ]
+	[ ! -e "$T/x.rvs" ]
+	# an index is written whole or not at all
+	run -1 --separate-stderr rv-decode -q --index-out "$d/new.idx" "${SH[0]}" "$d/nosuch.tar"
+	[ ! -e "$d/new.idx" ]
+	[ -z "$(find "$d" -name '.new.idx*')" ]
+	# usage
+	run -2 --separate-stderr rv-decode --index "$d/train.idx" "${SH[0]}"
+	[ "${stderr_lines[0]}" = "rv-decode: --index '$d/train.idx' names the shards: give no input operands" ]
+	run -2 --separate-stderr rv-decode --index-out "$d/y.idx" --shard 0/2 "${SH[@]}"
+	[[ "${stderr_lines[0]}" == "rv-decode: --index-out writes an index and no stream: "* ]]
+	run -2 --separate-stderr rv-decode --index-out "$d/y.idx" "$d/train.idx" "${SH[0]}"
+	[ "$stderr" = "rv-decode: --index-out: 1 of the 2 operands are indexes: merge indexes, or index shards, not both" ]
+	run -1 --separate-stderr rv-decode --index-out "$d/y.idx" "$D"
+	[[ "$stderr" == "rv-decode: '$D': a folder: an index lists files"* ]]
+}
