@@ -11,6 +11,11 @@ MANPREFIX ?= $(PREFIX)/share/man
 PYTHONDIR ?= $(PREFIX)/lib/python$(shell python3 -c \
     'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || \
     echo 3)/dist-packages
+# ... installed by that python3's pip, offline: python/pyproject.toml's
+# build backend is in the tree and needs nothing it would download.
+PIP_INSTALL ?= python3 -m pip install -q --no-index --no-deps --upgrade \
+    --root-user-action=ignore \
+    --disable-pip-version-check
 DESTDIR   ?=
 CC        ?= cc
 CFLAGS    ?= -O2 -g
@@ -228,8 +233,7 @@ install: all
 	cp -f $(MAN1) $(DESTDIR)$(MANPREFIX)/man1/
 	cp -f $(MAN5) $(DESTDIR)$(MANPREFIX)/man5/
 	cp -f $(MAN7) $(DESTDIR)$(MANPREFIX)/man7/
-	mkdir -p $(DESTDIR)$(PYTHONDIR)/rvstream
-	cp -f python/rvstream/*.py $(DESTDIR)$(PYTHONDIR)/rvstream/
+	$(PIP_INSTALL) --target $(DESTDIR)$(PYTHONDIR) ./python
 # The plugin where the installed rv-train-gpu looks (../lib/rv);
 # install(1) replaces it rather than rewrite a file a process has mapped.
 ifeq ($(CUDA),1)
@@ -243,7 +247,8 @@ uninstall:
 	    $(MAN5:man/%=$(DESTDIR)$(MANPREFIX)/man5/%) \
 	    $(MAN7:man/%=$(DESTDIR)$(MANPREFIX)/man7/%) \
 	    $(DESTDIR)$(PREFIX)/lib/rv/$(PLUGIN_NAME)
-	rm -rf $(DESTDIR)$(PYTHONDIR)/rvstream
+	rm -rf $(DESTDIR)$(PYTHONDIR)/rvstream \
+	    $(DESTDIR)$(PYTHONDIR)/rvstream-*.dist-info
 
 clean:
 	rm -rf build build-asan tests/fixtures

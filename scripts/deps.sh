@@ -33,6 +33,8 @@ pkgs=(
 	python3-numpy
 	python3-zstandard
 	python3-xxhash
+	python3-pip
+	python3-venv
 	python3-torch
 	shellcheck
 	valgrind

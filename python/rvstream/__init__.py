@@ -36,8 +36,7 @@ tensors (without it, batches hold numpy arrays).  See python/README.md.
 from ._stream import (Batch, EpochEnd, Meta, Reader, RvStreamError, Sample,
                       batches, open_stream)
 from ._feedback import FeedbackWriter, last_layer_gradnorm
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "Batch", "EpochEnd", "Meta", "Reader", "RvStreamError", "Sample",

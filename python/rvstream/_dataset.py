@@ -35,14 +35,29 @@ index of the file; every rank works them out alike.
 A pipe (stdin, "-", a FIFO), a file object or bytes is one stream: it is
 read whole, by each rank (its own pipeline: rv-decode --shard upstream),
 and refuses DataLoader workers.
+
+A dataset index (rv-index(5), rv-decode --index-out) is the dataset
+itself: each slot runs its own rv pipeline,
+
+    rv-decode -q --index INDEX --shard S/W*N DECODE... | PIPELINE
+
+where slot S = rank * workers + worker of world * workers, and reads its
+stream.  rv-decode's split rule gives a rank exactly the samples
+rv-decode --shard rank/world gives it (contiguous shares compose: the
+shares of a rank's workers are its share, cut in W), and each worker
+reads only its own shards (_split.py computes the same shares in Python:
+slot_shards(), slot_samples()).
 """
 
 import os
+import shlex
+import signal
 import stat
+import subprocess
 
 import torch
 
-from . import _staging
+from . import _programs, _split, _staging
 from ._index import FileIndex, Part, RangesSource
 from ._length import FIRST_DATA
 from ._stream import Batch, EpochEnd, Reader
@@ -67,6 +82,66 @@ def _rank_world(rank, world):
         raise ValueError(f"rank {rank} of world {world}: need 0 <= rank "
                          "< world")
     return rank, world
+
+
+def _is_index(src):
+    if not isinstance(src, (str, os.PathLike)) or os.fspath(src) == "-":
+        return False
+    try:
+        with open(src, "rb") as f:
+            return f.read(len(_split.MAGIC)) == _split.MAGIC.encode()
+    except OSError:
+        return False
+
+
+# rv-decode's options that take a value, and those that do not; the rest
+# (--shard, --index, -o, operands) are RvDataset's to set, and refused.
+_DECODE_VALUE = {"--seed", "--epochs", "--limit", "--even", "--channels",
+                 "--classes", "--class-level", "--max-pixels", "--max-side",
+                 "--level", "-j", "--jobs"}
+_DECODE_FLAG = {"--shuffle", "--encoded", "--strict", "-v", "--verbose"}
+
+
+def _decode_opts(decode):
+    """rv-decode's options as a list, and the ones the split depends on:
+    {seed, epochs, shuffle, limit, even}."""
+    args = shlex.split(decode) if isinstance(decode, str) else \
+        [str(a) for a in decode]
+    o = {"seed": 0, "epochs": 1, "shuffle": False, "limit": None,
+         "even": None}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        name, eq, val = a.partition("=")
+        if name in _DECODE_FLAG and not eq:
+            o["shuffle"] |= name == "--shuffle"
+            i += 1
+            continue
+        if name not in _DECODE_VALUE:
+            raise ValueError(f"RvDataset: decode: '{a}': not an rv-decode "
+                             "option RvDataset passes on (it sets --index "
+                             "and --shard itself)")
+        if not eq:
+            if i + 1 == len(args):
+                raise ValueError(f"RvDataset: decode: {a} needs a value")
+            val = args[i + 1]
+            i += 1
+        i += 1
+        key = name.lstrip("-")
+        if key in ("seed", "epochs", "limit"):
+            if not val.isdigit():
+                raise ValueError(f"RvDataset: decode: {name} {val}: not "
+                                 "a number")
+            o[key] = int(val)
+        elif key == "even":
+            if val not in ("pad", "drop", "none"):
+                raise ValueError(f"RvDataset: decode: --even {val}: use "
+                                 "pad, drop or none")
+            o["even"] = val
+    if o["even"] is None:  # equal steps on every rank, as --shard auto
+        args += ["--even", "pad"]
+        o["even"] = "pad"
+    return args, o
 
 
 def _is_file(src):
@@ -248,7 +323,7 @@ class RvDataset(torch.utils.data.IterableDataset):
 
     def __init__(self, src="-", batch_size=None, raw=False, *, rank=None,
                  world=None, drop_last=False, skip_batches=0,
-                 pin_memory=False, prefetch=0):
+                 pin_memory=False, prefetch=0, decode=(), pipeline=None):
         super().__init__()
         self.src, self.batch_size, self.raw = src, batch_size, raw
         self.rank, self.world = _rank_world(rank, world)
@@ -257,6 +332,25 @@ class RvDataset(torch.utils.data.IterableDataset):
             raise ValueError("skip_batches must be a non-negative int")
         self.skip_batches = skip_batches
         self.pin_memory, self.prefetch = pin_memory, prefetch
+        self.index = None
+        if _is_index(src):
+            self.index = _split.Index(src)
+            self.decode, self._split_opts = _decode_opts(decode)
+            self.pipeline = pipeline
+            if pipeline is None and batch_size is None:
+                raise ValueError("RvDataset: an index needs batch_size, or "
+                                 "a pipeline that ends in rv-batch")
+            if skip_batches:
+                raise ValueError("RvDataset: skip_batches with an index: "
+                                 "not supported; resume at an epoch's "
+                                 "start")
+            self.files = None
+            self._stream_reader = None
+            self._plans, self._infos = {}, None
+            return
+        if decode or pipeline is not None:
+            raise ValueError("RvDataset: decode and pipeline go with a "
+                             "dataset index (rv-index(5)) only")
         if isinstance(src, (list, tuple)):
             files = [os.fspath(p) for p in src]
             if not files:
@@ -298,8 +392,73 @@ class RvDataset(torch.utils.data.IterableDataset):
             info.index = FileIndex(self.files[f], first=info.first)
         return info.index
 
+    # -- a dataset index
+    def _slot(self, worker, workers):
+        return self.rank * workers + worker, self.world * workers
+
+    def slot_shards(self, worker=0, workers=1, epoch=0):
+        """The shards (paths) DataLoader worker `worker` of `workers` of
+        this rank reads in an epoch (an index only)."""
+        s, n = self._slot(worker, workers)
+        o = self._split_opts
+        return [self.index.shards[k][0] for k, _, _ in _split.segments(
+            self.index, s, n, epoch, o["seed"], o["shuffle"], o["limit"])]
+
+    def slot_samples(self, worker=0, workers=1, epoch=0):
+        """The samples that worker's rv-decode writes in an epoch (an
+        index only): its share, or with --even pad (the default) or drop
+        every slot's count."""
+        s, n = self._slot(worker, workers)
+        o = self._split_opts
+        segs = _split.segments(self.index, s, n, epoch, o["seed"],
+                               o["shuffle"], o["limit"])
+        total = sum(c for _, c in _split.epoch_order(
+            self.index, epoch, o["seed"], o["shuffle"], o["limit"]))
+        t = _split.target(total, n, o["even"])
+        return sum(c for _, _, c in segs) if t is None else t
+
+    def slot_command(self, worker=0, workers=1):
+        """The pipeline a worker runs, as argv."""
+        s, n = self._slot(worker, workers)
+        cmd = [_programs.check("rv-decode"), "-q", "--index",
+               self.index.path, "--shard", f"{s}/{n}"] + self.decode
+        if self.pipeline is None:
+            return cmd
+        return ["bash", "-o", "pipefail", "-c",
+                '"$@" | ' + self.pipeline, "rv-decode"] + cmd
+
+    def _index_batches(self, worker, workers, pin):
+        s, n = self._slot(worker, workers)
+        if n > len(self.index.shards):
+            raise ValueError(f"RvDataset: '{self.index.path}': "
+                             f"{len(self.index.shards)} shards, fewer than "
+                             f"the {n} slots ({self.world} ranks x "
+                             f"{workers} workers): fewer workers, or an "
+                             "index over smaller shards")
+        argv = self.slot_command(worker, workers)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                env=_programs.env(), start_new_session=True)
+        try:
+            with Reader(proc.stdout, self.batch_size,
+                        prefetch=self.prefetch, pin_memory=pin) as r:
+                yield from r
+            rc = proc.wait()
+            if rc != 0:
+                raise RuntimeError(
+                    f"RvDataset: rank {self.rank} worker {worker}: its "
+                    f"pipeline exited {rc}: {shlex.join(argv)}")
+        finally:
+            if proc.poll() is None:  # the loop stopped early
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait()
+            proc.stdout.close()
+
     # -- length
     def __len__(self):
+        if self.index is not None:
+            raise TypeError("RvDataset over an index: its pipeline decides "
+                            "the batches (slot_samples() gives the "
+                            "samples)")
         if self.files is None:
             if self._stream_reader is None:
                 self._stream_reader = self._open_stream()
@@ -310,6 +469,8 @@ class RvDataset(torch.utils.data.IterableDataset):
         return True
 
     def length_hint(self):
+        if self.index is not None:
+            return None
         if self.files is not None:
             return len(self)
         if self._stream_reader is None:
@@ -345,6 +506,11 @@ class RvDataset(torch.utils.data.IterableDataset):
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         k, n = (info.id, info.num_workers) if info else (0, 1)
+        if self.index is not None:
+            for b in self._index_batches(k, n,
+                                         self._pinned(info is not None)):
+                yield self._out(b)
+            return
         if self.files is None:
             if n > 1:
                 raise RuntimeError(

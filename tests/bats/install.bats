@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # make install honours PREFIX, MANPREFIX and DESTDIR, and installs every
-# program and page, and the CUDA plugin when it is built, which the
-# installed trainer finds; make uninstall removes them again.
+# program and page, the CUDA plugin when it is built, which the installed
+# trainer finds, and the PyTorch bridge by pip; make uninstall removes
+# them again.  pip install ./python installs the bridge in a venv.
 
 load helpers
 
@@ -50,6 +51,7 @@ load helpers
 	# the PyTorch bridge, importable from where it went
 	py=("$d"/opt/rv/lib/python3*/dist-packages)
 	[ -f "${py[0]}/rvstream/__init__.py" ] && [ -f "${py[0]}/rvstream/_stream.py" ]
+	[ -f "${py[0]}/rvstream-0.1.0.dist-info/METADATA" ]	# by pip
 	if /usr/bin/python3 -c 'import numpy, zstandard' 2>/dev/null; then
 		run -0 env PYTHONPATH="${py[0]}" /usr/bin/python3 -c \
 		    'import rvstream; print(rvstream.__version__)'
@@ -58,6 +60,36 @@ load helpers
 	run -0 make -s -C "$REPO" BUILD="${RV_BUILD:-build}" uninstall \
 	    DESTDIR="$d" PREFIX=/opt/rv MANPREFIX=/opt/rv/man
 	[ -z "$(find "$d" -type f)" ]
+}
+
+@test "pip install ./python: rvstream in a virtual environment, offline, its version the programs'; it finds them on PATH or in RV_BIN" {
+	slow
+	local v="$BATS_TEST_TMPDIR/venv" ver
+	/usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null ||
+	    skip "python3-venv is not installed: run make deps"
+	/usr/bin/python3 -c 'import numpy, zstandard' 2>/dev/null ||
+	    skip "python3-numpy or python3-zstandard is missing: run make deps"
+	/usr/bin/python3 -m venv --system-site-packages "$v"
+	# --no-index: nothing is downloaded (the build backend is in the tree)
+	run -0 "$v/bin/pip" install -q --no-index --disable-pip-version-check "$REPO/python"
+	[ ! -e "$REPO/python/build" ] && [ -z "$(find "$REPO/python" -name '*.egg-info')" ]
+	ver=$("$BIN/rv-decode" --version)
+	ver=${ver#rv-decode }
+	[ "$(sed -n 's/^#define RV_VERSION_STRING "\(.*\)"$/\1/p' "$REPO/lib/base/opt.h")" = "$ver" ]
+	cd "$BATS_TEST_TMPDIR"
+	run -0 "$v/bin/python" -c 'import rvstream; print(rvstream.__version__, rvstream.__file__)'
+	[[ "$output" == "$ver $v/lib/python3."*"/site-packages/rvstream/__init__.py" ]]
+	run -0 "$v/bin/pip" show rvstream
+	[ "${lines[1]}" = "Version: $ver" ]
+	# the programs: RV_BIN, else PATH; a missing one is named
+	run -0 env RV_BIN="$BIN" "$v/bin/python" -c 'from rvstream import _programs as p; print(p.check())'
+	[ "$output" = "$BIN/rv-decode" ]
+	run -0 env -u RV_BIN PATH="$BIN:/usr/bin:/bin" "$v/bin/python" -c 'from rvstream import _programs as p; print(p.check())'
+	[ "$output" = "$BIN/rv-decode" ]
+	run -1 env -u RV_BIN PATH=/usr/bin:/bin "$v/bin/python" -c 'from rvstream import _programs as p; p.check()'
+	[[ "${lines[-1]}" == "FileNotFoundError: rvstream: rv-decode is not on PATH: install rv (make install) or set RV_BIN to the directory of its programs" ]]
+	run -0 "$v/bin/pip" uninstall -y -q rvstream
+	run -1 "$v/bin/python" -c 'import rvstream'
 }
 
 @test "make: the CUDA backend is built when nvcc is there; make CUDA=0 leaves it and its libraries out" {

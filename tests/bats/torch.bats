@@ -201,3 +201,43 @@ print(" ".join("%d:%d" % (o["epoch"], o["steps"]) for o in map(json.loads, open(
 	[ "$(wc -l < "$T/out/torch-train.log")" -eq 2 ]
 	[ ! -e "$T/out/feedback.fifo" ]
 }
+
+@test "rvstream: RvDataset over an index gives each rank rv-decode --shard's samples, each worker its slot's, as the Python rule says" {
+	local d="$T/ix" i k at=0 f sizes=(10 20 30 25 35 15 40 25)
+	rv-decode -q --limit 200 "$IMG" "$LAB" -o "$T/src.rvs"
+	rv-inspect -q --png "$T/png" "$T/src.rvs" > /dev/null
+	for i in "${!sizes[@]}"; do
+		mkdir -p "$d/w$i"
+		for ((k = 0; k < sizes[i]; k++, at++)); do
+			f=$(echo "$T"/png/e000-id"$(printf %06d "$at")"-l*.png)
+			cp "$f" "$d/w$i/k$at.png"
+			f=${f##*-l}
+			echo "${f%.png}" > "$d/w$i/k$at.cls"
+		done
+		tar -C "$d/w$i" -cf "$d/shard-$i.tar" .
+	done
+	rv-decode -q --index-out "$d/train.idx" "$d"/shard-?.tar
+	export RV_BIN="$BIN"
+	# shuffled epochs, exact shares: the same samples, rank by rank
+	run -0 "${CHK[@]}" index "$d/train.idx" 2 2 "--shuffle --seed 5 --epochs 2 --even none"
+	[ "$output" = "index ok: 2 ranks x 2 workers, 56 batches, 400 samples, 200 distinct" ]
+	# the default pads every slot to ceil(200 / 6) = 34: equal steps
+	run -0 "${CHK[@]}" index "$d/train.idx" 3 2 "--epochs 1"
+	[ "$output" = "index ok: 3 ranks x 2 workers, 30 batches, 204 samples, 200 distinct" ]
+	# more slots than shards, and a pipeline that fails: one clear error
+	run -1 "$PY" -c "
+import sys, torch; sys.path.insert(0, '$REPO/python'); import rvstream
+ds = rvstream.RvDataset('$d/train.idx', batch_size=4, rank=0, world=3)
+try:
+    list(torch.utils.data.DataLoader(ds, batch_size=None, num_workers=3))
+except ValueError as e:
+    print(e)
+ds = rvstream.RvDataset('$d/train.idx', rank=0, world=1, pipeline='rv-batch -b 0')
+try:
+    list(ds)
+except RuntimeError as e:
+    print(e); sys.exit(1)"
+	# (a DataLoader worker's ValueError comes with its traceback)
+	[[ "$output" == *"ValueError: RvDataset: '$d/train.idx': 8 shards, fewer than the 9 slots (3 ranks x 3 workers): fewer workers, or an index over smaller shards"* ]]
+	[[ "${lines[-1]}" == "RvDataset: rank 0 worker 0: its pipeline exited 2: bash -o pipefail -c "* ]]
+}

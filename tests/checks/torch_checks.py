@@ -440,6 +440,71 @@ def check_dataset(src):
     print(f"dataset ok: {len(a)} batches, 2 workers split them")
 
 
+def _decode_ids(index, shard, decode):
+    """{epoch: sorted ids} of rv-decode --index INDEX --shard SHARD."""
+    import subprocess
+    rv = os.path.join(os.environ["RV_BIN"], "rv-decode")
+    out = subprocess.run([rv, "-q", "--index", index, "--shard", shard,
+                          *decode.split(), "--level", "0"],
+                         capture_output=True, check=True).stdout
+    got = {}
+    for rec in rvstream.Reader(out, batch_size=1).records():
+        if isinstance(rec, rvstream.Sample):
+            got.setdefault(rec.epoch, []).append(rec.id)
+    return {e: sorted(v) for e, v in got.items()}
+
+
+def check_index(index, world, workers, decode):
+    """RvDataset over an index: each rank's batches, read by `workers`
+    DataLoader workers, hold the samples rv-decode --shard rank/world
+    gives it, epoch by epoch; each worker's are rv-decode's for its slot
+    (rank * workers + worker of world * workers), and the Python rule
+    (slot_shards, slot_samples) names that slot's shards and count."""
+    from rvstream import _split
+    world, workers = int(world), int(workers)
+    ix = _split.Index(index)
+    seen, batches = [], 0
+    for r in range(world):
+        ds = rvstream.RvDataset(index, batch_size=8, rank=r, world=world,
+                                decode=decode, raw=True)
+        got = {}
+        for b in torch.utils.data.DataLoader(ds, batch_size=None,
+                                             num_workers=workers):
+            got.setdefault(b.epoch, []).extend(b.ids.tolist())
+            batches += 1
+        # the same samples; and, without padding (which repeats a
+        # slot's first ones, so W slots repeat more than one rank), as
+        # many of each
+        dec = " ".join(ds.decode)  # with RvDataset's --even pad
+        want = _decode_ids(index, f"{r}/{world}", dec)
+        same = ({e: sorted(v) for e, v in got.items()} == want
+                if "--even none" in dec else
+                {e: set(v) for e, v in got.items()} ==
+                {e: set(v) for e, v in want.items()})
+        if not same:
+            fail(f"rank {r}: RvDataset's samples are not rv-decode "
+                 f"--shard {r}/{world}'s")
+        for w in range(workers):
+            s, n = r * workers + w, world * workers
+            slot = _decode_ids(index, f"{s}/{n}", dec)
+            for e, ids in slot.items():
+                if len(ids) != ds.slot_samples(w, workers, e):
+                    fail(f"slot {s}/{n} epoch {e}: {len(ids)} samples, "
+                         f"slot_samples says {ds.slot_samples(w, workers, e)}")
+                paths = ds.slot_shards(w, workers, e)
+                have = {k for k, (p, _) in enumerate(ix.shards)
+                        if p in paths}
+                mine = {k for k in range(len(ix.shards))
+                        if any(ix.base[k] <= i < ix.base[k] +
+                               ix.shards[k][1] for i in ids)}
+                if have != mine:
+                    fail(f"slot {s}/{n} epoch {e}: the rule names shards "
+                         f"{sorted(have)}, rv-decode read {sorted(mine)}")
+        seen.extend(i for v in got.values() for i in v)
+    print(f"index ok: {world} ranks x {workers} workers, {batches} batches, "
+          f"{len(seen)} samples, {len(set(seen))} distinct")
+
+
 def check_float(src):
     """Batch.float() normalises as rv-train-gpu does: (x/255 - m) / s."""
     b = next(iter(rvstream.Reader(src)))
