@@ -34,6 +34,7 @@ static const char usage[] =
     "usage: rv-decode [-qv] [-j N] [-o FILE] [--channels 1|3] [--classes N]\n"
     "                 [--class-level N] [--encoded] [--epochs E]\n"
     "                 [--even pad|drop|none] [--index FILE]\n"
+    "                 [--resume E:N:K[,K...]]\n"
     "                 [--limit N] [--max-pixels N] [--max-side N] [--seed S]\n"
     "                 [--shard I/N|auto] [--shuffle] [--strict] [--level L]\n"
     "                 input ...\n"
@@ -61,6 +62,10 @@ static const char usage[] =
     "      --index-out FILE write the index of the shards given (or merge\n"
     "                       the indexes given) to FILE, and nothing else\n"
     "      --limit N        use only the first N samples of the listing\n"
+    "      --resume E:N:K   with --index: start at epoch E, of which each\n"
+    "                       rank of the N-rank job before served its first\n"
+    "                       K samples (or K0,K1,...: rank by rank); the\n"
+    "                       rest of E, shared over this job's ranks\n"
     "      --max-pixels N   refuse images larger than N pixels\n"
     "      --max-side N     reduce images so the longer side is <= N\n"
     "      --seed S         seed for --shuffle (default 0)\n"
@@ -89,6 +94,7 @@ enum {
 	OPT_LIMIT,
 	OPT_MAX_PIXELS,
 	OPT_MAX_SIDE,
+	OPT_RESUME,
 	OPT_SHARD,
 	OPT_SHUFFLE,
 	OPT_STRICT,
@@ -106,6 +112,11 @@ struct decode_opts {
 	uint64_t limit;
 	uint64_t max_pixels;
 	uint32_t max_side;
+	/* --resume: the job before had resume_n ranks, rank r of which had
+	 * served resume_k[r] samples of epoch resume_epoch */
+	const char *resume;
+	uint32_t resume_epoch, resume_n;
+	uint64_t *resume_k;
 	uint32_t shard_i, shard_n;
 	int shard_auto;
 	int even;		/* enum even; EVEN_UNSET until resolved */
@@ -144,6 +155,9 @@ struct job {
 	uint64_t *count;	/* by_files: each source's samples used */
 	size_t nsrc;
 	uint64_t target;	/* samples an epoch with --even pad or drop */
+	int resumed;		/* --resume with samples served: its epoch is
+				 * epoch_resumed()'s */
+	uint64_t resume_target;	/* that epoch's samples */
 	/* Per slot: pixels whose frame shell is in the slot (shell[i]),
 	 * traded with the worker's image buffer, so buffers are reused. */
 	struct rv_img *pix;
@@ -164,6 +178,55 @@ struct job {
  */
 #define CHUNK_BUDGET	((size_t)4 << 20)
 
+/* --resume E:N:K or E:N:K0,K1,...,K(N-1) */
+static int
+parse_resume(struct decode_opts *o)
+{
+	char *t = xstrdup(o->resume), *e, *n, *k, *tok, *save = NULL;
+	uint64_t v, w;
+	uint32_t r = 0;
+	int rc = -1;
+
+	e = t;
+	if (!(n = strchr(e, ':')) || !(k = strchr(n + 1, ':'))) {
+		rv_seterr("not of the form E:N:K");
+		goto out;
+	}
+	*n++ = '\0';
+	*k++ = '\0';
+	if (rv_parse_u64(e, 0, 1000000, &v) < 0 ||
+	    rv_parse_u64(n, 1, 1 << 20, &w) < 0) {
+		rv_seterr("not of the form E:N:K (an epoch, a rank count)");
+		goto out;
+	}
+	o->resume_epoch = (uint32_t)v;
+	o->resume_n = (uint32_t)w;
+	o->resume_k = xcalloc(o->resume_n, sizeof(*o->resume_k));
+	for (tok = strtok_r(k, ",", &save); tok; tok = strtok_r(NULL, ",",
+	    &save)) {
+		if (r == o->resume_n) {
+			rv_seterr("more than %u counts", o->resume_n);
+			goto out;
+		}
+		if (rv_parse_u64(tok, 0, UINT64_MAX, &o->resume_k[r++]) < 0) {
+			rv_seterr("'%s' is not a sample count", tok);
+			goto out;
+		}
+	}
+	if (r == 1)
+		for (; r < o->resume_n; r++)
+			o->resume_k[r] = o->resume_k[0];
+	if (r != o->resume_n) {
+		rv_seterr("%u counts for %u ranks: give one, or one a rank", r,
+		    o->resume_n);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(t);
+	return rc;
+}
+
 static void
 parse_args(int argc, char *argv[], struct decode_opts *o)
 {
@@ -180,6 +243,7 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "max-pixels", required_argument, NULL, OPT_MAX_PIXELS },
 		{ "max-side", required_argument, NULL, OPT_MAX_SIDE },
+		{ "resume", required_argument, NULL, OPT_RESUME },
 		{ "shard", required_argument, NULL, OPT_SHARD },
 		{ "shuffle", no_argument, NULL, OPT_SHUFFLE },
 		{ "strict", no_argument, NULL, OPT_STRICT },
@@ -249,6 +313,9 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 			o->max_side = (uint32_t)rv_opt_u64("--max-side",
 			    optarg, 1, 1 << 20, usage);
 			break;
+		case OPT_RESUME:
+			o->resume = optarg;
+			break;
 		case OPT_SHARD:
 			o->shard_auto = strcmp(optarg, "auto") == 0;
 			if (!o->shard_auto && rv_parse_shard(optarg,
@@ -266,6 +333,15 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 			rv_usage_error(argv, usage);
 		}
 	}
+	if (o->resume && parse_resume(o) < 0)
+		rv_usage_die(usage, "--resume: '%s': %s", o->resume,
+		    rv_errmsg());
+	if (o->resume && !o->index)
+		rv_usage_die(usage, "--resume needs --index (a job's shares "
+		    "are laid out by the index)");
+	if (o->resume && o->resume_epoch >= o->epochs)
+		rv_usage_die(usage, "--resume: epoch %u: the run has %u "
+		    "(--epochs)", o->resume_epoch, o->epochs);
 	if (o->index && o->index_out)
 		rv_usage_die(usage, "--index-out merges the indexes given as "
 		    "operands; --index is for reading the shards");
@@ -500,19 +576,14 @@ flush_msgs(const struct decode_opts *o, struct rv_dataset *ds)
 	rv_dataset_clear_msgs(ds);
 }
 
-/*
- * Sharding files: lay the sources end to end (in an order drawn from the
- * seed and the epoch with --shuffle), take this rank's contiguous share,
- * read the sources it touches and drop the others.  The ids go to mine,
- * shuffled with --shuffle.  Returns how many, or -1.
- */
-static int64_t
-epoch_files(struct job *j, uint32_t epoch, uint64_t *order,
-    struct rv_shard_seg *seg, unsigned char *need, uint64_t *mine)
+/* The sources of an epoch in the order they are laid end to end: those
+ * with samples, as given or, with --shuffle, drawn from the seed and the
+ * epoch.  Returns how many. */
+static size_t
+epoch_order(const struct job *j, uint32_t epoch, uint64_t *order)
 {
 	const struct decode_opts *o = j->o;
-	size_t nord = 0, nseg, k;
-	uint64_t i, m = 0;
+	size_t nord = 0, k;
 
 	for (k = 0; k < j->nsrc; k++)
 		if (j->count[k] > 0)
@@ -523,8 +594,23 @@ epoch_files(struct job *j, uint32_t epoch, uint64_t *order,
 		    0);
 		rv_rng_shuffle_u64(&rng, order, nord);
 	}
-	nseg = rv_shard_segments(j->count, order, nord, o->shard_i,
-	    o->shard_n, seg);
+	return nord;
+}
+
+/*
+ * Read the sources of seg[0..nseg) and drop the others; their samples'
+ * ids go to mine, in order or, with --shuffle, permuted by (op, epoch,
+ * rank).  Returns how many, or -1.
+ */
+static int64_t
+read_segments(struct job *j, uint32_t epoch, uint32_t op,
+    const struct rv_shard_seg *seg, size_t nseg, unsigned char *need,
+    uint64_t *mine)
+{
+	const struct decode_opts *o = j->o;
+	uint64_t i, m = 0;
+	size_t k;
+
 	memset(need, 0, j->nsrc);
 	for (k = 0; k < nseg; k++)
 		need[seg[k].src] = 1;
@@ -551,11 +637,81 @@ epoch_files(struct job *j, uint32_t epoch, uint64_t *order,
 	}
 	if (o->shuffle) {
 		struct rv_rng rng;
-		rv_rng_init(&rng, o->c.seed, RV_STAGE_DECODE_ORDER, 2, epoch,
+		rv_rng_init(&rng, o->c.seed, RV_STAGE_DECODE_ORDER, op, epoch,
 		    o->shard_i);
 		rv_rng_shuffle_u64(&rng, mine, (size_t)m);
 	}
 	return (int64_t)m;
+}
+
+/*
+ * Sharding files: lay the sources end to end, take this rank's
+ * contiguous share, read the sources it touches and drop the others.
+ */
+static int64_t
+epoch_files(struct job *j, uint32_t epoch, uint64_t *order,
+    struct rv_shard_seg *seg, unsigned char *need, uint64_t *mine)
+{
+	size_t nord = epoch_order(j, epoch, order);
+	size_t nseg = rv_shard_segments(j->count, order, nord, j->o->shard_i,
+	    j->o->shard_n, seg);
+
+	return read_segments(j, epoch, 2, seg, nseg, need, mine);
+}
+
+/*
+ * The resumed epoch (--resume): its positions laid end to end as
+ * epoch_files lays them, those the job before served marked
+ * (rv_shard_served), and the rest shared out as a whole epoch is: this
+ * rank's contiguous share of them, in position order, then with
+ * --shuffle permuted by op 3.  *left: the samples not served.  With mine
+ * NULL, only *left.  Returns the rank's samples, or -1.
+ */
+static int64_t
+epoch_resumed(struct job *j, uint32_t epoch, uint64_t *order,
+    unsigned char *need, uint64_t *mine, uint64_t *left)
+{
+	const struct decode_opts *o = j->o;
+	size_t nord = epoch_order(j, epoch, order), nseg = 0, k;
+	uint64_t total = 0, at = 0, u = 0, lo, hi, i, cut;
+	unsigned char *served;
+	struct rv_shard_seg *seg;
+	int64_t m;
+
+	for (k = 0; k < nord; k++)
+		total += j->count[order[k]];
+	served = xcalloc((size_t)total + 1, 1);
+	cut = o->even == EVEN_DROP ? total / o->resume_n : UINT64_MAX;
+	*left = total - rv_shard_served(total, o->resume_n, o->resume_k, cut,
+	    o->c.seed, epoch, o->shuffle, served);
+	if (!mine) {
+		free(served);
+		return 0;
+	}
+	rv_shard_range(*left, o->shard_i, o->shard_n, &lo, &hi);
+	seg = xcalloc((size_t)(hi - lo) + 1, sizeof(*seg));
+	for (k = 0; k < nord && u < hi; k++) {
+		for (i = 0; i < j->count[order[k]] && u < hi; i++) {
+			if (served[at + i])
+				continue;
+			if (u++ < lo)
+				continue;
+			if (nseg > 0 && seg[nseg - 1].src == order[k] &&
+			    seg[nseg - 1].first + seg[nseg - 1].n == i) {
+				seg[nseg - 1].n++;
+				continue;
+			}
+			seg[nseg].src = (size_t)order[k];
+			seg[nseg].first = i;
+			seg[nseg].n = 1;
+			nseg++;
+		}
+		at += j->count[order[k]];
+	}
+	free(served);
+	m = read_segments(j, epoch, 3, seg, nseg, need, mine);
+	free(seg);
+	return m;
 }
 
 static int
@@ -585,8 +741,16 @@ write_meta(struct rv_writer *w, const struct job *j, uint64_t per_epoch)
 	rv_meta_set(&m, "decode", buf);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)per_epoch);
 	rv_meta_set(&m, "samples", buf);
-	snprintf(buf, sizeof(buf), "%u", o->epochs);
+	/* Epochs written: from the one resumed at. */
+	snprintf(buf, sizeof(buf), "%u", o->epochs - (o->resume ?
+	    o->resume_epoch : 0));
 	rv_meta_set(&m, "epochs", buf);
+	if (o->resume) {
+		rv_meta_set(&m, "resume", o->resume);
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)
+		    (j->resumed ? j->resume_target : per_epoch));
+		rv_meta_set(&m, "resume-samples", buf);
+	}
 	snprintf(buf, sizeof(buf), "%u/%u", o->shard_i, o->shard_n);
 	rv_meta_set(&m, "shard", buf);
 	if (rv_dataset_index_name(ds))
@@ -601,6 +765,43 @@ write_meta(struct rv_writer *w, const struct job *j, uint64_t per_epoch)
 	rc = rv_meta_put(w, &m);
 	rv_meta_release(&m);
 	return rc;
+}
+
+/*
+ * --resume: does the job before leave anything of its epoch served (else
+ * the epoch is an ordinary one), and how many samples does this rank's
+ * share of the rest hold?
+ */
+static int
+plan_resume(struct job *j)
+{
+	const struct decode_opts *o = j->o;
+	uint64_t *order, left, lo, hi;
+	uint32_t r;
+
+	for (r = 0; r < o->resume_n && o->resume_k[r] == 0; r++)
+		continue;
+	if (r == o->resume_n)
+		return 0;
+	j->resumed = 1;
+	order = xcalloc(j->nsrc + 1, sizeof(*order));
+	epoch_resumed(j, o->resume_epoch, order, NULL, NULL, &left);
+	free(order);
+	if (left == 0)
+		return rv_seterr("--resume %s: the %u ranks served every sample "
+		    "of epoch %u: resume at epoch %u", o->resume, o->resume_n,
+		    o->resume_epoch, o->resume_epoch + 1);
+	rv_shard_range(left, o->shard_i, o->shard_n, &lo, &hi);
+	j->resume_target = o->even == EVEN_PAD ? (left + o->shard_n - 1) /
+	    o->shard_n : o->even == EVEN_DROP ? left / o->shard_n : hi - lo;
+	if (o->c.verbose)
+		rv_warn("resume at epoch %u: %llu of its %llu samples served "
+		    "by %u ranks; this shard %llu of the %llu left",
+		    o->resume_epoch, (unsigned long long)(j->n - left),
+		    (unsigned long long)j->n, o->resume_n,
+		    (unsigned long long)j->resume_target,
+		    (unsigned long long)left);
+	return 0;
 }
 
 /* --classes N must cover the class names and labels the input has. */
@@ -639,19 +840,19 @@ decode_ids(struct job *j, struct rv_par *par, const uint64_t *ids, size_t n)
 
 /*
  * Even shards: write samples of mine[0..k) again, in order, until the
- * epoch holds the target (the share was short, or images were skipped).
+ * epoch holds target (the share was short, or images were skipped).
  * Returns the samples written, or -1.
  */
 static int64_t
 pad_epoch(struct job *j, struct rv_par *par, const uint64_t *mine, size_t k,
-    uint64_t got)
+    uint64_t got, uint64_t target)
 {
 	size_t at = 0;
 	int some = got > 0;	/* a good sample in mine */
 
-	while (got < j->target) {
-		size_t n = k - at < j->target - got ? k - at :
-		    (size_t)(j->target - got);
+	while (got < target) {
+		size_t n = k - at < target - got ? k - at :
+		    (size_t)(target - got);
 		int64_t w;
 
 		if (n == 0) {
@@ -689,22 +890,25 @@ run_epochs(struct job *j, struct rv_par *par, struct rv_writer *w)
 	uint32_t e;
 	int rc = -1;
 
-	for (e = 0; e < o->epochs; e++) {
+	for (e = o->resume ? o->resume_epoch : 0; e < o->epochs; e++) {
 		struct rv_rec end;
 		int64_t k, got;
+		int resumed = j->resumed && e == o->resume_epoch;
+		uint64_t target = resumed ? j->resume_target : j->target, left;
 
 		j->epoch = e;
-		k = j->by_files ? epoch_files(j, e, order, seg, need, mine) :
+		k = resumed ? epoch_resumed(j, e, order, need, mine, &left) :
+		    j->by_files ? epoch_files(j, e, order, seg, need, mine) :
 		    (int64_t)epoch_samples(j, e, all, mine);
 		if (k < 0)
 			goto out;
-		if (o->even == EVEN_DROP && (uint64_t)k > j->target)
-			k = (int64_t)j->target;
+		if (o->even == EVEN_DROP && (uint64_t)k > target)
+			k = (int64_t)target;
 		if ((got = decode_ids(j, par, mine, (size_t)k)) < 0)
 			goto out;
-		if (o->even != EVEN_NONE && (uint64_t)got < j->target &&
+		if (o->even != EVEN_NONE && (uint64_t)got < target &&
 		    (got = pad_epoch(j, par, mine, (size_t)k,
-		    (uint64_t)got)) < 0)
+		    (uint64_t)got, target)) < 0)
 			goto out;
 		rv_rec_init(&end, RV_EPOCH_END);
 		end.epoch = e;
@@ -922,6 +1126,8 @@ main(int argc, char *argv[])
 		    (unsigned long long)job.target, (unsigned long long)n,
 		    o.even == EVEN_NONE ? "" : ", even by ",
 		    o.even == EVEN_NONE ? "" : even_names[o.even]);
+	if (o.resume && plan_resume(&job) < 0)
+		goto fail;
 	o.level = rv_stream_level_fd(rv_stream_level(o.c.level), out.fd);
 	if ((w = rv_writer_new(out.fd, rv_out_name(&out), o.level)) == NULL)
 		goto fail;
@@ -991,6 +1197,7 @@ out:
 	free(job.ids);
 	free(job.bad);
 	free(job.count);
+	free(o.resume_k);
 	rv_dataset_free(job.ds);
 	if (rv_out_finish(&out, status == 0) < 0) {
 		rv_warn("%s", rv_errmsg());

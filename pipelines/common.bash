@@ -57,6 +57,29 @@ decode_fmnist() {
 	    "$data/$prefix-labels-idx1-ubyte.gz" -o "$out/fmnist-$set.rvs"
 }
 
+# train_index NAME: with SHARDS (a pattern of archive shards, WebDataset
+# style: key.jpg + key.cls), the data-parallel launchers train on them
+# instead of Fashion-MNIST's training set, through their index (rv-index(5))
+# INDEX (default $out/train.idx), which this builds once, when it is
+# missing: then each rank reads the index and its own shards only.  An
+# index that no longer matches its shards stops the ranks, naming the
+# shard: remove it to rebuild it.  NAME for messages.
+train_index() {
+	local -a files
+	[ -n "${SHARDS:-}" ] || return 0
+	INDEX="${INDEX:-$out/train.idx}"
+	export SHARDS INDEX
+	[ -s "$INDEX" ] && return 0
+	# shellcheck disable=SC2206	# SHARDS is a pattern
+	files=($SHARDS)
+	[ -e "${files[0]}" ] || {
+		echo "$1: SHARDS='$SHARDS': no such files" >&2
+		exit 1
+	}
+	echo "$1: indexing ${#files[@]} shards into $INDEX" >&2
+	rv-decode -q --index-out "$INDEX" "${files[@]}"
+}
+
 # torch_python NAME MODULE: set py to $PYTHON, else the first python3 that
 # imports MODULE (torch or torch.distributed) and zstandard; else say what
 # to install, as NAME, and exit 1.

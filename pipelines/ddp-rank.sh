@@ -16,7 +16,8 @@
 #
 # Environment (the launchers pass theirs on; common.bash has the first
 # ones): RV_BIN, FMNIST, OUT, EPOCHS (default 5), LIMIT, PYTHON (a python3
-# with torch), and:
+# with torch), SHARDS and INDEX (archive shards instead of Fashion-MNIST's
+# training set, and their index: common.bash's train_index), and:
 #   BATCH       samples per batch on each rank (default 64: a global batch
 #               of 128 on 2 ranks)
 #   PARTIAL, FINAL, REUSE
@@ -65,6 +66,12 @@ test_set="$out/fmnist-test.rvs"
 # fewer files than ranks, so each rank takes every WORLD_SIZE-th sample;
 # on many archive shards each rank reads only its own (rv-decode(1)).
 shard=(--shard auto)
+# With SHARDS, archive shards through their index (the launcher built it):
+# each rank reads the index and its own shards, no other; grey, as the
+# Fashion-MNIST test set the trainer evaluates on.
+train=("$data/train-images-idx3-ubyte.gz" "$data/train-labels-idx1-ubyte.gz")
+[ -z "${SHARDS:-}" ] ||
+    train=(--channels 1 --index "${INDEX:?not set: the launcher sets it with SHARDS}")
 
 # What rv-score keeps after the first epoch.  DDP needs as many steps on
 # every rank: rv-score --budget F keeps exactly round(F w) of each window
@@ -108,8 +115,7 @@ trap 'exit 129' HUP
 
 rank_pipeline() {
 	rv-decode -q "${shard[@]}" --shuffle --seed "$seed" "${limit[@]}" \
-	    "$data/train-images-idx3-ubyte.gz" \
-	    "$data/train-labels-idx1-ubyte.gz" |
+	    "${train[@]}" |
 	    rv-refurbish -q -j 1 --partial "$partial" --final "$final" \
 		--reuse "$reuse" --epochs "$epochs" --batch "$group" \
 		--seed "$seed" |

@@ -26,7 +26,10 @@
 # test images (a quick run).  BATCH is each rank's batch (the global one
 # is NPROC times it), IDS_OUT a file for the ids each rank trained on,
 # RDZV_PORT a port for torchrun's rendezvous instead of --standalone's
-# fixed 29400 (to run two jobs at once); ddp-rank.sh lists the rest.
+# fixed 29400 (to run two jobs at once); SHARDS archive shards to train on
+# instead of Fashion-MNIST's training set, read through their index INDEX
+# (default OUT/train.idx, built first when missing: each rank reads the
+# index and its own shards); ddp-rank.sh lists the rest.
 # A rank that fails (a stage, the trainer) fails the whole run: torchrun
 # stops the other ranks (their pipelines with them) and exits 1.
 #
@@ -52,6 +55,7 @@ torch_python ddp-train.sh torch.distributed
 nproc="${NPROC:-2}"
 
 decode_fmnist test -q
+train_index ddp-train.sh
 
 # torchrun is torch's torch.distributed.run: run from the same python, it
 # is the launcher of the torch the ranks import.  With --no_python each

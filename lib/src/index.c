@@ -527,51 +527,67 @@ rv_index_checksum(int fd, uint64_t size, uint64_t *sum)
 
 /* ---- paths ---- */
 
-/* path made absolute (on the current directory) and normalised: no ".",
- * "..", or repeated slashes.  NULL when the current directory is not to
- * be had. */
+/* path normalised lexically: no "." segments, no empty ones, and a ".."
+ * takes away the segment before it where there is one (at the root of an
+ * absolute path it is dropped; a relative path keeps its leading ".."). */
 static char *
-absolute(const char *path)
+lexical(const char *path)
 {
-	char *cwd = NULL, *joined, *out, *seg, *save = NULL;
-	size_t n = 0;
+	char *t = xstrdup(path), *out, *seg, *save = NULL;
+	int abs = path[0] == '/';
+	size_t n = 0, depth = 0;	/* depth: segments that ".." may take */
 
-	if (path[0] != '/') {
-		size_t cap = 256;
-
-		for (;;) {
-			cwd = xrealloc(cwd, cap);
-			if (getcwd(cwd, cap))
-				break;
-			if (errno != ERANGE) {
-				free(cwd);
-				return NULL;
-			}
-			cap *= 2;
-		}
-	}
-	joined = cwd ? xasprintf("%s/%s", cwd, path) : xstrdup(path);
-	free(cwd);
-	out = xmalloc(strlen(joined) + 2);
+	out = xmalloc(strlen(path) + 2);
 	out[0] = '\0';
-	for (seg = strtok_r(joined, "/", &save); seg; seg = strtok_r(NULL,
-	    "/", &save)) {
+	for (seg = strtok_r(t, "/", &save); seg; seg = strtok_r(NULL, "/",
+	    &save)) {
 		if (strcmp(seg, ".") == 0)
 			continue;
-		if (strcmp(seg, "..") == 0) {
+		if (strcmp(seg, "..") == 0 && depth > 0) {
 			char *slash = strrchr(out, '/');
-			if (slash) {
-				*slash = '\0';
-				n = (size_t)(slash - out);
-			}
+			n = slash ? (size_t)(slash - out) : 0;
+			out[n] = '\0';
+			depth--;
 			continue;
 		}
-		out[n++] = '/';
+		if (strcmp(seg, "..") == 0 && abs)
+			continue;
+		if (strcmp(seg, "..") != 0)
+			depth++;
+		if (n > 0 || abs)
+			out[n++] = '/';
 		strcpy(out + n, seg);
 		n += strlen(seg);
 	}
 	if (n == 0)
-		strcpy(out, "/");
+		strcpy(out, abs ? "/" : ".");
+	free(t);
+	return out;
+}
+
+/* path made absolute (on the current directory) and normalised; NULL
+ * when the current directory is not to be had. */
+static char *
+absolute(const char *path)
+{
+	char *cwd = NULL, *joined, *out;
+	size_t cap = 256;
+
+	if (path[0] == '/')
+		return lexical(path);
+	for (;;) {
+		cwd = xrealloc(cwd, cap);
+		if (getcwd(cwd, cap))
+			break;
+		if (errno != ERANGE) {
+			free(cwd);
+			return NULL;
+		}
+		cap *= 2;
+	}
+	joined = xasprintf("%s/%s", cwd, path);
+	out = lexical(joined);
+	free(cwd);
 	free(joined);
 	return out;
 }
@@ -580,11 +596,15 @@ char *
 rv_index_resolve(const char *index_path, const char *written)
 {
 	const char *slash = strrchr(index_path, '/');
+	char *joined, *out;
 
 	if (written[0] == '/' || !slash)
-		return xstrdup(written);
-	return xasprintf("%.*s/%s", (int)(slash - index_path), index_path,
+		return lexical(written);
+	joined = xasprintf("%.*s/%s", (int)(slash - index_path), index_path,
 	    written);
+	out = lexical(joined);
+	free(joined);
+	return out;
 }
 
 char *

@@ -1,9 +1,12 @@
 #include "src/shard.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/rng.h"
+#include "base/xmem.h"
 
 void
 rv_shard_range(uint64_t total, uint32_t r, uint32_t n, uint64_t *start,
@@ -40,6 +43,41 @@ rv_shard_segments(const uint64_t *count, const uint64_t *order, size_t nord,
 		at += c;
 	}
 	return nseg;
+}
+
+uint64_t
+rv_shard_served(uint64_t total, uint32_t n, const uint64_t *served_k,
+    uint64_t cut, uint64_t seed, uint32_t epoch, int shuffle,
+    unsigned char *served)
+{
+	uint64_t start, end, len, i, k, done = 0, *pos = NULL;
+	struct rv_rng rng;
+	uint32_t r;
+
+	memset(served, 0, (size_t)total);
+	for (r = 0; r < n; r++) {
+		rv_shard_range(total, r, n, &start, &end);
+		len = end - start;
+		k = served_k[r] < len ? served_k[r] : len;
+		k = k < cut ? k : cut;
+		if (k == 0)
+			continue;
+		if (!shuffle) {
+			memset(served + start, 1, (size_t)k);
+			done += k;
+			continue;
+		}
+		pos = xreallocarray(pos, (size_t)len, sizeof(*pos));
+		for (i = 0; i < len; i++)
+			pos[i] = start + i;
+		rv_rng_init(&rng, seed, RV_STAGE_DECODE_ORDER, 2, epoch, r);
+		rv_rng_shuffle_u64(&rng, pos, (size_t)len);
+		for (i = 0; i < k; i++)
+			served[pos[i]] = 1;
+		done += k;
+	}
+	free(pos);
+	return done;
 }
 
 int

@@ -31,6 +31,21 @@ size_t rv_shard_segments(const uint64_t *count, const uint64_t *order,
     size_t nord, uint32_t r, uint32_t n, struct rv_shard_seg *seg);
 
 /*
+ * Elastic resume.  An epoch of a job sharded by files lays its samples
+ * end to end, positions [0, total); rank r of n serves its share
+ * (rv_shard_range) in an order: the share's positions as they lie or,
+ * with shuffle, permuted by rv_rng (seed, RV_STAGE_DECODE_ORDER, op 2,
+ * epoch, r), the order rv-decode --shuffle serves a rank's samples in;
+ * cut to its first `cut` (--even drop; UINT64_MAX for none).  The job
+ * stopped when rank r had served served_k[r] samples of the epoch (past
+ * its share: padding, which serves nothing new).  Mark in
+ * served[0..total) each position served; returns how many were.
+ */
+uint64_t rv_shard_served(uint64_t total, uint32_t n, const uint64_t *served_k,
+    uint64_t cut, uint64_t seed, uint32_t epoch, int shuffle,
+    unsigned char *served);
+
+/*
  * The rank and world size a launcher set in the environment, the first
  * pair found of: RANK and WORLD_SIZE (torchrun, torch.distributed),
  * SLURM_PROCID and SLURM_NTASKS (srun), OMPI_COMM_WORLD_RANK and

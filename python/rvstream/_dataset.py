@@ -98,7 +98,7 @@ def _is_index(src):
 # (--shard, --index, -o, operands) are RvDataset's to set, and refused.
 _DECODE_VALUE = {"--seed", "--epochs", "--limit", "--even", "--channels",
                  "--classes", "--class-level", "--max-pixels", "--max-side",
-                 "--level", "-j", "--jobs"}
+                 "--level", "-j", "--jobs", "--resume"}
 _DECODE_FLAG = {"--shuffle", "--encoded", "--strict", "-v", "--verbose"}
 
 
@@ -108,7 +108,7 @@ def _decode_opts(decode):
     args = shlex.split(decode) if isinstance(decode, str) else \
         [str(a) for a in decode]
     o = {"seed": 0, "epochs": 1, "shuffle": False, "limit": None,
-         "even": None}
+         "even": None, "resume": None}
     i = 0
     while i < len(args):
         a = args[i]
@@ -133,6 +133,9 @@ def _decode_opts(decode):
                 raise ValueError(f"RvDataset: decode: {name} {val}: not "
                                  "a number")
             o[key] = int(val)
+        elif key == "resume":
+            _split.parse_resume(val)
+            o["resume"] = val
         elif key == "even":
             if val not in ("pad", "drop", "none"):
                 raise ValueError(f"RvDataset: decode: --even {val}: use "
@@ -342,8 +345,11 @@ class RvDataset(torch.utils.data.IterableDataset):
                                  "a pipeline that ends in rv-batch")
             if skip_batches:
                 raise ValueError("RvDataset: skip_batches with an index: "
-                                 "not supported; resume at an epoch's "
-                                 "start")
+                                 "give decode='--resume E:N:K' (the "
+                                 "epoch, the slots of the job before and "
+                                 "the samples each had served), which "
+                                 "any number of ranks and workers can "
+                                 "resume from")
             self.files = None
             self._stream_reader = None
             self._plans, self._infos = {}, None
@@ -396,25 +402,33 @@ class RvDataset(torch.utils.data.IterableDataset):
     def _slot(self, worker, workers):
         return self.rank * workers + worker, self.world * workers
 
+    def _segments(self, worker, workers, epoch):
+        """A slot's runs of samples in an epoch, and the epoch's total."""
+        s, n = self._slot(worker, workers)
+        o = self._split_opts
+        if o["resume"] and _split.parse_resume(o["resume"])[0] == epoch:
+            return _split.resumed_segments(
+                self.index, s, n, o["resume"], o["even"], o["seed"],
+                o["shuffle"], o["limit"])
+        segs = _split.segments(self.index, s, n, epoch, o["seed"],
+                               o["shuffle"], o["limit"])
+        return segs, sum(c for _, c in _split.epoch_order(
+            self.index, epoch, o["seed"], o["shuffle"], o["limit"]))
+
     def slot_shards(self, worker=0, workers=1, epoch=0):
         """The shards (paths) DataLoader worker `worker` of `workers` of
         this rank reads in an epoch (an index only)."""
-        s, n = self._slot(worker, workers)
-        o = self._split_opts
-        return [self.index.shards[k][0] for k, _, _ in _split.segments(
-            self.index, s, n, epoch, o["seed"], o["shuffle"], o["limit"])]
+        segs, _ = self._segments(worker, workers, epoch)
+        return list(dict.fromkeys(self.index.shards[k][0]
+                                  for k, _, _ in segs))
 
     def slot_samples(self, worker=0, workers=1, epoch=0):
         """The samples that worker's rv-decode writes in an epoch (an
         index only): its share, or with --even pad (the default) or drop
         every slot's count."""
-        s, n = self._slot(worker, workers)
-        o = self._split_opts
-        segs = _split.segments(self.index, s, n, epoch, o["seed"],
-                               o["shuffle"], o["limit"])
-        total = sum(c for _, c in _split.epoch_order(
-            self.index, epoch, o["seed"], o["shuffle"], o["limit"]))
-        t = _split.target(total, n, o["even"])
+        segs, total = self._segments(worker, workers, epoch)
+        t = _split.target(total, self._slot(worker, workers)[1],
+                          self._split_opts["even"])
         return sum(c for _, _, c in segs) if t is None else t
 
     def slot_command(self, worker=0, workers=1):

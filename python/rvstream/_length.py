@@ -128,6 +128,11 @@ def size_from_meta(meta, first, first_kind=None, first_count=None,
         if k is not None and 0 < k <= 1:
             S_hint = max(1, round(S * k))
         S = None
+    if meta.get("resume") is not None and S is not None:
+        # rv-decode --resume: its first epoch is what was left of it
+        sz.why.append("rv-decode --resume: the first epoch holds "
+                      "'resume-samples', the others 'samples'")
+        S = None
     if refurbished:
         total = meta_int(meta, "refurbish.epochs")
         first_e = meta_int(meta, "refurbish.epoch") or 0

@@ -48,6 +48,7 @@ class Index:
                 p = _unescape(f[8])
                 if not os.path.isabs(p) and base:
                     p = os.path.join(base, p)
+                p = os.path.normpath(p)  # as rv-decode resolves it
                 self.shards.append((p, _num(f[1], self.path, no)))
             elif f[0] in ("samples", "shards", "classes") and len(f) == 2:
                 head[f[0]] = _num(f[1], self.path, no)
@@ -215,3 +216,65 @@ def target(total, n, even):
     if n == 1 or even == "none":
         return None
     return -(-total // n) if even == "pad" else total // n
+
+
+# -- elastic resume (rv-decode --resume, lib/src/shard.c rv_shard_served)
+
+def parse_resume(spec):
+    """'E:N:K' or 'E:N:K0,K1,...' -> (epoch, [K per rank of N])."""
+    try:
+        e, n, ks = spec.split(":")
+        e, n = int(e), int(n)
+        k = [int(x) for x in ks.split(",")]
+    except ValueError:
+        raise ValueError(f"--resume '{spec}': not of the form E:N:K") \
+            from None
+    if len(k) == 1:
+        k = k * n
+    if n < 1 or len(k) != n or e < 0 or min(k) < 0:
+        raise ValueError(f"--resume '{spec}': {len(k)} counts for {n} "
+                         "ranks: give one, or one a rank")
+    return e, k
+
+
+def served(total, ks, cut, seed, epoch, shuffle):
+    """The positions of an epoch the stopped job's ranks had served: rank
+    r of len(ks) its first ks[r] of its share, in its order (permuted by
+    (seed, op 2, epoch, r) with shuffle), cut at `cut` (--even drop)."""
+    n, out = len(ks), set()
+    for r in range(n):
+        start, end = share(total, r, n)
+        k = min(ks[r], end - start, cut if cut is not None else end)
+        if k <= 0:
+            continue
+        pos = list(range(start, end))
+        if shuffle:
+            Rng(seed, STAGE_DECODE_ORDER, 2, epoch, r).shuffle(pos)
+        out.update(pos[:k])
+    return out
+
+
+def resumed_segments(index, r, n, resume, even="none", seed=0,
+                     shuffle=False, limit=None):
+    """Shard r of n of the epoch rv-decode --resume starts with:
+    [(shard number, first, count)] runs of the samples not served."""
+    epoch, ks = parse_resume(resume)
+    order = epoch_order(index, epoch, seed, shuffle, limit)
+    total = sum(c for _, c in order)
+    cut = total // len(ks) if even == "drop" else None
+    done = served(total, ks, cut, seed, epoch, shuffle)
+    left = total - len(done)
+    lo, hi = share(left, r, n)
+    out, at, u = [], 0, 0
+    for k, c in order:
+        for i in range(c):
+            if at + i in done:
+                continue
+            if lo <= u < hi:
+                if out and out[-1][0] == k and out[-1][1] + out[-1][2] == i:
+                    out[-1] = (k, out[-1][1], out[-1][2] + 1)
+                else:
+                    out.append((k, i, 1))
+            u += 1
+        at += c
+    return out, left

@@ -228,3 +228,30 @@ for r in rvstream.Reader(sys.argv[1]).records():
 	[ "$later" -eq 400 ] && [ "$bad" -eq 0 ]
 	[ "$other" -ge 100 ] && [ "$differ" -ge 100 ] && [ "$differ" -le "$other" ]
 }
+
+@test "ddp-train.sh: SHARDS: the launcher indexes the archive shards once; each rank reads the index and its own shards, equal steps" {
+	slow
+	local d="$T/data" i
+	fmnist_tars "$d" train 50 50 50 50 50 50 50 50
+	ddp SHARDS="$d/train-*.tar" EPOCHS=2 IDS_OUT="$T/ids"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"ddp-train.sh: indexing 8 shards into $T/out/train.idx"* ]]
+	[ "$(grep -c '^shard	' "$T/out/train.idx")" -eq 8 ]
+	[ "$(json 's["samples_per_epoch"][0]')" = "[200, 200]" ]
+	run -0 json 'all(len(set(e)) == 1 for e in s["steps_per_epoch"])'
+	[ "$output" = True ]
+	# epoch 0: the 400 samples once, each rank 4 whole shards of 50
+	# (rv-refurbish serves the later ones from the rank's own)
+	diff <(awk -F'\t' '$1 == 0 { print $3 }' "$T/ids" | sort -n) <(seq 0 399)
+	for i in 0 1; do
+		[ "$(awk -F'\t' -v r=$i '$1 == 0 && $2 == r { print int($3 / 50) }' "$T/ids" | sort -u | wc -l)" -eq 4 ]
+	done
+	# a second run reuses the index; a shard rewritten since stops it
+	ddp SHARDS="$d/train-*.tar" EPOCHS=1
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *"indexing"* ]]
+	cat "$d/train-1.tar" >> "$d/train-0.tar"
+	ddp SHARDS="$d/train-*.tar" EPOCHS=1
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"rv-decode: '$d/train-0.tar': 245760 bytes, 122880 when it was indexed: rewritten since; rebuild the index '$T/out/train.idx' (rv-decode --index-out)"* ]]
+}

@@ -47,3 +47,30 @@ slow() {
 	1/* | 2/) skip "slow: make test runs it" ;;
 	esac
 }
+
+# fmnist_tars DIR PREFIX SIZE...: WebDataset shards of Fashion-MNIST's
+# first training images, DIR/PREFIX-0.tar ... one a SIZE, of members
+# k<id>.png (grey, 28x28) and k<id>.cls (the label), ids in order.
+fmnist_tars() {
+	local d=$1 prefix=$2 i k at=0 f n=0
+	shift 2
+	for i in "$@"; do n=$((n + i)); done
+	mkdir -p "$d/.png"
+	rv-decode -q --limit "$n" "$FMNIST/train-images-idx3-ubyte.gz" \
+	    "$FMNIST/train-labels-idx1-ubyte.gz" -o "$d/.png/src.rvs"
+	rv-inspect -q --png "$d/.png" "$d/.png/src.rvs" > /dev/null
+	i=0
+	for n in "$@"; do
+		mkdir -p "$d/.w$i"
+		for ((k = 0; k < n; k++, at++)); do
+			f=$(echo "$d"/.png/e000-id"$(printf %06d "$at")"-l*.png)
+			cp "$f" "$d/.w$i/k$at.png"
+			f=${f##*-l}
+			echo "${f%.png}" > "$d/.w$i/k$at.cls"
+		done
+		tar -C "$d/.w$i" -cf "$d/$prefix-$i.tar" .
+		rm -r "$d/.w$i"
+		i=$((i + 1))
+	done
+	rm -r "$d/.png"
+}

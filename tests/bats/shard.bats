@@ -351,3 +351,51 @@ EOF
 	run -1 --separate-stderr rv-decode --index-out "$d/y.idx" "$D"
 	[[ "$stderr" == "rv-decode: '$D': a folder: an index lists files"* ]]
 }
+
+@test "index: a 3-rank job stopped mid-epoch resumes on 2 ranks: every sample of that epoch once, the next epochs a 2-rank job's" {
+	local d="$T/el" r opts=(--shuffle --seed 4 --epochs 2 --even none)
+	mkdir -p "$d"
+	cp "${SH[@]}" "$d/"
+	rv-decode -q --index-out "$d/train.idx" "$d"/shard-?.tar
+	# the job before: 3 ranks, stopped after 20 samples each of epoch 0
+	for r in 0 1 2; do
+		rv-decode -q --index "$d/train.idx" --shard "$r/3" "${opts[@]}" -o "$T/a$r.rvs"
+		rv-inspect --dump "$T/a$r.rvs" |
+		    awk -F'\t' '$3 == "sample" && $4 == 0 { print $5 }' | head -20
+	done > "$T/served"
+	for r in 0 1; do
+		run -0 --separate-stderr rv-decode -v --index "$d/train.idx" --shard "$r/2" "${opts[@]}" --resume 0:3:20 -o "$T/b$r.rvs"
+		[ "${stderr_lines[1]}" = "rv-decode: resume at epoch 0: 60 of its 200 samples served by 3 ranks; this shard 70 of the 140 left" ]
+	done
+	[ "$(meta resume "$T/b0.rvs")" = 0:3:20 ]
+	[ "$(meta resume-samples "$T/b0.rvs")" = 70 ]
+	[ "$(meta epochs "$T/b0.rvs")" = 2 ]
+	# epoch 0: what was served and what the 2 ranks serve are the epoch,
+	# each sample once; the 2 ranks' with their labels and pixels
+	{ cat "$T/served"; samples "$T"/b?.rvs | awk '$1 == 0 { print $2 }'; } |
+	    sort -n > "$T/e0"
+	[ "$(paste -sd, "$T/e0")" = "$(seq -s, 0 199)" ]
+	rv-decode -q "${SH[@]}" -o "$T/all.rvs"
+	samples "$T/all.rvs" | cut -d' ' -f2- > "$T/whole"
+	samples "$T"/b?.rvs | awk '$1 == 0' | cut -d' ' -f2- | sort -n |
+	    while read -r id rest; do
+		grep -qx "$id $rest" "$T/whole" || { echo "$id differs"; exit 1; }
+	    done
+	# epoch 1 is the 2-rank job's own
+	for r in 0 1; do
+		rv-decode -q --index "$d/train.idx" --shard "$r/2" "${opts[@]}" -o "$T/c$r.rvs"
+		cmp <(samples "$T/b$r.rvs" | awk '$1 == 1') <(samples "$T/c$r.rvs" | awk '$1 == 1')
+	done
+	# uneven counts, one a rank: 155 left, padded to 78 a rank
+	rv-decode -q --index "$d/train.idx" --shard 0/2 --even pad --shuffle --seed 4 --epochs 1 --resume 0:3:20,25,0 -o "$T/u.rvs"
+	[ "$(samples "$T/u.rvs" | wc -l)" -eq 78 ]
+	# errors
+	run -1 --separate-stderr rv-decode -q --index "$d/train.idx" --shard 0/2 --resume 0:1:200 -o "$T/x.rvs"
+	[ "$stderr" = "rv-decode: --resume 0:1:200: the 1 ranks served every sample of epoch 0: resume at epoch 1" ]
+	run -2 --separate-stderr rv-decode --shard 0/2 --resume 0:3:20 "${SH[@]}"
+	[ "${stderr_lines[0]}" = "rv-decode: --resume needs --index (a job's shares are laid out by the index)" ]
+	run -2 --separate-stderr rv-decode --index "$d/train.idx" --resume 0:3:1,2
+	[ "${stderr_lines[0]}" = "rv-decode: --resume: '0:3:1,2': 2 counts for 3 ranks: give one, or one a rank" ]
+	run -2 --separate-stderr rv-decode --index "$d/train.idx" --resume 2:3:1 --epochs 2
+	[ "${stderr_lines[0]}" = "rv-decode: --resume: epoch 2: the run has 2 (--epochs)" ]
+}

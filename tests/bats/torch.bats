@@ -203,19 +203,8 @@ print(" ".join("%d:%d" % (o["epoch"], o["steps"]) for o in map(json.loads, open(
 }
 
 @test "rvstream: RvDataset over an index gives each rank rv-decode --shard's samples, each worker its slot's, as the Python rule says" {
-	local d="$T/ix" i k at=0 f sizes=(10 20 30 25 35 15 40 25)
-	rv-decode -q --limit 200 "$IMG" "$LAB" -o "$T/src.rvs"
-	rv-inspect -q --png "$T/png" "$T/src.rvs" > /dev/null
-	for i in "${!sizes[@]}"; do
-		mkdir -p "$d/w$i"
-		for ((k = 0; k < sizes[i]; k++, at++)); do
-			f=$(echo "$T"/png/e000-id"$(printf %06d "$at")"-l*.png)
-			cp "$f" "$d/w$i/k$at.png"
-			f=${f##*-l}
-			echo "${f%.png}" > "$d/w$i/k$at.cls"
-		done
-		tar -C "$d/w$i" -cf "$d/shard-$i.tar" .
-	done
+	local d="$T/ix"
+	fmnist_tars "$d" shard 10 20 30 25 35 15 40 25
 	rv-decode -q --index-out "$d/train.idx" "$d"/shard-?.tar
 	export RV_BIN="$BIN"
 	# shuffled epochs, exact shares: the same samples, rank by rank
@@ -224,6 +213,10 @@ print(" ".join("%d:%d" % (o["epoch"], o["steps"]) for o in map(json.loads, open(
 	# the default pads every slot to ceil(200 / 6) = 34: equal steps
 	run -0 "${CHK[@]}" index "$d/train.idx" 3 2 "--epochs 1"
 	[ "$output" = "index ok: 3 ranks x 2 workers, 30 batches, 204 samples, 200 distinct" ]
+	# elastic resume: 3 ranks had served 20 samples each of epoch 0;
+	# 2 ranks x 2 workers share the rest, as rv-decode --resume does
+	run -0 "${CHK[@]}" index "$d/train.idx" 2 2 "--shuffle --seed 4 --epochs 2 --even none --resume 0:3:20"
+	[ "$output" = "index ok: 2 ranks x 2 workers, 48 batches, 340 samples, 200 distinct" ]
 	# more slots than shards, and a pipeline that fails: one clear error
 	run -1 "$PY" -c "
 import sys, torch; sys.path.insert(0, '$REPO/python'); import rvstream

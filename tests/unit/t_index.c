@@ -178,6 +178,16 @@ t_paths(void)
 	p = rv_index_resolve("/train.idx", "a.tar");
 	EXPECT_STR(p, "/a.tar");
 	free(p);
+	/* resolved lexically: no ".." left where it can go */
+	p = rv_index_resolve("/d/ix/train.idx", "../data/./a.tar");
+	EXPECT_STR(p, "/d/data/a.tar");
+	free(p);
+	p = rv_index_resolve("ix/train.idx", "../../up/a.tar");
+	EXPECT_STR(p, "../up/a.tar");
+	free(p);
+	p = rv_index_resolve("/train.idx", "../a.tar");
+	EXPECT_STR(p, "/a.tar");
+	free(p);
 }
 
 static void

@@ -6,6 +6,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/err.h"
 #include "src/shard.h"
@@ -140,12 +141,42 @@ t_env(void)
 	env_clear();
 }
 
+/* The positions a stopped job served: each rank's first k of its share,
+ * in its order; cut by --even drop; the same for the same seed. */
+static void
+t_served(void)
+{
+	static const uint64_t k0[] = { 2, 3 }, k1[] = { 5, 9 }, k2[] = { 4, 4 };
+	unsigned char s[10], t[10];
+	size_t i, in0 = 0, in1 = 0;
+
+	/* shares [0,5) and [5,10), in order */
+	EXPECT_EQ(rv_shard_served(10, 2, k0, UINT64_MAX, 1, 0, 0, s), 5);
+	for (i = 0; i < 10; i++)
+		EXPECT_EQ(s[i], i < 2 || (i >= 5 && i < 8));
+	/* past a share (padding) serves nothing more; drop cuts at 4 */
+	EXPECT_EQ(rv_shard_served(10, 2, k1, UINT64_MAX, 1, 0, 0, s), 10);
+	EXPECT_EQ(rv_shard_served(10, 2, k1, 4, 1, 0, 0, s), 8);
+	EXPECT(!s[4] && !s[9] && s[3] && s[8]);
+	/* shuffled: k of each share, not the first k; the same again */
+	EXPECT_EQ(rv_shard_served(10, 2, k2, UINT64_MAX, 7, 3, 1, s), 8);
+	for (i = 0; i < 10; i++) {
+		in0 += i < 5 && s[i];
+		in1 += i >= 5 && s[i];
+	}
+	EXPECT_EQ(in0, 4);
+	EXPECT_EQ(in1, 4);
+	rv_shard_served(10, 2, k2, UINT64_MAX, 7, 3, 1, t);
+	EXPECT(memcmp(s, t, 10) == 0);
+}
+
 int
 main(void)
 {
 	rv_setprogname("t_shard");
 	RUN(t_range);
 	RUN(t_segments);
+	RUN(t_served);
 	RUN(t_env);
 	return UNIT_DONE();
 }
