@@ -787,18 +787,29 @@ plan_resume(struct job *j)
 	order = xcalloc(j->nsrc + 1, sizeof(*order));
 	epoch_resumed(j, o->resume_epoch, order, NULL, NULL, &left);
 	free(order);
+	if (left == 0 && o->resume_epoch + 1 == o->epochs)
+		return rv_seterr("--resume %s: the %u ranks served every sample "
+		    "of epoch %u, the last: nothing is left to serve",
+		    o->resume, o->resume_n, o->resume_epoch);
 	if (left == 0)
 		return rv_seterr("--resume %s: the %u ranks served every sample "
 		    "of epoch %u: resume at epoch %u", o->resume, o->resume_n,
 		    o->resume_epoch, o->resume_epoch + 1);
+	/* A rank with no share has nothing to pad its epoch with. */
+	if (o->even != EVEN_NONE && left < o->shard_n)
+		return rv_seterr("--resume %s: %llu samples of epoch %u left, "
+		    "fewer than the %u ranks: resume at epoch %u, or with "
+		    "--even none", o->resume, (unsigned long long)left,
+		    o->resume_epoch, o->shard_n, o->resume_epoch + 1);
 	rv_shard_range(left, o->shard_i, o->shard_n, &lo, &hi);
 	j->resume_target = o->even == EVEN_PAD ? (left + o->shard_n - 1) /
 	    o->shard_n : o->even == EVEN_DROP ? left / o->shard_n : hi - lo;
 	if (o->c.verbose)
 		rv_warn("resume at epoch %u: %llu of its %llu samples served "
-		    "by %u ranks; this shard %llu of the %llu left",
+		    "by %u ranks%s; this shard %llu of the %llu left",
 		    o->resume_epoch, (unsigned long long)(j->n - left),
 		    (unsigned long long)j->n, o->resume_n,
+		    o->even == EVEN_DROP ? " or left out (--even drop)" : "",
 		    (unsigned long long)j->resume_target,
 		    (unsigned long long)left);
 	return 0;

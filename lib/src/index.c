@@ -16,10 +16,12 @@
 #include "src/index.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -30,6 +32,12 @@
 
 #define CHECK_SPAN	4096	/* bytes at each end the checksum reads */
 #define MAX_FIELDS	10
+/* Class numbers all the shard lines may name together, ranges expanded
+ * (a hostile index of a few ranges must not buy gigabytes). */
+#define MAX_NAMED	((size_t)1 << 26)
+/* Modification times: seconds either side of the epoch, so that the
+ * nanoseconds fit an int64_t. */
+#define MAX_SEC		9000000000LL
 
 int
 rv_index_sniff(const void *p, size_t n)
@@ -226,12 +234,14 @@ parse_mtime(const char *s, int64_t *ns)
 	uint64_t frac;
 	size_t n;
 
+	/* As rv_index_format writes it: no '+', no "-0", 9 digits. */
 	if (!dot || (n = (size_t)(dot - s)) == 0 || n >= sizeof(sec) ||
-	    strlen(dot + 1) != 9)
+	    strlen(dot + 1) != 9 || s[0] == '+' ||
+	    (s[0] == '-' && s[1] == '0'))
 		return rv_seterr("time '%s' is not SECONDS.NANOSECONDS", s);
 	memcpy(sec, s, n);
 	sec[n] = '\0';
-	if (rv_parse_i64(sec, -(1LL << 33), 1LL << 33, &v) < 0 ||
+	if (rv_parse_i64(sec, -MAX_SEC, MAX_SEC, &v) < 0 ||
 	    rv_parse_u64(dot + 1, 0, 999999999, &frac) < 0)
 		return rv_seterr("time '%s' is not SECONDS.NANOSECONDS", s);
 	*ns = (int64_t)v * 1000000000 + (int64_t)frac;
@@ -258,22 +268,29 @@ parse_hex64(const char *s, uint64_t *v)
 
 /* "0-3,7": ascending, below nnames. */
 static int
-parse_ranges(char *s, size_t nnames, struct rv_index_shard *sh)
+parse_ranges(char *s, size_t nnames, struct rv_index_shard *sh,
+    size_t *named)
 {
 	size_t cap = 0;
-	char *tok, *save = NULL;
+	char *tok, *next;
 
-	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",",
-	    &save)) {
-		char *dash = strchr(tok, '-');
+	if (s[0] == '\0')
+		return rv_seterr("classes: empty (write - for none)");
+	if (s[0] == ',' || s[strlen(s) - 1] == ',' || strstr(s, ",,"))
+		return rv_seterr("classes: '%s': an empty item", s);
+	for (tok = s; tok; tok = next) {
+		char *dash, item[48];
 		uint64_t lo, hi, k;
 
-		if (dash)
+		if ((next = strchr(tok, ',')) != NULL)
+			*next++ = '\0';
+		snprintf(item, sizeof(item), "%s", tok);
+		if ((dash = strchr(tok, '-')) != NULL)
 			*dash = '\0';
 		if (rv_parse_u64(tok, 0, UINT32_MAX, &lo) < 0 ||
 		    (dash && rv_parse_u64(dash + 1, 0, UINT32_MAX, &hi) < 0))
 			return rv_seterr("classes: '%s' is not a class "
-			    "number or range", tok);
+			    "number or range", item);
 		if (!dash)
 			hi = lo;
 		if (hi < lo || hi >= nnames)
@@ -283,6 +300,10 @@ parse_ranges(char *s, size_t nnames, struct rv_index_shard *sh)
 		if (sh->nnames > 0 && lo <= sh->names[sh->nnames - 1])
 			return rv_seterr("classes: not ascending at %" PRIu64,
 			    lo);
+		if (hi - lo + 1 > MAX_NAMED - *named)
+			return rv_seterr("classes: over %zu named in all",
+			    MAX_NAMED);
+		*named += (size_t)(hi - lo + 1);
 		for (k = lo; k <= hi; k++) {
 			if (sh->nnames == cap) {
 				cap = cap ? 2 * cap : 16;
@@ -298,7 +319,8 @@ parse_ranges(char *s, size_t nnames, struct rv_index_shard *sh)
 }
 
 static int
-parse_shard(char **f, size_t nf, struct rv_index *ix, uint64_t *total)
+parse_shard(char **f, size_t nf, struct rv_index *ix, uint64_t *total,
+    size_t *named)
 {
 	struct rv_index_shard sh;
 	uint64_t v;
@@ -325,7 +347,7 @@ parse_shard(char **f, size_t nf, struct rv_index *ix, uint64_t *total)
 		sh.names_kind = RV_INDEX_NAMES_FIXED;
 	else {
 		sh.names_kind = RV_INDEX_NAMES_SOME;
-		if (parse_ranges(f[7], ix->nnames, &sh) < 0) {
+		if (parse_ranges(f[7], ix->nnames, &sh, named) < 0) {
 			free(sh.names);
 			return -1;
 		}
@@ -344,6 +366,7 @@ parse_shard(char **f, size_t nf, struct rv_index *ix, uint64_t *total)
 struct head {
 	uint64_t samples, shards, classes;
 	uint64_t maxshards;	/* more lines than the text can hold */
+	size_t named;		/* class numbers of the shard lines */
 	int seen;	/* bits: 1 samples, 2 shards, 4 classes */
 };
 
@@ -360,7 +383,7 @@ parse_line(char **f, size_t nf, struct rv_index *ix, struct head *h,
 		if (ix->nshards == h->shards)
 			return rv_seterr("more shard lines than the %" PRIu64
 			    " the index says", h->shards);
-		return parse_shard(f, nf, ix, total);
+		return parse_shard(f, nf, ix, total, &h->named);
 	}
 	if (strcmp(f[0], "class") == 0) {
 		if (nf != 3)
@@ -399,7 +422,7 @@ parse_line(char **f, size_t nf, struct rv_index *ix, struct head *h,
 	}
 	if (strcmp(f[0], "classes") == 0 && !(h->seen & 4)) {
 		h->seen |= 4;
-		return num(f[1], INT32_MAX, &h->classes, "classes");
+		return num(f[1], UINT32_MAX, &h->classes, "classes");
 	}
 	return rv_seterr("'%s': %s", f[0], (strcmp(f[0], "samples") == 0 ||
 	    strcmp(f[0], "shards") == 0 || strcmp(f[0], "classes") == 0) ?
@@ -438,11 +461,17 @@ rv_index_parse(const char *text, size_t len, const char *name,
 		*end = '\0';
 		lineno++;
 		if (lineno == 1) {
-			if (strcmp(line + sizeof(RV_INDEX_MAGIC) - 1, "1") != 0) {
-				rv_seterr("version '%s': this rv reads version "
-				    "%d: a newer rv wrote it", line +
-				    sizeof(RV_INDEX_MAGIC) - 1,
-				    RV_INDEX_VERSION);
+			const char *v = line + sizeof(RV_INDEX_MAGIC) - 1;
+			uint64_t ver;
+
+			if (strcmp(v, "1") != 0) {
+				if (rv_parse_u64(v, 2, UINT32_MAX, &ver) == 0)
+					rv_seterr("version '%s': this rv reads "
+					    "version %d: a newer rv wrote it", v,
+					    RV_INDEX_VERSION);
+				else
+					rv_seterr("version '%s': not a version",
+					    v);
 				goto fail;
 			}
 			continue;
@@ -496,11 +525,30 @@ fail:
 int
 rv_index_load(const char *path, struct rv_index *ix)
 {
-	unsigned char *p;
+	unsigned char *p, head[sizeof(RV_INDEX_MAGIC)];
+	struct stat st;
+	ssize_t got;
 	size_t n;
-	int r;
+	int r, fd;
 
 	memset(ix, 0, sizeof(*ix));
+	/* A file given by mistake (a shard) is refused from its first
+	 * bytes, not read whole. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return rv_seterr("'%s': cannot open:", path);
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size > RV_INDEX_MAX) {
+		close(fd);
+		return rv_seterr("'%s': not an rv index (%" PRIu64 " bytes, "
+		    "over %zu)", path, (uint64_t)st.st_size, RV_INDEX_MAX);
+	}
+	got = rv_read_full(fd, head, sizeof(head) - 1);
+	close(fd);
+	if (got < 0)
+		return rv_preferr("'%s'", path);
+	if (!rv_index_sniff(head, (size_t)got))
+		return rv_seterr("'%s': not an rv index (its first line is not "
+		    "'rv-index<TAB>%d')", path, RV_INDEX_VERSION);
 	if (rv_slurp(path, &p, &n) < 0)
 		return -1;
 	r = rv_index_parse((const char *)p, n, path, ix);
@@ -617,7 +665,8 @@ rv_index_relative(const char *index_path, const char *path)
 	if (!ix || !p) {
 		free(ix);
 		free(p);
-		return xstrdup(path);
+		rv_seterr("cannot tell the current directory:");
+		return NULL;
 	}
 	/* The index's folder: drop its name. */
 	slash = strrchr(ix, '/');

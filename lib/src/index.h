@@ -81,8 +81,8 @@ int rv_index_checksum(int fd, uint64_t size, uint64_t *sum);
  * Paths, lexically (symbolic links are not followed): a shard's path as
  * written in an index at index_path resolved for opening (its folder
  * joined to a relative one), and a path written relative to the folder of
- * the index at index_path ("../" where it must climb; absolute when the
- * current directory cannot be had).  Fresh strings.
+ * the index at index_path ("../" where it must climb; NULL with
+ * rv_errmsg() when the current directory cannot be had).  Fresh strings.
  */
 char *rv_index_resolve(const char *index_path, const char *written);
 char *rv_index_relative(const char *index_path, const char *path);

@@ -56,15 +56,18 @@ rv_shard_served(uint64_t total, uint32_t n, const uint64_t *served_k,
 
 	memset(served, 0, (size_t)total);
 	for (r = 0; r < n; r++) {
+		uint64_t keep;
+
 		rv_shard_range(total, r, n, &start, &end);
 		len = end - start;
-		k = served_k[r] < len ? served_k[r] : len;
-		k = k < cut ? k : cut;
-		if (k == 0)
+		keep = len < cut ? len : cut;	/* past it: left out */
+		k = served_k[r] < keep ? served_k[r] : keep;
+		if (k == 0 && keep == len)
 			continue;
 		if (!shuffle) {
 			memset(served + start, 1, (size_t)k);
-			done += k;
+			memset(served + start + keep, 1, (size_t)(len - keep));
+			done += k + len - keep;
 			continue;
 		}
 		pos = xreallocarray(pos, (size_t)len, sizeof(*pos));
@@ -72,9 +75,10 @@ rv_shard_served(uint64_t total, uint32_t n, const uint64_t *served_k,
 			pos[i] = start + i;
 		rv_rng_init(&rng, seed, RV_STAGE_DECODE_ORDER, 2, epoch, r);
 		rv_rng_shuffle_u64(&rng, pos, (size_t)len);
-		for (i = 0; i < k; i++)
-			served[pos[i]] = 1;
-		done += k;
+		for (i = 0; i < len; i++)
+			if (i < k || i >= keep)
+				served[pos[i]] = 1;
+		done += k + len - keep;
 	}
 	free(pos);
 	return done;

@@ -36,10 +36,11 @@ size_t rv_shard_segments(const uint64_t *count, const uint64_t *order,
  * (rv_shard_range) in an order: the share's positions as they lie or,
  * with shuffle, permuted by rv_rng (seed, RV_STAGE_DECODE_ORDER, op 2,
  * epoch, r), the order rv-decode --shuffle serves a rank's samples in;
- * cut to its first `cut` (--even drop; UINT64_MAX for none).  The job
- * stopped when rank r had served served_k[r] samples of the epoch (past
- * its share: padding, which serves nothing new).  Mark in
- * served[0..total) each position served; returns how many were.
+ * cut to its first `cut` (--even drop, which leaves the rest out of the
+ * epoch; UINT64_MAX for none).  The job stopped when rank r had served
+ * served_k[r] samples of the epoch (past its share: padding, which
+ * serves nothing new).  Mark in served[0..total) each position served or
+ * left out; returns how many.
  */
 uint64_t rv_shard_served(uint64_t total, uint32_t n, const uint64_t *served_k,
     uint64_t cut, uint64_t seed, uint32_t epoch, int shuffle,

@@ -43,11 +43,16 @@ rv_dataset_index_name(const struct rv_dataset *d)
 	return d->index;
 }
 
+/* Nanoseconds since the epoch, held within what an index holds (some
+ * 285 years either side). */
 static int64_t
 mtime_ns(const struct stat *st)
 {
-	return (int64_t)st->st_mtim.tv_sec * 1000000000 +
-	    st->st_mtim.tv_nsec;
+	int64_t s = (int64_t)st->st_mtim.tv_sec;
+
+	s = s > 9000000000LL ? 9000000000LL : s < -9000000000LL ?
+	    -9000000000LL : s;
+	return s * 1000000000 + st->st_mtim.tv_nsec;
 }
 
 /* ---- writing ---- */
@@ -113,7 +118,8 @@ shard_line(const struct src *s, const char *out, struct rv_index_shard *sh)
 		sh->nnames = s->nnames;
 		qsort(sh->names, sh->nnames, sizeof(*sh->names), cmp_u32);
 	}
-	sh->path = rv_index_relative(out, s->path[0]);
+	if ((sh->path = rv_index_relative(out, s->path[0])) == NULL)
+		return rv_preferr("'%s'", s->name);
 	return 0;
 }
 
@@ -253,6 +259,10 @@ rv_dataset_from_index(char *const paths[], int n, const struct rv_src_opts *o)
 			}
 			s->base = d->n;
 			s->have = s->n;
+			if (s->n > UINT64_MAX - d->n) {
+				rv_seterr("'%s': too many samples", s->name);
+				goto fail;
+			}
 			d->n += s->n;
 		}
 	}
@@ -306,8 +316,11 @@ src_index_verify(const struct rv_dataset *d, const struct src *s,
 	if (mtime_ns(&st) != s->mtime_ns) {
 		if ((fd = open(s->path[0], O_RDONLY | O_CLOEXEC)) < 0)
 			return rv_seterr("'%s': cannot open:", s->name);
-		if (rv_index_checksum(fd, s->fsize, &sum) < 0 ||
-		    sum != s->check) {
+		if (rv_index_checksum(fd, s->fsize, &sum) < 0) {
+			close(fd);
+			return rv_preferr("'%s'", s->name);
+		}
+		if (sum != s->check) {
 			close(fd);
 			return rv_seterr("'%s': changed since it was indexed "
 			    "(another modification time and other bytes): "

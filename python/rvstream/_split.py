@@ -244,13 +244,15 @@ def served(total, ks, cut, seed, epoch, shuffle):
     n, out = len(ks), set()
     for r in range(n):
         start, end = share(total, r, n)
-        k = min(ks[r], end - start, cut if cut is not None else end)
-        if k <= 0:
+        keep = min(end - start, cut if cut is not None else end)
+        k = min(ks[r], keep)
+        if k <= 0 and keep == end - start:
             continue
         pos = list(range(start, end))
         if shuffle:
             Rng(seed, STAGE_DECODE_ORDER, 2, epoch, r).shuffle(pos)
         out.update(pos[:k])
+        out.update(pos[keep:])  # --even drop left them out
     return out
 
 

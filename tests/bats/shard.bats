@@ -390,8 +390,13 @@ EOF
 	rv-decode -q --index "$d/train.idx" --shard 0/2 --even pad --shuffle --seed 4 --epochs 1 --resume 0:3:20,25,0 -o "$T/u.rvs"
 	[ "$(samples "$T/u.rvs" | wc -l)" -eq 78 ]
 	# errors
-	run -1 --separate-stderr rv-decode -q --index "$d/train.idx" --shard 0/2 --resume 0:1:200 -o "$T/x.rvs"
+	run -1 --separate-stderr rv-decode -q --index "$d/train.idx" --shard 0/2 --epochs 2 --resume 0:1:200 -o "$T/x.rvs"
 	[ "$stderr" = "rv-decode: --resume 0:1:200: the 1 ranks served every sample of epoch 0: resume at epoch 1" ]
+	run -1 --separate-stderr rv-decode -q --index "$d/train.idx" --shard 0/2 --resume 0:1:200 -o "$T/x.rvs"
+	[ "$stderr" = "rv-decode: --resume 0:1:200: the 1 ranks served every sample of epoch 0, the last: nothing is left to serve" ]
+	run -1 --separate-stderr rv-decode -q --index "$d/train.idx" --shard 0/8 --even pad --resume 0:3:66,67,60 -o "$T/x.rvs"
+	[ "$stderr" = "rv-decode: --resume 0:3:66,67,60: 7 samples of epoch 0 left, fewer than the 8 ranks: resume at epoch 1, or with --even none" ]
+	[ ! -e "$T/x.rvs" ]
 	run -2 --separate-stderr rv-decode --shard 0/2 --resume 0:3:20 "${SH[@]}"
 	[ "${stderr_lines[0]}" = "rv-decode: --resume needs --index (a job's shares are laid out by the index)" ]
 	run -2 --separate-stderr rv-decode --index "$d/train.idx" --resume 0:3:1,2

@@ -142,6 +142,17 @@ t_errors(void)
 	    "not a line of an index");
 	EXPECT_STR(with_line(11, "class\t3\tlate\n"), "'t.idx': line 11: a "
 	    "class line after the shards");
+	EXPECT_STR(with_line(1, "rv-index\t1\t\n"), "'t.idx': line 1: "
+	    "version '1\t': not a version");
+	EXPECT_STR(with_line(9, "shard\t10\t30720\t-0.500000000\t"
+	    "0b2520cbf4951772\tarchive\t12\t0,2\ta\n"), "'t.idx': line 9: "
+	    "time '-0.500000000' is not SECONDS.NANOSECONDS");
+	EXPECT_STR(with_line(9, "shard\t10\t30720\t1.000000000\t"
+	    "0b2520cbf4951772\tarchive\t12\t0,,2\ta\n"), "'t.idx': line 9: "
+	    "classes: '0,,2': an empty item");
+	EXPECT_STR(with_line(9, "shard\t10\t30720\t1.000000000\t"
+	    "0b2520cbf4951772\tarchive\t12\t1,3-x\ta\n"), "'t.idx': line "
+	    "9: classes: '3-x' is not a class number or range");
 	EXPECT_EQ(rv_index_parse(good, strlen(good) - 1, "t.idx", &ix), -1);
 	EXPECT_STR(rv_errmsg(), "'t.idx': cut short (no newline at its end)");
 	EXPECT_EQ(rv_index_parse("tar\n", 4, "t.idx", &ix), -1);

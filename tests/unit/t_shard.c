@@ -156,8 +156,11 @@ t_served(void)
 		EXPECT_EQ(s[i], i < 2 || (i >= 5 && i < 8));
 	/* past a share (padding) serves nothing more; drop cuts at 4 */
 	EXPECT_EQ(rv_shard_served(10, 2, k1, UINT64_MAX, 1, 0, 0, s), 10);
-	EXPECT_EQ(rv_shard_served(10, 2, k1, 4, 1, 0, 0, s), 8);
-	EXPECT(!s[4] && !s[9] && s[3] && s[8]);
+	/* drop: what each rank left out of the epoch stays out of it */
+	EXPECT_EQ(rv_shard_served(10, 2, k1, 4, 1, 0, 0, s), 10);
+	EXPECT(s[4] && s[9] && s[3] && s[8]);
+	EXPECT_EQ(rv_shard_served(10, 2, k0, 4, 1, 0, 0, s), 7);
+	EXPECT(s[0] && s[1] && !s[2] && !s[3] && s[4] && s[5] && !s[8]);
 	/* shuffled: k of each share, not the first k; the same again */
 	EXPECT_EQ(rv_shard_served(10, 2, k2, UINT64_MAX, 7, 3, 1, s), 8);
 	for (i = 0; i < 10; i++) {
