@@ -204,7 +204,7 @@ fuzz:
 
 lint:
 	mandoc -T lint -W warning $(MAN1) $(MAN5) $(MAN7)
-	shellcheck -x pipelines/*.sh pipelines/*.sbatch scripts/*.sh scripts/rv-plot bench/*.sh bench/run \
+	shellcheck -x pipelines/*.sh pipelines/*.sbatch scripts/*.sh scripts/rv-plot bench/*.sh bench/*.bash bench/run \
 	    fuzz/*.sh tests/bats/*.bash tests/setup/*.sh tests/gpu/*.sh tests/run .ci/run
 
 fmt:

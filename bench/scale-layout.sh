@@ -162,21 +162,11 @@ for ((rep = 0; rep <= repeat; rep++)); do	# rep 0: warm-up, not counted
 done
 awk '$3 > 0' "$tmp/rows" >"$tmp/timed"
 
-# spread N KIND FIELD FMT: median (min-max)
-spread() {
-	awk -v n="$1" -v k="$2" -v f="$3" -v fmt="$4" '
-	$1 == n && $2 == k { v[c++] = $f }
-	END {
-		if (c == 0) { print "-"; exit }
-		for (i = 1; i < c; i++)
-			for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
-				t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
-			}
-		med = (c % 2 ? v[int(c / 2)] : (v[c / 2 - 1] + v[c / 2]) / 2)
-		printf fmt " (" fmt "-" fmt ")\n", med, v[0], v[c - 1]
-	}' "$tmp/timed"
-}
-med() { spread "$1" "$2" "$3" '%.6g' | cut -d' ' -f1; }
+# spread N KIND FIELD FMT, med N KIND FIELD: of the timed runs
+# shellcheck source=bench/stats.bash
+. "$here/stats.bash"
+timed() { spread "$tmp/timed" "$@"; }
+tmed() { med "$tmp/timed" "$@"; }
 
 echo "# scale-layout: rank 0 of $ranks, rv-decode --encoded -j 1, $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"
 echo "# each shard $per samples (32x32 JPEG + .cls); median (min-max) of $repeat runs after a warm-up"
@@ -193,29 +183,29 @@ for n in "${layouts[@]}"; do
 	echo "$n $own" >>"$tmp/own"
 	for k in index listing; do
 		# shellcheck disable=SC2059
-		printf "$fmt" "$n" "$k" "$(spread "$n" "$k" 4 '%.3f')" \
+		printf "$fmt" "$n" "$k" "$(timed "$n" "$k" 4 '%.3f')" \
 		    "$(awk -v o="$own" 'BEGIN { printf "%.3f", o / 1e6 }')" \
-		    "$(awk -v r="$(med "$n" "$k" 4)" -v o="$own" 'BEGIN { printf "%.2f", r * 1e6 / o }')" \
-		    "$(med "$n" "$k" 5)" "$(med "$n" "$k" 6)" \
-		    "$(spread "$n" "$k" 7 '%.3f')"
+		    "$(awk -v r="$(tmed "$n" "$k" 4)" -v o="$own" 'BEGIN { printf "%.2f", r * 1e6 / o }')" \
+		    "$(tmed "$n" "$k" 5)" "$(tmed "$n" "$k" 6)" \
+		    "$(timed "$n" "$k" 7 '%.3f')"
 	done
 done
 echo
 echo "# targets (issue 34), with the index:"
 for n in "${layouts[@]}"; do
 	own=$(awk -v n="$n" '$1 == n { print $2 }' "$tmp/own")
-	r=$(awk -v r="$(med "$n" index 4)" -v o="$own" 'BEGIN { printf "%.2f", r * 1e6 / o }')
-	o=$(med "$n" index 6)
+	r=$(awk -v r="$(tmed "$n" index 4)" -v o="$own" 'BEGIN { printf "%.2f", r * 1e6 / o }')
+	o=$(tmed "$n" index 6)
 	printf '  n=%-5s read/own %s (<= 1.20) %s; other shards opened %s (0) %s; listing/index first sample %s\n' \
 	    "$n" "$r" "$(awk -v r="$r" 'BEGIN { print (r <= 1.2 ? "ok" : "MISSED") }')" \
 	    "$o" "$([ "$o" = 0 ] && echo ok || echo MISSED)" \
-	    "$(awk -v a="$(med "$n" listing 7)" -v b="$(med "$n" index 7)" 'BEGIN { printf "%.2fx", a / b }')"
+	    "$(awk -v a="$(tmed "$n" listing 7)" -v b="$(tmed "$n" index 7)" 'BEGIN { printf "%.2fx", a / b }')"
 done
 if [ "${#layouts[@]}" -ge 2 ]; then
 	a=${layouts[0]} b=${layouts[-1]}
-	g=$(awk -v x="$(med "$b" index 7)" -v y="$(med "$a" index 7)" 'BEGIN { printf "%.2f", x / y }')
+	g=$(awk -v x="$(tmed "$b" index 7)" -v y="$(tmed "$a" index 7)" 'BEGIN { printf "%.2f", x / y }')
 	printf '  first sample at %s shards / at %s: %sx (<= 1.20) %s; without the index %s\n' \
 	    "$b" "$a" "$g" "$(awk -v g="$g" 'BEGIN { print (g <= 1.2 ? "ok" : "MISSED") }')" \
-	    "$(awk -v x="$(med "$b" listing 7)" -v y="$(med "$a" listing 7)" 'BEGIN { printf "%.2fx", x / y }')"
+	    "$(awk -v x="$(tmed "$b" listing 7)" -v y="$(tmed "$a" listing 7)" 'BEGIN { printf "%.2fx", x / y }')"
 fi
 exit "$status"

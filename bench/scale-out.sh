@@ -312,27 +312,12 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 t_all=$(awk -v a="$t_start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
 
 # --- the table ----------------------------------------------------------------------
-# spread FILE MODE N FIELD FMT: "median (min-max)" of FIELD over FILE's
-# lines of MODE and N.
-spread() {
-	awk -v m="$2" -v n="$3" -v f="$4" -v fmt="$5" '
-	$1 == m && $2 == n { v[c++] = $f }
-	END {
-		if (c == 0) { print "-"; exit }
-		for (i = 1; i < c; i++)
-			for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
-				t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
-			}
-		med = (c % 2 ? v[int(c / 2)] : (v[c / 2 - 1] + v[c / 2]) / 2)
-		printf fmt " (" fmt "-" fmt ")\n", med, v[0], v[c - 1]
-	}' "$1"
-}
+# spread FILE MODE N FIELD FMT and med FILE MODE N FIELD: the median
+# (min-max), or the median alone, of FIELD over FILE's lines of MODE and N.
+# shellcheck source=bench/stats.bash
+. "$here/stats.bash"
 # Fields: of $tmp/ranks, and of $tmp/jobs (J_).
 F_SAMPLES=6 F_READ=7 F_RSS=8 F_RATE=9 F_CORE=10 F_DEV=11 J_RATE=6
-# med FILE MODE N FIELD: the median alone.
-med() {
-	spread "$1" "$2" "$3" "$4" '%.6g' | cut -d' ' -f1
-}
 
 data_mb=$(awk -v b="$data_bytes" 'BEGIN { printf "%.1f", b / 1e6 }')
 echo "# scale-out benchmark: $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"

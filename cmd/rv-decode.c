@@ -34,7 +34,7 @@ static const char usage[] =
     "usage: rv-decode [-qv] [-j N] [-o FILE] [--channels 1|3] [--classes N]\n"
     "                 [--class-level N] [--encoded] [--epochs E]\n"
     "                 [--even pad|drop|none] [--index FILE]\n"
-    "                 [--resume E:N:K[,K...]]\n"
+    "                 [--resume E:N:K[,K...]|E:@FILE]\n"
     "                 [--limit N] [--max-pixels N] [--max-side N] [--seed S]\n"
     "                 [--shard I/N|auto] [--shuffle] [--strict] [--level L]\n"
     "                 input ...\n"
@@ -66,6 +66,8 @@ static const char usage[] =
     "                       rank of the N-rank job before served its first\n"
     "                       K samples (or K0,K1,...: rank by rank); the\n"
     "                       rest of E, shared over this job's ranks\n"
+    "      --resume E:@FILE the same, the samples of E trained listed in\n"
+    "                       FILE, an id a line (any pipeline before)\n"
     "      --max-pixels N   refuse images larger than N pixels\n"
     "      --max-side N     reduce images so the longer side is <= N\n"
     "      --seed S         seed for --shuffle (default 0)\n"
@@ -113,10 +115,12 @@ struct decode_opts {
 	uint64_t max_pixels;
 	uint32_t max_side;
 	/* --resume: the job before had resume_n ranks, rank r of which had
-	 * served resume_k[r] samples of epoch resume_epoch */
+	 * served resume_k[r] samples of epoch resume_epoch; or (resume_n 0)
+	 * the ids it had trained are listed in resume_ids */
 	const char *resume;
 	uint32_t resume_epoch, resume_n;
 	uint64_t *resume_k;
+	const char *resume_ids;
 	uint32_t shard_i, shard_n;
 	int shard_auto;
 	int even;		/* enum even; EVEN_UNSET until resolved */
@@ -157,6 +161,8 @@ struct job {
 	uint64_t target;	/* samples an epoch with --even pad or drop */
 	int resumed;		/* --resume with samples served: its epoch is
 				 * epoch_resumed()'s */
+	uint64_t *trained;	/* --resume E:@FILE: its ids, sorted */
+	size_t ntrained;
 	uint64_t resume_target;	/* that epoch's samples */
 	/* Per slot: pixels whose frame shell is in the slot (shell[i]),
 	 * traded with the worker's image buffer, so buffers are reused. */
@@ -188,11 +194,26 @@ parse_resume(struct decode_opts *o)
 	int rc = -1;
 
 	e = t;
-	if (!(n = strchr(e, ':')) || !(k = strchr(n + 1, ':'))) {
-		rv_seterr("not of the form E:N:K");
+	if (!(n = strchr(e, ':'))) {
+		rv_seterr("not of the form E:N:K or E:@FILE");
 		goto out;
 	}
 	*n++ = '\0';
+	if (*n == '@') {
+		/* E:@FILE: the ids trained; FILE may hold ':' */
+		if (rv_parse_u64(e, 0, 1000000, &v) < 0 || n[1] == '\0') {
+			rv_seterr("not of the form E:@FILE");
+			goto out;
+		}
+		o->resume_epoch = (uint32_t)v;
+		o->resume_ids = o->resume + (n + 1 - t);
+		rc = 0;
+		goto out;
+	}
+	if (!(k = strchr(n, ':'))) {
+		rv_seterr("not of the form E:N:K or E:@FILE");
+		goto out;
+	}
 	*k++ = '\0';
 	if (rv_parse_u64(e, 0, 1000000, &v) < 0 ||
 	    rv_parse_u64(n, 1, 1 << 20, &w) < 0) {
@@ -576,6 +597,14 @@ flush_msgs(const struct decode_opts *o, struct rv_dataset *ds)
 	rv_dataset_clear_msgs(ds);
 }
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* The sources of an epoch in the order they are laid end to end: those
  * with samples, as given or, with --shuffle, drawn from the seed and the
  * epoch.  Returns how many. */
@@ -681,9 +710,31 @@ epoch_resumed(struct job *j, uint32_t epoch, uint64_t *order,
 	for (k = 0; k < nord; k++)
 		total += j->count[order[k]];
 	served = xcalloc((size_t)total + 1, 1);
-	cut = o->even == EVEN_DROP ? total / o->resume_n : UINT64_MAX;
-	*left = total - rv_shard_served(total, o->resume_n, o->resume_k, cut,
-	    o->c.seed, epoch, o->shuffle, served);
+	if (o->resume_ids) {
+		/* The ids the trainers trained, wherever they lay. */
+		*left = total;
+		for (k = 0; k < nord; k++) {
+			uint64_t base, listed;
+
+			rv_dataset_source(j->ds, (size_t)order[k], &base,
+			    &listed);
+			for (i = 0; i < j->count[order[k]]; i++, at++) {
+				uint64_t id = base + i;
+
+				if (bsearch(&id, j->trained, j->ntrained,
+				    sizeof(id), cmp_u64)) {
+					served[at] = 1;
+					(*left)--;
+				}
+			}
+		}
+		at = 0;
+	} else {
+		cut = o->even == EVEN_DROP ? total / o->resume_n :
+		    UINT64_MAX;
+		*left = total - rv_shard_served(total, o->resume_n,
+		    o->resume_k, cut, o->c.seed, epoch, o->shuffle, served);
+	}
 	if (!mine) {
 		free(served);
 		return 0;
@@ -767,6 +818,50 @@ write_meta(struct rv_writer *w, const struct job *j, uint64_t per_epoch)
 	return rc;
 }
 
+/* --resume E:@FILE: the ids trained, one a line (blank lines and '#'
+ * comments skipped), sorted into j->trained. */
+static int
+read_trained(struct job *j)
+{
+	const char *path = j->o->resume_ids;
+	unsigned char *buf;
+	char *line, *end, *text;
+	size_t len, cap = 0;
+	uint64_t lineno = 0, id;
+
+	if (rv_slurp(path, &buf, &len) < 0)
+		return rv_preferr("--resume");
+	text = xmalloc(len + 1);
+	memcpy(text, buf, len);
+	text[len] = '\0';
+	free(buf);
+	for (line = text; line && *line; line = end) {
+		if ((end = strchr(line, '\n')) != NULL)
+			*end++ = '\0';
+		lineno++;
+		line[strcspn(line, "\r")] = '\0';
+		if (line[0] == '\0' || line[0] == '#')
+			continue;
+		if (rv_parse_u64(line, 0, UINT64_MAX, &id) < 0 || id >= j->n) {
+			rv_seterr("--resume: '%s': line %llu: '%.40s' is not a "
+			    "sample id of the dataset (below %llu)", path,
+			    (unsigned long long)lineno, line,
+			    (unsigned long long)j->n);
+			free(text);
+			return -1;
+		}
+		if (j->ntrained == cap) {
+			cap = cap ? 2 * cap : 1024;
+			j->trained = xreallocarray(j->trained, cap,
+			    sizeof(*j->trained));
+		}
+		j->trained[j->ntrained++] = id;
+	}
+	free(text);
+	qsort(j->trained, j->ntrained, sizeof(*j->trained), cmp_u64);
+	return 0;
+}
+
 /*
  * --resume: does the job before leave anything of its epoch served (else
  * the epoch is an ordinary one), and how many samples does this rank's
@@ -779,21 +874,23 @@ plan_resume(struct job *j)
 	uint64_t *order, left, lo, hi;
 	uint32_t r;
 
+	if (o->resume_ids && read_trained(j) < 0)
+		return -1;
 	for (r = 0; r < o->resume_n && o->resume_k[r] == 0; r++)
 		continue;
-	if (r == o->resume_n)
+	if (o->resume_ids ? j->ntrained == 0 : r == o->resume_n)
 		return 0;
 	j->resumed = 1;
 	order = xcalloc(j->nsrc + 1, sizeof(*order));
 	epoch_resumed(j, o->resume_epoch, order, NULL, NULL, &left);
 	free(order);
 	if (left == 0 && o->resume_epoch + 1 == o->epochs)
-		return rv_seterr("--resume %s: the %u ranks served every sample "
-		    "of epoch %u, the last: nothing is left to serve",
-		    o->resume, o->resume_n, o->resume_epoch);
+		return rv_seterr("--resume %s: the job before served every "
+		    "sample of epoch %u, the last: nothing is left to serve",
+		    o->resume, o->resume_epoch);
 	if (left == 0)
-		return rv_seterr("--resume %s: the %u ranks served every sample "
-		    "of epoch %u: resume at epoch %u", o->resume, o->resume_n,
+		return rv_seterr("--resume %s: the job before served every "
+		    "sample of epoch %u: resume at epoch %u", o->resume,
 		    o->resume_epoch, o->resume_epoch + 1);
 	/* A rank with no share has nothing to pad its epoch with. */
 	if (o->even != EVEN_NONE && left < o->shard_n)
@@ -804,7 +901,14 @@ plan_resume(struct job *j)
 	rv_shard_range(left, o->shard_i, o->shard_n, &lo, &hi);
 	j->resume_target = o->even == EVEN_PAD ? (left + o->shard_n - 1) /
 	    o->shard_n : o->even == EVEN_DROP ? left / o->shard_n : hi - lo;
-	if (o->c.verbose)
+	if (o->c.verbose && o->resume_ids)
+		rv_warn("resume at epoch %u: %llu of its %llu samples trained, "
+		    "as '%s' lists; this shard %llu of the %llu left",
+		    o->resume_epoch, (unsigned long long)(j->n - left),
+		    (unsigned long long)j->n, o->resume_ids,
+		    (unsigned long long)j->resume_target,
+		    (unsigned long long)left);
+	else if (o->c.verbose)
 		rv_warn("resume at epoch %u: %llu of its %llu samples served "
 		    "by %u ranks%s; this shard %llu of the %llu left",
 		    o->resume_epoch, (unsigned long long)(j->n - left),
@@ -1209,6 +1313,7 @@ out:
 	free(job.bad);
 	free(job.count);
 	free(o.resume_k);
+	free(job.trained);
 	rv_dataset_free(job.ds);
 	if (rv_out_finish(&out, status == 0) < 0) {
 		rv_warn("%s", rv_errmsg());

@@ -221,7 +221,11 @@ def target(total, n, even):
 # -- elastic resume (rv-decode --resume, lib/src/shard.c rv_shard_served)
 
 def parse_resume(spec):
-    """'E:N:K' or 'E:N:K0,K1,...' -> (epoch, [K per rank of N])."""
+    """'E:N:K' or 'E:N:K0,K1,...' -> (epoch, [K per rank of N]);
+    'E:@FILE' -> (epoch, FILE), the file of the ids trained."""
+    e, _, rest = spec.partition(":")
+    if rest.startswith("@") and e.isdigit() and len(rest) > 1:
+        return int(e), rest[1:]
     try:
         e, n, ks = spec.split(":")
         e, n = int(e), int(n)
@@ -263,8 +267,18 @@ def resumed_segments(index, r, n, resume, even="none", seed=0,
     epoch, ks = parse_resume(resume)
     order = epoch_order(index, epoch, seed, shuffle, limit)
     total = sum(c for _, c in order)
-    cut = total // len(ks) if even == "drop" else None
-    done = served(total, ks, cut, seed, epoch, shuffle)
+    if isinstance(ks, str):  # E:@FILE: the ids trained, wherever they lay
+        with open(ks) as f:
+            ids = {int(x) for x in (ln.strip() for ln in f)
+                   if x and not x.startswith("#")}
+        done, at = set(), 0
+        for k, c in order:
+            b = index.base[k]
+            done.update(at + i for i in range(c) if b + i in ids)
+            at += c
+    else:
+        cut = total // len(ks) if even == "drop" else None
+        done = served(total, ks, cut, seed, epoch, shuffle)
     left = total - len(done)
     lo, hi = share(left, r, n)
     out, at, u = [], 0, 0

@@ -11,7 +11,7 @@ load helpers
 		return 1
 	}
 	cd "$REPO"
-	run -0 shellcheck -x pipelines/*.sh pipelines/*.sbatch scripts/*.sh scripts/rv-plot bench/*.sh bench/run \
+	run -0 shellcheck -x pipelines/*.sh pipelines/*.sbatch scripts/*.sh scripts/rv-plot bench/*.sh bench/*.bash bench/run \
 	    fuzz/*.sh tests/bats/*.bash tests/setup/*.sh tests/gpu/*.sh tests/run .ci/run
 }
 

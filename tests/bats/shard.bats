@@ -386,14 +386,24 @@ EOF
 		rv-decode -q --index "$d/train.idx" --shard "$r/2" "${opts[@]}" -o "$T/c$r.rvs"
 		cmp <(samples "$T/b$r.rvs" | awk '$1 == 1') <(samples "$T/c$r.rvs" | awk '$1 == 1')
 	done
+	# the same from the ids the trainers trained (any pipeline before):
+	# the same samples, in the same order
+	for r in 0 1; do
+		rv-decode -q --index "$d/train.idx" --shard "$r/2" "${opts[@]}" --resume "0:@$T/served" -o "$T/f$r.rvs"
+		cmp <(rv-inspect --dump "$T/b$r.rvs" | awk -F'\t' '$3 == "sample" { print $4, $5 }') \
+		    <(rv-inspect --dump "$T/f$r.rvs" | awk -F'\t' '$3 == "sample" { print $4, $5 }')
+	done
+	echo 200 >> "$T/served"
+	run -1 --separate-stderr rv-decode -q --index "$d/train.idx" --shard 0/2 --resume "0:@$T/served" -o "$T/x.rvs"
+	[ "$stderr" = "rv-decode: --resume: '$T/served': line 61: '200' is not a sample id of the dataset (below 200)" ]
 	# uneven counts, one a rank: 155 left, padded to 78 a rank
 	rv-decode -q --index "$d/train.idx" --shard 0/2 --even pad --shuffle --seed 4 --epochs 1 --resume 0:3:20,25,0 -o "$T/u.rvs"
 	[ "$(samples "$T/u.rvs" | wc -l)" -eq 78 ]
 	# errors
 	run -1 --separate-stderr rv-decode -q --index "$d/train.idx" --shard 0/2 --epochs 2 --resume 0:1:200 -o "$T/x.rvs"
-	[ "$stderr" = "rv-decode: --resume 0:1:200: the 1 ranks served every sample of epoch 0: resume at epoch 1" ]
+	[ "$stderr" = "rv-decode: --resume 0:1:200: the job before served every sample of epoch 0: resume at epoch 1" ]
 	run -1 --separate-stderr rv-decode -q --index "$d/train.idx" --shard 0/2 --resume 0:1:200 -o "$T/x.rvs"
-	[ "$stderr" = "rv-decode: --resume 0:1:200: the 1 ranks served every sample of epoch 0, the last: nothing is left to serve" ]
+	[ "$stderr" = "rv-decode: --resume 0:1:200: the job before served every sample of epoch 0, the last: nothing is left to serve" ]
 	run -1 --separate-stderr rv-decode -q --index "$d/train.idx" --shard 0/8 --even pad --resume 0:3:66,67,60 -o "$T/x.rvs"
 	[ "$stderr" = "rv-decode: --resume 0:3:66,67,60: 7 samples of epoch 0 left, fewer than the 8 ranks: resume at epoch 1, or with --even none" ]
 	[ ! -e "$T/x.rvs" ]
@@ -403,4 +413,36 @@ EOF
 	[ "${stderr_lines[0]}" = "rv-decode: --resume: '0:3:1,2': 2 counts for 3 ranks: give one, or one a rank" ]
 	run -2 --separate-stderr rv-decode --index "$d/train.idx" --resume 2:3:1 --epochs 2
 	[ "${stderr_lines[0]}" = "rv-decode: --resume: epoch 2: the run has 2 (--epochs)" ]
+}
+
+@test "index: a refurbishing job stopped mid-epoch resumes on 2 ranks: the rest of the epoch from the ids trained, then rv-refurbish --epoch-range" {
+	slow
+	local d="$T/rf" r P='randaugment n=1 m=5' F='random_crop size=28 padding=2; flip'
+	local -a rf=(rv-refurbish -q --partial "$P" --final "$F" --reuse 2 --epochs 3 --seed 4)
+	mkdir -p "$d"
+	cp "${SH[@]}" "$d/"
+	rv-decode -q --index-out "$d/train.idx" "$d"/shard-?.tar
+	# the job before: 3 ranks, refurbishing; each trained 20 samples of
+	# epoch 1 (the ids its trainer logged)
+	for r in 0 1 2; do
+		rv-decode -q --index "$d/train.idx" --shard "$r/3" --shuffle --seed 4 |
+		    "${rf[@]}" | rv-inspect --dump - |
+		    awk -F'\t' '$3 == "sample" && $4 == 1 { print $5 }' | head -20
+	done > "$T/trained"
+	# 2 ranks: the rest of epoch 1 without the cache, then epoch 2 by
+	# rv-refurbish from the rank's new shard
+	for r in 0 1; do
+		{ rv-decode -q --index "$d/train.idx" --shard "$r/2" --shuffle --seed 4 \
+		    --epochs 2 --resume "1:@$T/trained" | rv-augment -q --seed 4 "$P; $F"
+		  rv-decode -q --index "$d/train.idx" --shard "$r/2" --shuffle --seed 4 |
+		    "${rf[@]}" --epoch-range 2-2; } > "$T/n$r.rvs"
+		rv-decode -q --index "$d/train.idx" --shard "$r/2" --shuffle --seed 4 |
+		    "${rf[@]}" > "$T/w$r.rvs"
+		# epoch 2 is the 2-rank job's own, pixels and all
+		cmp <(samples "$T/n$r.rvs" | awk '$1 == 2') <(samples "$T/w$r.rvs" | awk '$1 == 2')
+	done
+	# epoch 1: every sample once
+	{ cat "$T/trained"; samples "$T"/n?.rvs | awk '$1 == 1 { print $2 }'; } |
+	    sort -n > "$T/e1"
+	[ "$(paste -sd, "$T/e1")" = "$(seq -s, 0 199)" ]
 }

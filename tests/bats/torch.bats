@@ -217,6 +217,11 @@ print(" ".join("%d:%d" % (o["epoch"], o["steps"]) for o in map(json.loads, open(
 	# 2 ranks x 2 workers share the rest, as rv-decode --resume does
 	run -0 "${CHK[@]}" index "$d/train.idx" 2 2 "--shuffle --seed 4 --epochs 2 --even none --resume 0:3:20"
 	[ "$output" = "index ok: 2 ranks x 2 workers, 48 batches, 340 samples, 200 distinct" ]
+	# ... or from the list of the ids they trained
+	"$BIN/rv-decode" -q --index "$d/train.idx" --shard 1/3 --shuffle --seed 4 --epochs 1 --even none |
+	    rv-inspect --dump - | awk -F'\t' '$3 == "sample" { print $5 }' | head -30 > "$T/trained"
+	run -0 "${CHK[@]}" index "$d/train.idx" 2 2 "--shuffle --seed 4 --epochs 1 --resume 0:@$T/trained"
+	[ "$output" = "index ok: 2 ranks x 2 workers, 24 batches, 172 samples, 170 distinct" ]
 	# more slots than shards, and a pipeline that fails: one clear error
 	run -1 "$PY" -c "
 import sys, torch; sys.path.insert(0, '$REPO/python'); import rvstream
