@@ -831,10 +831,8 @@ read_trained(struct job *j)
 
 	if (rv_slurp(path, &buf, &len) < 0)
 		return rv_preferr("--resume");
-	text = xmalloc(len + 1);
-	memcpy(text, buf, len);
+	text = xrealloc(buf, len + 1);	/* a C string */
 	text[len] = '\0';
-	free(buf);
 	for (line = text; line && *line; line = end) {
 		if ((end = strchr(line, '\n')) != NULL)
 			*end++ = '\0';

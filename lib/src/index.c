@@ -35,9 +35,7 @@
 /* Class numbers all the shard lines may name together, ranges expanded
  * (a hostile index of a few ranges must not buy gigabytes). */
 #define MAX_NAMED	((size_t)1 << 26)
-/* Modification times: seconds either side of the epoch, so that the
- * nanoseconds fit an int64_t. */
-#define MAX_SEC		9000000000LL
+
 
 int
 rv_index_sniff(const void *p, size_t n)
@@ -241,7 +239,7 @@ parse_mtime(const char *s, int64_t *ns)
 		return rv_seterr("time '%s' is not SECONDS.NANOSECONDS", s);
 	memcpy(sec, s, n);
 	sec[n] = '\0';
-	if (rv_parse_i64(sec, -MAX_SEC, MAX_SEC, &v) < 0 ||
+	if (rv_parse_i64(sec, -RV_INDEX_MAX_SEC, RV_INDEX_MAX_SEC, &v) < 0 ||
 	    rv_parse_u64(dot + 1, 0, 999999999, &frac) < 0)
 		return rv_seterr("time '%s' is not SECONDS.NANOSECONDS", s);
 	*ns = (int64_t)v * 1000000000 + (int64_t)frac;

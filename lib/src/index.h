@@ -21,6 +21,9 @@
 /* No index larger than this is read (a hostile file guard): 1 GiB holds
  * ten million shards. */
 #define RV_INDEX_MAX		((size_t)1 << 30)
+/* Modification times an index holds: seconds either side of the epoch
+ * (some 285 years), so that their nanoseconds fit an int64_t. */
+#define RV_INDEX_MAX_SEC	9000000000LL
 
 /* How a shard names its classes (src_impl.h's enum src_names). */
 enum {

@@ -67,8 +67,8 @@ rv_dataset_counts(const struct rv_dataset *d, struct rv_src_counts *c)
 
 /* ---- opening ---- */
 
-int
-src_classify(const char *path, const char *qname, struct src_probe *pr)
+static int
+classify(const char *path, const char *qname, struct src_probe *pr)
 {
 	struct stat st;
 	const struct stat *stp = NULL;
@@ -323,7 +323,7 @@ dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 	for (i = 0; i < n; i++) {
 		char *q = strcmp(paths[i], "-") == 0 ? xstrdup("<stdin>") :
 		    src_sanitized(paths[i]);
-		int r = src_classify(paths[i], q, &oi[i]);
+		int r = classify(paths[i], q, &oi[i]);
 
 		free(q);
 		if (r < 0)
@@ -395,27 +395,31 @@ rv_dataset_relistable(char *const paths[], int n)
 	return n > 0;
 }
 
-struct rv_dataset *
-rv_dataset_list(char *const paths[], int n, const struct rv_src_opts *o)
+/* A listing (dataset_open's list 1: its messages dropped, or 2: kept) of
+ * operands that can be opened again. */
+static struct rv_dataset *
+listing(char *const paths[], int n, const struct rv_src_opts *o,
+    uint64_t *skipped, int list)
 {
 	if (!rv_dataset_relistable(paths, n)) {
 		rv_seterr("only files and directories can be listed before "
 		    "they are read, not standard input or a pipe");
 		return NULL;
 	}
-	return dataset_open(paths, n, o, NULL, 1);
+	return dataset_open(paths, n, o, skipped, list);
+}
+
+struct rv_dataset *
+rv_dataset_list(char *const paths[], int n, const struct rv_src_opts *o)
+{
+	return listing(paths, n, o, NULL, 1);
 }
 
 struct rv_dataset *
 rv_dataset_scan(char *const paths[], int n, const struct rv_src_opts *o,
     uint64_t *skipped)
 {
-	if (!rv_dataset_relistable(paths, n)) {
-		rv_seterr("only files and directories can be listed before "
-		    "they are read, not standard input or a pipe");
-		return NULL;
-	}
-	return dataset_open(paths, n, o, skipped, 2);
+	return listing(paths, n, o, skipped, 2);
 }
 
 size_t

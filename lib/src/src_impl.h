@@ -207,16 +207,15 @@ struct rv_dataset {
 	size_t nclasses;
 };
 
-/* src.c for src_index.c: the reader that takes path (qname for
- * messages); the dataset's class names into its metadata (checking that
- * the sources agree); a source's memory. */
-int src_classify(const char *path, const char *qname, struct src_probe *pr);
+/* src.c for src_index.c: the dataset's class names into its metadata
+ * (checking that the sources agree); a source's memory. */
 int src_merge_classes(struct rv_dataset *d);
 int src_cmp_str(const void *a, const void *b);	/* char * by strcmp */
 void src_free(struct src *s);
 /* src_index.c for src.c: is indexed source s the file it was when
- * indexed, and which reader takes it (into pr)?  -1 with errmsg naming
- * the file and what to do. */
+ * indexed (its size, and its time or the checksum of its ends)?  Its
+ * reader, and what its probe learns, into pr, reading nothing of it.  -1
+ * with errmsg naming the file and what to do. */
 int src_index_verify(const struct rv_dataset *d, const struct src *s,
     struct src_probe *pr);
 

@@ -43,15 +43,14 @@ rv_dataset_index_name(const struct rv_dataset *d)
 	return d->index;
 }
 
-/* Nanoseconds since the epoch, held within what an index holds (some
- * 285 years either side). */
+/* Nanoseconds since the epoch, held within what an index holds. */
 static int64_t
 mtime_ns(const struct stat *st)
 {
 	int64_t s = (int64_t)st->st_mtim.tv_sec;
 
-	s = s > 9000000000LL ? 9000000000LL : s < -9000000000LL ?
-	    -9000000000LL : s;
+	s = s > RV_INDEX_MAX_SEC ? RV_INDEX_MAX_SEC : s < -RV_INDEX_MAX_SEC ?
+	    -RV_INDEX_MAX_SEC : s;
 	return s * 1000000000 + st->st_mtim.tv_nsec;
 }
 
@@ -336,6 +335,5 @@ src_index_verify(const struct rv_dataset *d, const struct src *s,
 	    s->reader->probe(s->path[0], s->name, &st, pr) <= 0)
 		return rv_seterr("'%s': no longer a CIFAR batch, as it was "
 		    "indexed: rebuild the index '%s'", s->name, d->index);
-	pr->reader = s->reader;
 	return 0;
 }

@@ -350,6 +350,18 @@ EOF
 	[ "$stderr" = "rv-decode: --index-out: 1 of the 2 operands are indexes: merge indexes, or index shards, not both" ]
 	run -1 --separate-stderr rv-decode --index-out "$d/y.idx" "$D"
 	[[ "$stderr" == "rv-decode: '$D': a folder: an index lists files"* ]]
+	# a shard that is now a folder
+	rm "$d/shards/shard-7.tar"
+	mkdir "$d/shards/shard-7.tar"
+	run -1 --separate-stderr rv-decode -q --shard 7/8 --index "$d/train.idx" -o "$T/x.rvs"
+	[ "$stderr" = "rv-decode: '$d/shards/shard-7.tar': no longer a regular file: rebuild the index '$d/train.idx'" ]
+	# --strict: a member lost while indexing, and no index written
+	need_fixtures
+	run -1 --separate-stderr rv-decode -q --strict --index-out "$d/s.idx" "$FIX/ds/broken.tar"
+	[ "${stderr_lines[-1]}" = "rv-decode: 1 members lost (--strict): no index written" ]
+	[ ! -e "$d/s.idx" ]
+	run -0 rv-decode -q --index-out "$d/s.idx" "$FIX/ds/broken.tar"
+	[ -s "$d/s.idx" ]
 }
 
 @test "index: a 3-rank job stopped mid-epoch resumes on 2 ranks: every sample of that epoch once, the next epochs a 2-rank job's" {
@@ -396,6 +408,9 @@ EOF
 	echo 200 >> "$T/served"
 	run -1 --separate-stderr rv-decode -q --index "$d/train.idx" --shard 0/2 --resume "0:@$T/served" -o "$T/x.rvs"
 	[ "$stderr" = "rv-decode: --resume: '$T/served': line 61: '200' is not a sample id of the dataset (below 200)" ]
+	run -1 --separate-stderr rv-decode -q --index "$d/train.idx" --shard 0/2 --resume "0:@$T/nosuch" -o "$T/x.rvs"
+	[ "$stderr" = "rv-decode: --resume: '$T/nosuch': No such file or directory" ]
+	[ ! -e "$T/x.rvs" ]
 	# uneven counts, one a rank: 155 left, padded to 78 a rank
 	rv-decode -q --index "$d/train.idx" --shard 0/2 --even pad --shuffle --seed 4 --epochs 1 --resume 0:3:20,25,0 -o "$T/u.rvs"
 	[ "$(samples "$T/u.rvs" | wc -l)" -eq 78 ]

@@ -230,6 +230,11 @@ try:
     list(torch.utils.data.DataLoader(ds, batch_size=None, num_workers=3))
 except ValueError as e:
     print(e)
+for kw in ({'decode': '--shard 0/2'}, {'skip_batches': 3}):
+    try:
+        rvstream.RvDataset('$d/train.idx', batch_size=4, **kw)
+    except ValueError as e:
+        print(e)
 ds = rvstream.RvDataset('$d/train.idx', rank=0, world=1, pipeline='rv-batch -b 0')
 try:
     list(ds)
@@ -237,5 +242,7 @@ except RuntimeError as e:
     print(e); sys.exit(1)"
 	# (a DataLoader worker's ValueError comes with its traceback)
 	[[ "$output" == *"ValueError: RvDataset: '$d/train.idx': 8 shards, fewer than the 9 slots (3 ranks x 3 workers): fewer workers, or an index over smaller shards"* ]]
+	[[ "$output" == *"RvDataset: decode: '--shard': not an rv-decode option RvDataset passes on (it sets --index and --shard itself)"* ]]
+	[[ "$output" == *"RvDataset: skip_batches with an index: give decode='--resume E:N:K'"* ]]
 	[[ "${lines[-1]}" == "RvDataset: rank 0 worker 0: its pipeline exited 2: bash -o pipefail -c "* ]]
 }
