@@ -48,7 +48,7 @@ ALL_CPPFLAGS = -D_POSIX_C_SOURCE=200809L -Ilib -MMD -MP \
 	       $(ALL_CPPFLAGS_CUDA) $(CPPFLAGS)
 LDFLAGS     += $(OPENMP)
 LDLIBS      += -ldnnl -lturbojpeg -ljpeg -lpng -lwebpdemux -lwebp -lgif -ltiff \
-	       -larchive -lzstd -lxxhash -lz \
+	       -larchive -lzstd -llzma -lbz2 -lxxhash -lz \
 	       $(BLASLIBS) -lpthread -lm
 BLASLIBS    ?= -L$(OPENBLAS_DIR) -Wl,-rpath,$(OPENBLAS_DIR) -lopenblas
 

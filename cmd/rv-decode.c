@@ -597,6 +597,18 @@ flush_msgs(const struct decode_opts *o, struct rv_dataset *ds)
 	rv_dataset_clear_msgs(ds);
 }
 
+/* The inputs that yield no sample, unless -q: a line each, once (a rank
+ * of a job that lists every file leaves them to rank 0). */
+static void
+say_empty(const struct decode_opts *o, const struct rv_dataset *ds)
+{
+	size_t k;
+
+	for (k = 0; !o->c.quiet && o->shard_i == 0 &&
+	    k < rv_dataset_nempty(ds); k++)
+		rv_warn("%s", rv_dataset_empty(ds, k));
+}
+
 static int
 cmp_u64(const void *a, const void *b)
 {
@@ -1100,6 +1112,56 @@ open_dataset(struct job *j, const struct rv_src_opts *so)
 	return ds;
 }
 
+/*
+ * No sample to write: the error names the inputs and why, what each
+ * held or that its samples were all skipped (the first MAX_NAMED).
+ */
+#define MAX_NAMED	8
+static void
+no_samples(const struct job *j)
+{
+	struct rv_buf b = { 0 };
+	size_t k, named = 0, more = 0;
+	char line[1200];
+
+	for (k = 0; j->ds && k < rv_dataset_nsources(j->ds); k++) {
+		const char *held = rv_dataset_held(j->ds, k);
+		uint64_t base, n, i, bad = 0;
+
+		rv_dataset_source(j->ds, k, &base, &n);
+		if (!held) {
+			if (!j->bad || base >= j->n)
+				continue;
+			if (n > j->n - base)
+				n = j->n - base;
+			for (i = base; i < base + n; i++)
+				bad += j->bad[i] != 0;
+			if (bad < n)
+				continue;	/* another rank's */
+			snprintf(line, sizeof(line), "'%s': %llu samples, "
+			    "all skipped", rv_dataset_source_name(j->ds, k),
+			    (unsigned long long)n);
+		} else {
+			snprintf(line, sizeof(line), "'%s': %s",
+			    rv_dataset_source_name(j->ds, k), held);
+		}
+		if (named == MAX_NAMED) {
+			more++;
+			continue;
+		}
+		rv_buf_append(&b, named ? "; " : ": ", 2);
+		rv_buf_append(&b, line, strlen(line));
+		named++;
+	}
+	if (more) {
+		snprintf(line, sizeof(line), "; and %zu more", more);
+		rv_buf_append(&b, line, strlen(line));
+	}
+	rv_buf_append(&b, "", 1);
+	rv_seterr("no usable samples in the input%s", (char *)b.data);
+	rv_buf_release(&b);
+}
+
 /* Mark the ids listed but not read (a source read had fewer) bad. */
 static void
 mark_unread(struct job *j)
@@ -1153,8 +1215,10 @@ build_index(const struct decode_opts *o, const struct rv_src_opts *so)
 		    o->c.ninputs);
 	ds = nidx ? rv_dataset_from_index(o->c.inputs, o->c.ninputs, so) :
 	    rv_dataset_scan(o->c.inputs, o->c.ninputs, so, &skipped);
-	if (ds)
+	if (ds) {
 		flush_msgs(o, ds);
+		say_empty(o, ds);	/* an index may list them */
+	}
 	if (!ds)
 		goto out;
 	rv_dataset_counts(ds, &cnt);
@@ -1166,20 +1230,21 @@ build_index(const struct decode_opts *o, const struct rv_src_opts *so)
 	if (rv_dataset_write_index(ds, o->index_out) < 0)
 		goto out;
 	rc = 0;
-	if (o->c.verbose) {
-		const char *c = rv_meta_get(rv_dataset_meta(ds), "classes");
-
-		rv_self_usage(&rd, &rss);
-		rv_warn("%s: %zu shards, %llu samples, %s classes, %llu "
-		    "lost, %.2f s, %.1f MB read", o->index_out,
-		    rv_dataset_nsources(ds),
-		    (unsigned long long)rv_dataset_count(ds), c ? c : "no",
-		    (unsigned long long)cnt.skipped, rv_now() - t0,
-		    (double)rd / 1e6);
-	}
 out:
 	if (rc)
 		rv_warn("%s", rv_errmsg());
+	if (o->c.verbose) {
+		const char *c = ds ? rv_meta_get(rv_dataset_meta(ds),
+		    "classes") : NULL;
+
+		rv_self_usage(&rd, &rss);
+		rv_warn("%s: %s%zu shards, %llu samples, %s classes, %llu "
+		    "lost, %.2f s, %.1f MB read", o->index_out,
+		    rc ? "not written: " : "", ds ? rv_dataset_nsources(ds) :
+		    0, (unsigned long long)(ds ? rv_dataset_count(ds) : 0),
+		    c ? c : "no", (unsigned long long)cnt.skipped,
+		    rv_now() - t0, (double)rd / 1e6);
+	}
 	rv_dataset_free(ds);
 	return rc;
 }
@@ -1223,9 +1288,10 @@ main(int argc, char *argv[])
 	if (n > o.limit)
 		n = o.limit;
 	if (n == 0) {
-		rv_seterr("no usable samples in the input");
+		no_samples(&job);	/* names the inputs */
 		goto fail;
 	}
+	say_empty(&o, job.ds);
 	job.n = n;
 	rv_shard_range(n, o.shard_i, o.shard_n, &lo, &hi);
 	share = job.by_files ? hi - lo : (n - o.shard_i + o.shard_n - 1) /
@@ -1268,7 +1334,7 @@ main(int argc, char *argv[])
 	if (run_epochs(&job, par, w) < 0)
 		goto fail;
 	if ((written = rv_par_stats(par)->frames) == 0) {
-		rv_seterr("no usable samples in the input");
+		no_samples(&job);
 		goto fail;
 	}
 	if (rv_writer_flush(w) < 0)
@@ -1281,9 +1347,12 @@ out:
 	rv_progress_done(&prog);
 	if (job.ds)
 		rv_dataset_counts(job.ds, &cnt);
-	if (status == 0 && o.c.verbose) {
+	if (o.c.verbose) {
 		double dt = rv_now() - t0;
 		uint64_t rd, rss;
+
+		if (par)
+			written = rv_par_stats(par)->frames;
 
 		rv_self_usage(&rd, &rss);
 		rv_warn("%llu samples in %u epoch%s, %llu skipped, %llu "

@@ -1,10 +1,13 @@
 /*
  * libFuzzer harness for archive ingest (lib/src/src.c, lib/src/src_archive.c
- * through libarchive): the input is written to a file, opened as a
- * dataset, every sample fetched and decoded.  When the lenient open
- * skipped anything, the archive is opened again under --strict, whose
- * early failures take the error paths of the reader.
+ * through libarchive, lib/src/unz.c): the input is written to a file,
+ * opened as a dataset, every sample fetched and decoded; then read again
+ * from a pipe, as standard input, where nothing can seek.  When the
+ * lenient open skipped anything, the archive is opened again under
+ * --strict, whose early failures take the error paths of the reader.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +46,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	rv_setprogname("fuzz-archive");
+	/* A reader that stops early closes the pipe on its feeder. */
+	signal(SIGPIPE, SIG_IGN);
 	if (!mkdtemp(tmpdir))
 		abort();
 	/* No extension: the format is found from the bytes alone. */
@@ -156,6 +161,63 @@ list_load(char *paths[], uint64_t n_open, int class_level)
 	rv_dataset_free(d);
 }
 
+struct feed {
+	int fd;
+	const uint8_t *p;
+	size_t n;
+};
+
+static void *
+feed(void *arg)
+{
+	struct feed *f = arg;
+	size_t off = 0;
+
+	while (off < f->n) {
+		ssize_t k = write(f->fd, f->p + off, f->n - off);
+
+		if (k <= 0)
+			break;	/* the reader is gone */
+		off += (size_t)k;
+	}
+	close(f->fd);
+	return NULL;
+}
+
+/* The same bytes on standard input, a pipe a thread writes. */
+static void
+from_pipe(const uint8_t *data, size_t size, int class_level)
+{
+	struct rv_src_opts o = { 0, 1 };
+	char *paths[1] = { "-" };
+	struct rv_dataset *d;
+	struct feed f;
+	pthread_t t;
+	int p[2], saved = dup(STDIN_FILENO);
+
+	if (saved < 0 || pipe(p) < 0 || dup2(p[0], STDIN_FILENO) < 0)
+		abort();
+	close(p[0]);
+	f.fd = p[1];
+	f.p = data;
+	f.n = size;
+	if (pthread_create(&t, NULL, feed, &f) != 0)
+		abort();
+	o.class_level = class_level;
+	d = rv_dataset_open(paths, 1, &o, NULL);
+	if (d) {
+		walk(d);
+		rv_dataset_free(d);
+	} else if (rv_errmsg()[0] == '\0') {
+		abort();
+	}
+	/* The pipe's last reader goes: the feeder stops. */
+	if (dup2(saved, STDIN_FILENO) < 0)
+		abort();
+	close(saved);
+	pthread_join(t, NULL);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -168,6 +230,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	write_file(path, data, size);
 	/* Directory classes from the parent, or from higher up. */
 	o.class_level = (int)(size % 3) + 1;
+	from_pipe(data, size, o.class_level);
 	d = rv_dataset_open(paths, 1, &o, &skipped);
 	if (!d) {
 		if (rv_errmsg()[0] == '\0')

@@ -37,7 +37,7 @@ cflags="-O1 -g -fno-omit-frame-pointer $san -fsanitize=fuzzer-no-link"
 # and the kernels run on one thread, which is all a harness needs.
 blasdir="/usr/lib/$(gcc -print-multiarch)/openblas-openmp"
 libs="-ldnnl -lturbojpeg -ljpeg -lpng -lwebpdemux -lwebp -lgif -ltiff -larchive"
-libs="$libs -lzstd -lxxhash -lz -L$blasdir"
+libs="$libs -lzstd -llzma -lbz2 -lxxhash -lz -L$blasdir"
 libs="$libs -Wl,-rpath,$blasdir -lopenblas -lpthread -lm"
 
 if ! command -v "$cc" >/dev/null; then
@@ -172,6 +172,10 @@ for f in "$F"/img/*.png; do	# with the CRCs fixed after mutation
 done
 cp "$F"/ds/*.tar "$F"/ds/*.zip "$F"/ds/*.tar.gz "$F"/ds/*.tar.zst \
     "$S/archive/"
+# archives one after the other, compressed in every way unz.c decodes
+{ xz -c "$F/ds/wds.tar"; cat "$F/ds/dirs.tar.gz"; bzip2 -c "$F/ds/wds.tar"
+  cat "$F/ds/dirs.tar" "$F/ds/dirs.tar.zst" "$F/ds/dirs.zip"; } \
+    >"$S/archive/mixed.bin"
 python3 - "$F" "$S/idx_cifar" <<'EOF'
 # mode byte, 16-bit length of part A, part A, part B (fuzz/idx_cifar.c)
 import gzip, struct, sys

@@ -15,6 +15,8 @@ pkgs=(
 	libgif-dev
 	libtiff-dev
 	libzstd-dev
+	liblzma-dev
+	libbz2-dev
 	libxxhash-dev
 	libopenblas-openmp-dev
 	libdnnl-dev

@@ -59,6 +59,47 @@ rv_dataset_note(const struct rv_dataset *d, size_t i)
 	return i < d->note.n ? d->note.v[i] : NULL;
 }
 
+size_t
+rv_dataset_nempty(const struct rv_dataset *d)
+{
+	return d->empty.n;
+}
+
+const char *
+rv_dataset_empty(const struct rv_dataset *d, size_t i)
+{
+	return i < d->empty.n ? d->empty.v[i] : NULL;
+}
+
+const char *
+rv_dataset_held(const struct rv_dataset *d, size_t k)
+{
+	const struct src *s = &d->src[k];
+
+	if (s->n > 0)
+		return NULL;
+	if (s->held)
+		return s->held;
+	return s->indexed ? "indexed with no samples" : "no records";
+}
+
+const char *
+rv_dataset_source_name(const struct rv_dataset *d, size_t k)
+{
+	return d->src[k].name;
+}
+
+/* An input that yields no sample says what it held. */
+static void
+say_empty(struct rv_dataset *d, size_t k)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "'%s': no samples: %s", d->src[k].name,
+	    rv_dataset_held(d, k));
+	src_msgs_add(&d->empty, buf);
+}
+
 void
 rv_dataset_counts(const struct rv_dataset *d, struct rv_src_counts *c)
 {
@@ -252,6 +293,7 @@ src_free(struct src *s)
 		s->ops->free(s);
 	free(s->name);
 	free(s->desc);
+	free(s->held);
 	free(s->path[0]);
 	free(s->path[1]);
 	src_free_names(s->names, s->nnames);
@@ -345,6 +387,8 @@ dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 			s->ops->free(s);
 			s->priv = NULL;
 		}
+		if (s->n == 0)
+			say_empty(d, d->nsrc - 1);
 		if (s->n > UINT64_MAX - d->n) {
 			rv_seterr("'%s': too many samples", s->name);
 			goto fail;
@@ -356,6 +400,7 @@ dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 	if (src_merge_classes(d) < 0)
 		goto fail;
 	set_source(d);
+	src_msgs_close(&d->empty, "inputs with no samples");
 	if (list == 1) {
 		src_msgs_clear(&d->warn);
 		src_msgs_clear(&d->note);
@@ -401,9 +446,27 @@ static struct rv_dataset *
 listing(char *const paths[], int n, const struct rv_src_opts *o,
     uint64_t *skipped, int list)
 {
-	if (!rv_dataset_relistable(paths, n)) {
-		rv_seterr("only files and directories can be listed before "
-		    "they are read, not standard input or a pipe");
+	struct stat st;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		char *q;
+
+		if (rv_dataset_relistable(paths + i, 1))
+			continue;
+		q = src_sanitized(paths[i]);
+		if (strcmp(paths[i], "-") != 0 && stat(paths[i], &st) < 0)
+			rv_seterr("'%s': cannot open:", q);
+		else
+			rv_seterr("only files and directories can be listed "
+			    "before they are read, not standard input or a "
+			    "pipe ('%s')", strcmp(paths[i], "-") ? q :
+			    "<stdin>");
+		free(q);
+		return NULL;
+	}
+	if (n <= 0) {
+		rv_seterr("no dataset operands");
 		return NULL;
 	}
 	return dataset_open(paths, n, o, skipped, list);
@@ -592,6 +655,7 @@ rv_dataset_free(struct rv_dataset *d)
 	free(d->src);
 	src_msgs_free(&d->warn);
 	src_msgs_free(&d->note);
+	src_msgs_free(&d->empty);
 	rv_meta_release(&d->meta);
 	free(d->index);
 	src_free_names(d->classes, d->nclasses);

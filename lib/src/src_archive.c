@@ -6,9 +6,17 @@
  * from a sidecar or from the parent directory.  The archive is read once,
  * at open, and its image members are kept in memory still encoded, so the
  * dataset costs about the archive's own (uncompressed) size; fetches are
- * pointers into it.  Tar archives concatenated on one input (cat a.tar
- * b.tar) are read through, as tar --ignore-zeros does; any other data
- * after the end of an archive read from a pipe is an error.
+ * pointers into it.
+ *
+ * An input may hold several archives one after the other (cat a.tar
+ * b.tar.gz c.zip, on a pipe or in a file), each compressed or not: they
+ * are read through, one libarchive reader each, from where the last one
+ * ended (unz.h decodes gzip, zstd, xz and bzip2 itself, so that where a
+ * stream ends is exact; a tar ends where the reader meets a block that is
+ * no tar header after its end-of-archive blocks, a zip after its central
+ * directory).  Where no next archive can be found (data that is no
+ * archive, a compressed stream that is corrupt), the input is refused: an
+ * error naming the byte, never data left unread in silence.
  *
  * Every member is accounted for: the image of a sample, a sidecar of
  * one (counted), a skipped sample (warned, counted, fatal under strict)
@@ -30,6 +38,7 @@
 #include "base/xmem.h"
 #include "codec/codec.h"
 #include "src/src_impl.h"
+#include "src/unz.h"
 
 /* Image bytes are packed into chunks of this size (bigger ones alone). */
 #define CHUNK		((size_t)8 << 20)
@@ -108,33 +117,28 @@ struct arch {
 	size_t n;
 };
 
-/*
- * Input that cannot seek (a pipe on stdin, a FIFO), read by us rather
- * than by libarchive, so that what follows the end of the archive can be
- * checked: a second zip after the first, say, which libarchive would
- * leave unread without a word.
- */
-struct feed {
-	int fd;
-	unsigned char *buf;
-	size_t cap;
-	size_t len;		/* the last block given, still in buf */
-	uint64_t given;
-	int eof;
-	/* Everything given, kept until the format is known to be tar
-	 * (which is read through) or to the end: a zip read as a stream
-	 * stops at its central directory, which must be stepped over. */
-	int keep;
-	struct rv_buf kept;
-};
-
 /* State of one open. */
 struct reader {
 	struct src_ctx *c;
 	struct src *s;
 	struct arch *ar;
-	struct archive *a;
-	struct feed *feed;	/* NULL: libarchive reads the file */
+	struct archive *a;	/* the archive being read */
+	struct unz *unz;	/* the input, through its compression */
+	int fd;
+	int seekable;		/* a regular file */
+	int fdmode;		/* libarchive reads the file itself (the
+				 * first archive of a file that is not
+				 * compressed: it can seek, as zip wants) */
+	uint64_t base;		/* raw offset of the archive's first byte */
+	int has_next;		/* the archive ended where another starts, */
+	uint64_t next;		/* at this raw offset */
+	size_t parts;		/* archives begun */
+	size_t entries;		/* members, over all the archives */
+	size_t part_entries;	/* members of this archive */
+	size_t images;		/* image members read: the samples so far */
+	int any;		/* the input was not empty */
+	int spent;		/* the reader met the input's end too soon */
+	struct src_tally tally;
 	struct member *m;
 	size_t nm, capm;
 	struct rv_buf buf;	/* one member's data, reused */
@@ -227,6 +231,41 @@ la_err(struct reader *r)
 	    !(r->err[1] >= 'A' && r->err[1] <= 'Z'))
 		r->err[0] = (char)(r->err[0] - 'A' + 'a');
 	return r->err;
+}
+
+/* The compression is ours and has failed: the data cannot be read on. */
+static int
+broken(const struct reader *r)
+{
+	enum unz_state st = unz_state(r->unz);
+
+	return !r->fdmode && (st == UNZ_CORRUPT || st == UNZ_IOERR);
+}
+
+/*
+ * The raw offset the archive has been read to: what libarchive's reader
+ * took of the input, or, in a compressed run, where the decoder is.
+ */
+static uint64_t
+raw_at(const struct reader *r)
+{
+	int64_t k;
+
+	if (!r->fdmode && unz_kind(r->unz) != UNZ_NONE)
+		return unz_pos(r->unz);
+	k = archive_filter_bytes(r->a, -1);
+	return r->base + (k > 0 ? (uint64_t)k : 0);
+}
+
+/* Where no next archive can be found, at raw offset off: the input is
+ * refused, since what follows would be lost. */
+static int
+refuse(const struct reader *r, uint64_t off, const char *why)
+{
+	return rv_seterr("'%s': byte %" PRIu64 ": %s; the input cannot be "
+	    "read on from there, so it is refused (%zu sample%s read before "
+	    "it %s lost)", r->s->name, off, why, r->images,
+	    r->images == 1 ? "" : "s", r->images == 1 ? "is" : "are");
 }
 
 /*
@@ -537,6 +576,8 @@ take_member(struct reader *r, struct archive_entry *e)
 		return src_skip(r->c, "'%s': member %zu: unreadable name",
 		    r->s->name, r->nm);
 	p = member_name(path, &base, &dot);
+	src_tally(&r->tally, p, dot && src_image_ext(strrchr(base, '.') +
+	    1));
 	/* As in WebDataset, a name needs a stem and an extension; hidden
 	 * files (macOS's ._x.jpg among them) are not data. */
 	if (!dot) {
@@ -551,6 +592,7 @@ take_member(struct reader *r, struct archive_entry *e)
 	if (src_image_ext(last + 1)) {
 		m->role = R_IMAGE;
 		max = image_cap(r->c);
+		r->images += m->primary;
 	} else if (src_lower_eq(dot + 1, "cls")) {
 		m->role = R_CLS;
 		max = MAX_JSON;
@@ -578,16 +620,19 @@ take_member(struct reader *r, struct archive_entry *e)
 	if (st == 2)
 		st = 0;
 	if (st != 0) {
-		q = src_sanitized(path);
+		/* Compressed data that is corrupt: no end to read on from. */
+		if (st == ARCHIVE_FATAL && broken(r))
+			return refuse(r, unz_pos(r->unz), unz_error(r->unz));
 		if (st == 1)
 			snprintf(r->err, sizeof(r->err), "member is over the "
 			    "%zu-byte limit for an image (%d bytes a pixel "
 			    "of the pixel limit)", max, BYTES_PER_PIXEL);
 		else if (st == ARCHIVE_FATAL)
 			snprintf(r->err + strlen(r->err), sizeof(r->err) -
-			    strlen(r->err), " at byte %" PRId64 " of the "
-			    "input; kept the members before it",
-			    archive_filter_bytes(r->a, -1));
+			    strlen(r->err), " at byte %" PRIu64 " of the "
+			    "input; kept the members before it", raw_at(r));
+		r->spent |= st == ARCHIVE_FATAL;
+		q = src_sanitized(path);
 		m->bad = 1;
 		st = src_bad(r->c, "'%s': '%s': %s", r->s->name, q, r->err) <
 		    0 ? -1 : st == ARCHIVE_FATAL;
@@ -635,10 +680,13 @@ take_other(struct reader *r, struct archive_entry *e)
 	else
 		why = "not a regular file";
 	p = member_name(path, &base, &dot);
+	src_tally(&r->tally, p, dot && src_image_ext(strrchr(base, '.') +
+	    1));
 	if (!dot || !src_image_ext(strrchr(base, '.') + 1)) {
 		ignore(r, path, why);
 		return 0;
 	}
+	r->images += dot == strrchr(base, '.');
 	if ((hard && *hard) || (sym && *sym)) {
 		m = new_member(r);
 		m->key = xstrndup(p, (size_t)(dot - p));
@@ -830,6 +878,17 @@ resolve_links(struct reader *r)
 static int
 no_archive(struct reader *r)
 {
+	char why[sizeof(r->err) + 64];
+
+	if (broken(r))
+		return r->parts > 1 ? refuse(r, unz_pos(r->unz),
+		    unz_error(r->unz)) : rv_seterr("'%s': %s, before any "
+		    "member could be read", r->s->name, unz_error(r->unz));
+	if (r->parts > 1) {
+		snprintf(why, sizeof(why), "no archive starts there "
+		    "(libarchive: %s)", la_err(r));
+		return refuse(r, r->base, why);
+	}
 	/* libarchive's ARCHIVE_ERRNO_FILE_FORMAT is private: EFTYPE where
 	 * the system has it, else EILSEQ. */
 #ifdef EFTYPE
@@ -846,26 +905,15 @@ no_archive(struct reader *r)
 }
 
 static la_ssize_t
-feed_read(struct archive *a, void *cd, const void **out)
+unz_cb(struct archive *a, void *cd, const void **out)
 {
-	struct feed *f = cd;
-	ssize_t k;
+	struct reader *r = cd;
+	ssize_t k = unz_read(r->unz, out);
 
-	do
-		k = read(f->fd, f->buf, f->cap);
-	while (k < 0 && errno == EINTR);
 	if (k < 0) {
-		archive_set_error(a, errno, "read error");
+		archive_set_error(a, EIO, "%s", unz_error(r->unz));
 		return ARCHIVE_FATAL;
 	}
-	*out = f->buf;
-	if (k == 0)
-		f->eof = 1;	/* buf keeps the last block */
-	else
-		f->len = (size_t)k;
-	if (f->keep)
-		rv_buf_append(&f->kept, f->buf, (size_t)k);
-	f->given += (uint64_t)k;
 	return k;
 }
 
@@ -883,95 +931,171 @@ le16(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
 }
 
-/*
- * The length of the zip trailer at p: central directory headers, zip64
- * end records and the end-of-central-directory record with its comment,
- * which libarchive's stream reader stops in front of.
- */
-static size_t
-zip_trailer(const unsigned char *p, size_t n)
+static uint64_t
+le64(const unsigned char *p)
 {
-	size_t off = 0;
+	uint64_t v = 0;
+	int i;
 
-	for (;;) {
-		const unsigned char *q = p + off;
-		size_t left = n - off, k;
-
-		if (left >= 46 && memcmp(q, "PK\1\2", 4) == 0)
-			k = 46 + (size_t)le16(q + 28) + le16(q + 30) +
-			    le16(q + 32);
-		else if (left >= 56 && memcmp(q, "PK\6\6", 4) == 0)
-			k = (size_t)le16(q + 4) + ((size_t)le16(q + 6) << 16) +
-			    12;	/* a record this size is never > 4 GiB */
-		else if (left >= 20 && memcmp(q, "PK\6\7", 4) == 0)
-			k = 20;
-		else if (left >= 22 && memcmp(q, "PK\5\6", 4) == 0)
-			return off + 22 + le16(q + 20) < n ?
-			    off + 22 + le16(q + 20) : n;
-		else
-			return off;
-		if (k >= left)
-			return n;
-		off += k;
-	}
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
 }
 
 /*
- * At the end of an archive read from a pipe: anything but zeros after it
- * (what libarchive left of what it was given, past a zip's central
- * directory, then the rest of the input) is an archive that would go
- * unread, so it is an error.  Tar archives are read through, so nothing
- * is left after them.
+ * A tar block that is no header (retry: read whole; else a short block
+ * at the end, left unread) after the end-of-archive blocks (1024 zero
+ * bytes at least, as no member's data is read as headers): the next
+ * archive starts there, or data that no reader takes, which is refused
+ * then.  Only where the tar is not compressed: a compressed run is
+ * decoded through to its end.
  */
 static int
-check_trailing(struct reader *r)
+boundary(struct reader *r, int retry)
 {
-	struct feed *f = r->feed;
-	int64_t used = archive_filter_bytes(r->a, -1);
-	uint64_t left = used >= 0 && (uint64_t)used <= f->given ?
-	    f->given - (uint64_t)used : 0;
-	const char *fmt = archive_format_name(r->a);
-	int data = 0;
+	unsigned char b[1024];
+	uint64_t x = raw_at(r);
 
-	if (left > 0 && f->keep) {
-		const unsigned char *p = f->kept.data + used;
-		size_t n = (size_t)left, k = 0;
-
-		if ((archive_format(r->a) & ARCHIVE_FORMAT_BASE_MASK) ==
-		    ARCHIVE_FORMAT_ZIP)
-			k = zip_trailer(p, n);
-		data = !all_zero(p + k, n - k);
-	} else if (left > 0) {
-		data = left > f->len || !all_zero(f->buf + f->len - left,
-		    (size_t)left);
-	}
-	while (!data && !f->eof) {
-		ssize_t k = read(f->fd, f->buf, f->cap);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return rv_seterr("'%s': read error:", r->s->name);
-		if (k == 0)
-			f->eof = 1;
-		data = !all_zero(f->buf, (size_t)k);
-	}
-	if (!data)
+	if (archive_filter_count(r->a) != 1 ||
+	    (archive_format(r->a) & ARCHIVE_FORMAT_BASE_MASK) !=
+	    ARCHIVE_FORMAT_TAR || (!r->fdmode && unz_kind(r->unz) !=
+	    UNZ_NONE))
 		return 0;
-	if (!fmt)
-		fmt = "unknown";
-	src_sanitize(r->err, sizeof(r->err), fmt, strlen(fmt));
-	return rv_seterr("'%s': more data after the end of the archive "
-	    "(%s), which would go unread: only tar archives are read "
-	    "through when concatenated", r->s->name, r->err);
+	if (retry)
+		x -= 512;
+	if (x < r->base + sizeof(b) || unz_peek(r->unz, x - sizeof(b), b,
+	    sizeof(b)) != (ssize_t)sizeof(b) || !all_zero(b, sizeof(b)))
+		return 0;
+	r->next = x;
+	r->has_next = 1;
+	return 1;
 }
 
-/* Read every member.  Returns 0 or -1. */
+/*
+ * The end of a zip read as a stream, from at (where libarchive stopped,
+ * at its central directory): past the directory's headers, the zip64
+ * records and the end record with its comment.
+ */
+static uint64_t
+zip_end(struct reader *r, uint64_t at)
+{
+	unsigned char q[56];
+
+	for (;;) {
+		ssize_t n = unz_peek(r->unz, at, q, sizeof(q));
+		uint64_t k;
+
+		if (n >= 46 && memcmp(q, "PK\1\2", 4) == 0)
+			k = 46 + (uint64_t)le16(q + 28) + le16(q + 30) +
+			    le16(q + 32);
+		else if (n >= 56 && memcmp(q, "PK\6\6", 4) == 0)
+			k = le64(q + 4) + 12;
+		else if (n >= 20 && memcmp(q, "PK\6\7", 4) == 0)
+			k = 20;
+		else if (n >= 22 && memcmp(q, "PK\5\6", 4) == 0)
+			return at + 22 + le16(q + 20);
+		else
+			return at;
+		if (k > ((uint64_t)1 << 40))
+			return at;	/* no record is this big */
+		at += k;
+	}
+}
+
+/* Does the zip file end with its end record (and comment)?  Else data
+ * follows it, or it was read as a stream. */
+static int
+zip_ends_file(struct reader *r)
+{
+	struct stat st;
+	unsigned char *p;
+	size_t n, i;
+	int ends = 0;
+
+	if (fstat(r->fd, &st) < 0 || st.st_size < 22)
+		return 0;
+	n = st.st_size < 22 + 65535 ? (size_t)st.st_size : 22 + 65535;
+	p = xmalloc(n);
+	if (unz_peek(r->unz, (uint64_t)st.st_size - n, p, n) == (ssize_t)n)
+		for (i = n - 22 + 1; i-- > 0 && !ends;)
+			ends = memcmp(p + i, "PK\5\6", 4) == 0 &&
+			    i + 22 + le16(p + i + 20) == n;
+	free(p);
+	return ends;
+}
+
+/* After a compressed run: what libarchive left of it (a format that
+ * stops before the data's end) must be padding; the next archive starts
+ * where the run ended. */
+static int
+run_end(struct reader *r, uint64_t *off)
+{
+	const void *p;
+	ssize_t k;
+	int data = 0;
+
+	while ((k = unz_read(r->unz, &p)) > 0)
+		data |= !all_zero(p, (size_t)k);
+	if (k < 0 && unz_state(r->unz) == UNZ_TRUNCATED)
+		return r->spent ? 0 : src_skip(r->c, "'%s': %s at byte %"
+		    PRIu64 " of the input; kept what came before",
+		    r->s->name, unz_error(r->unz), unz_pos(r->unz));
+	if (k < 0)
+		return refuse(r, unz_pos(r->unz), unz_error(r->unz));
+	if (data) {
+		const char *fmt = archive_format_name(r->a);
+
+		src_sanitize(r->err, sizeof(r->err), fmt ? fmt : "unknown",
+		    strlen(fmt ? fmt : "unknown"));
+		return rv_seterr("'%s': more data after the end of the "
+		    "archive (%s) in its %s stream, which would go unread",
+		    r->s->name, r->err, unz_name(unz_kind(r->unz)));
+	}
+	*off = unz_end(r->unz);
+	return 1;
+}
+
+/*
+ * Where the archive just read ended: 1 with *off where the next may
+ * start (unz_start skips the zeros there and finds if one does), 0 when
+ * it took the input to its end, -1 to refuse the input.
+ */
+static int
+part_end(struct reader *r, uint64_t *off)
+{
+	int fmt = archive_format(r->a) & ARCHIVE_FORMAT_BASE_MASK;
+
+	if (r->has_next) {
+		*off = r->next;
+		return 1;
+	}
+	if (!r->fdmode && unz_kind(r->unz) != UNZ_NONE)
+		return run_end(r, off);
+	if (archive_filter_count(r->a) > 1) {
+		/* Compressed in a way libarchive decodes (lz4, lzip, .Z). */
+		*off = raw_at(r);
+		return 1;
+	}
+	if (fmt == ARCHIVE_FORMAT_TAR)
+		return 0;	/* read through to the end of the input */
+	if (fmt == ARCHIVE_FORMAT_ZIP) {
+		if (r->fdmode && zip_ends_file(r))
+			return 0;
+		*off = zip_end(r, raw_at(r));
+		return 1;
+	}
+	/* A file in a format read by seeking (7-zip, rar, iso): whole. */
+	if (r->fdmode)
+		return 0;
+	*off = raw_at(r);
+	return 1;
+}
+
+/* Read every member of the archive.  Returns 0 or -1. */
 static int
 read_all(struct reader *r)
 {
 	struct archive_entry *e;
-	size_t entries = 0;
 	int retries = 0;
 	char last[sizeof(r->err)] = "";
 
@@ -979,40 +1103,46 @@ read_all(struct reader *r)
 		int st = archive_read_next_header(r->a, &e);
 
 		if (st == ARCHIVE_EOF)
-			return r->feed && entries > 0 ? check_trailing(r) : 0;
-		if (st == ARCHIVE_FATAL && entries == 0)
+			return 0;
+		if (st == ARCHIVE_FATAL && broken(r))
+			return refuse(r, unz_pos(r->unz), unz_error(r->unz));
+		if (st == ARCHIVE_FATAL && boundary(r, 0))
+			return 0;
+		if (st == ARCHIVE_FATAL && r->entries == 0)
 			return no_archive(r);
+		r->spent |= st == ARCHIVE_FATAL;
 		if (st == ARCHIVE_FATAL)
-			return src_skip(r->c, "'%s': %s at byte %" PRId64
+			return src_skip(r->c, "'%s': %s at byte %" PRIu64
 			    " of the input, after %zu members; kept what came "
-			    "before", r->s->name, la_err(r),
-			    archive_filter_bytes(r->a, -1), entries);
+			    "before", r->s->name, la_err(r), raw_at(r),
+			    r->entries);
 		if (st == ARCHIVE_RETRY || st == ARCHIVE_FAILED) {
+			uint64_t at;
+
+			if (boundary(r, 1))
+				return 0;
 			/* A damaged tar header is retried a block at a
 			 * time until a good one: one member lost, one
 			 * warning for the run of the same message. */
 			la_err(r);
+			at = !r->fdmode && unz_kind(r->unz) != UNZ_NONE ?
+			    unz_pos(r->unz) : r->base +
+			    (uint64_t)archive_read_header_position(r->a);
 			if ((retries == 0 || strcmp(last, r->err) != 0) &&
-			    src_skip(r->c, "'%s': %s at byte %" PRId64
+			    src_skip(r->c, "'%s': %s at byte %" PRIu64
 			    "; read on at the next good header", r->s->name,
-			    r->err, archive_read_header_position(r->a)) < 0)
+			    r->err, at) < 0)
 				return -1;
 			memcpy(last, r->err, sizeof(last));
 			if (++retries == MAX_RETRY)
-				return src_skip(r->c, "'%s': too damaged, "
-				    "giving up after %zu members", r->s->name,
-				    entries);
+				return refuse(r, raw_at(r), "too damaged (100 "
+				    "bad headers in a row)");
 			continue;
 		}
 		retries = 0;
 		last[0] = '\0';
-		entries++;
-		/* Tar reads through to the end: nothing to keep. */
-		if (r->feed && r->feed->keep && (archive_format(r->a) &
-		    ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR) {
-			r->feed->keep = 0;
-			rv_buf_release(&r->feed->kept);
-		}
+		r->entries++;
+		r->part_entries++;
 		/* Links, directories and devices are not images (a hard
 		 * link that carries data, as pax may write, is a file). */
 		if (archive_entry_filetype(e) != AE_IFREG ||
@@ -1025,6 +1155,79 @@ read_all(struct reader *r)
 		}
 		if ((st = take_member(r, e)) != 0)
 			return st < 0 ? -1 : 0;
+	}
+}
+
+/* Begin the archive at raw offset off (the first: the input's start):
+ * 1, 0 when the input holds no more, -1. */
+static int
+open_part(struct reader *r, uint64_t off)
+{
+	int st;
+
+	r->has_next = 0;
+	r->part_entries = 0;
+	r->fdmode = 0;
+	if (!(r->a = archive_read_new()))
+		return rv_seterr("'%s': out of memory", r->s->name);
+	archive_read_support_filter_all(r->a);
+	archive_read_support_format_all(r->a);
+	/* cat a.tar b.tar: read on past the first end-of-archive blocks,
+	 * as tar --ignore-zeros does. */
+	archive_read_set_options(r->a, "tar:read_concatenated_archives");
+	if (r->parts == 0 && r->seekable) {
+		unsigned char m[16];
+		ssize_t k = unz_peek(r->unz, 0, m, sizeof(m));
+
+		if (k < 0)
+			return rv_seterr("'%s': %s", r->s->name,
+			    unz_error(r->unz));
+		if (unz_detect(m, (size_t)k) == UNZ_NONE) {
+			/* libarchive's own reader: it can seek (zip), and
+			 * a listing reads a header and seeks past the
+			 * member: a kilobyte or two a member, not 64 KiB
+			 * of its image. */
+			r->fdmode = 1;
+			r->base = 0;
+			r->parts++;
+			r->any = k > 0;
+			st = archive_read_open_fd(r->a, r->fd,
+			    r->c->list ? 1024 : 1 << 16);
+			return st == ARCHIVE_OK ? 1 : no_archive(r);
+		}
+	}
+	if ((st = unz_start(r->unz, off)) < 0) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", rv_errmsg());
+		return refuse(r, off, why);
+	}
+	r->any |= st == 1 || unz_pos(r->unz) > 0;	/* zeros, at least */
+	if (st == 0)
+		return 0;
+	r->parts++;
+	r->base = unz_base(r->unz);
+	st = archive_read_open(r->a, r, NULL, unz_cb, NULL);
+	return st == ARCHIVE_OK ? 1 : no_archive(r);
+}
+
+/* Read the archives of the input one after the other.  0 or -1. */
+static int
+read_input(struct reader *r)
+{
+	uint64_t off = 0;
+	int st;
+
+	for (;;) {
+		if ((st = open_part(r, off)) == 1 &&
+		    (st = read_all(r)) == 0 && (st = part_end(r, &off)) == 1 &&
+		    off <= r->base)	/* it would be read again, and again */
+			st = refuse(r, r->base, "where the archive that starts "
+			    "there ends cannot be found");
+		archive_read_free(r->a);
+		r->a = NULL;
+		if (st <= 0)
+			return st;
 	}
 }
 
@@ -1345,11 +1548,10 @@ static int
 archive_open(struct src_ctx *c, struct src *s)
 {
 	const char *path = s->path[0];
-	struct feed feed = { 0 };
 	struct reader r;
 	struct stat sb;
 	size_t i;
-	int st, fd;
+	int st;
 
 	memset(&r, 0, sizeof(r));
 	r.c = c;
@@ -1358,40 +1560,15 @@ archive_open(struct src_ctx *c, struct src *s)
 	s->priv = r.ar;
 	s->ops = &archive_ops;
 	s->desc = xasprintf("archive:%s", s->name);
-	if (!(r.a = archive_read_new()))
-		return rv_seterr("'%s': out of memory", s->name);
-	archive_read_support_filter_all(r.a);
-	archive_read_support_format_all(r.a);
-	/* cat a.tar b.tar: read on past the first end-of-archive blocks,
-	 * as tar --ignore-zeros does. */
-	archive_read_set_options(r.a, "tar:read_concatenated_archives");
-	fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY);
-	if (fd < 0) {
-		archive_read_free(r.a);
+	r.fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY);
+	if (r.fd < 0)
 		return rv_seterr("'%s': cannot open:", s->name);
-	}
-	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
-		/* libarchive's own reader: it can seek (zip). */
-		/* A listing reads a header and seeks past the member: a
-		 * kilobyte or two a member, not 64 KiB of its image. */
-		st = archive_read_open_fd(r.a, fd, c->list ? 1024 : 1 << 16);
-	} else {
-		feed.fd = fd;
-		feed.cap = 1 << 16;
-		feed.buf = xmalloc(feed.cap);
-		feed.keep = 1;
-		r.feed = &feed;
-		st = archive_read_open(r.a, &feed, NULL, feed_read, NULL);
-	}
-	if (st != ARCHIVE_OK)
-		st = no_archive(&r);
-	else
-		st = read_all(&r);
-	archive_read_free(r.a);
-	free(feed.buf);
-	rv_buf_release(&feed.kept);
-	if (fd != STDIN_FILENO)
-		close(fd);
+	r.seekable = fstat(r.fd, &sb) == 0 && S_ISREG(sb.st_mode);
+	r.unz = unz_new(r.fd, r.seekable);
+	st = read_input(&r);
+	unz_free(r.unz);
+	if (r.fd != STDIN_FILENO)
+		close(r.fd);
 	rv_buf_release(&r.buf);
 	if (st == 0)
 		st = group(&r);
@@ -1403,6 +1580,9 @@ archive_open(struct src_ctx *c, struct src *s)
 	}
 	free(r.m);
 	s->n = r.ar->n;
+	if (st == 0 && s->n == 0)
+		s->held = r.any ? src_tally_held(&r.tally, "member") :
+		    xstrdup("empty");
 	return st;
 }
 

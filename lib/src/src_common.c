@@ -139,6 +139,81 @@ src_ignore(struct src_ctx *c, const char *fmt, ...)
 	c->ignored++;
 }
 
+/* ---- what an input held ---- */
+
+void
+src_tally(struct src_tally *t, const char *name, int image)
+{
+	const char *base = strrchr(name, '/'), *dot;
+	char ext[sizeof(t->ext[0].ext)];
+	size_t i, k;
+
+	t->files++;
+	if (image) {
+		t->images++;
+		return;
+	}
+	base = base ? base + 1 : name;
+	dot = strrchr(base, '.');
+	if (base[0] == '.')
+		snprintf(ext, sizeof(ext), "(hidden)");
+	else if (!dot)
+		snprintf(ext, sizeof(ext), "(no extension)");
+	else {
+		for (k = 0; k < sizeof(ext) - 1 && dot[k]; k++)
+			ext[k] = (char)(dot[k] >= 'A' && dot[k] <= 'Z' ?
+			    dot[k] - 'A' + 'a' : dot[k]);
+		ext[k] = '\0';
+	}
+	for (i = 0; i < t->next; i++)
+		if (strcmp(t->ext[i].ext, ext) == 0)
+			break;
+	if (i == t->next && t->next == SRC_TALLY_EXTS) {
+		t->other++;
+		return;
+	}
+	if (i == t->next)
+		memcpy(t->ext[t->next++].ext, ext, sizeof(ext));
+	t->ext[i].n++;
+}
+
+char *
+src_tally_held(const struct src_tally *t, const char *what)
+{
+	size_t order[SRC_TALLY_EXTS], i, j, k, shown;
+	struct rv_buf b = { 0 };
+	char line[160], q[64];
+
+	const char *s = t->files == 1 ? "" : "s";
+
+	if (t->files == 0)
+		return xasprintf("no %ss", what);
+	if (t->images > 0)
+		return xasprintf("%" PRIu64 " %s%s, %" PRIu64 " of them "
+		    "images, all skipped", t->files, what, s, t->images);
+	/* The extensions by count, the commonest first (ties: first seen). */
+	for (i = 0; i < t->next; i++) {
+		for (j = i; j > 0 && t->ext[order[j - 1]].n < t->ext[i].n; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	snprintf(line, sizeof(line), "%" PRIu64 " %s%s, none an image (",
+	    t->files, what, s);
+	rv_buf_append(&b, line, strlen(line));
+	shown = t->next < 3 ? t->next : 3;
+	for (k = 0; k < shown; k++) {
+		src_sanitize(q, sizeof(q), t->ext[order[k]].ext,
+		    strlen(t->ext[order[k]].ext));
+		snprintf(line, sizeof(line), "%s%s %" PRIu64, k ? ", " : "", q,
+		    t->ext[order[k]].n);
+		rv_buf_append(&b, line, strlen(line));
+	}
+	if (shown < t->next || t->other > 0)
+		rv_buf_append(&b, ", ...", 5);
+	rv_buf_append(&b, ")", 2);
+	return (char *)b.data;
+}
+
 /* Forget the messages after the first n (unless some were dropped). */
 void
 src_msgs_drop(struct src_msgs *m, size_t n)

@@ -43,6 +43,7 @@ struct walk {
 	struct dir *d;
 	char path[PATH_MAX];	/* root/rel being visited */
 	size_t rootlen;		/* root + '/' */
+	struct src_tally tally;	/* what it held */
 };
 
 static int
@@ -104,8 +105,10 @@ list_dir(struct walk *w, size_t len, char ***names, size_t *n)
 		 * (.DS_Store, ._x.jpg, .ipynb_checkpoints) are never data. */
 		if (e->d_name[0] == '.') {
 			if (strcmp(e->d_name, ".") != 0 &&
-			    strcmp(e->d_name, "..") != 0)
+			    strcmp(e->d_name, "..") != 0) {
 				ignore(w, len, e->d_name, "hidden");
+				src_tally(&w->tally, e->d_name, 0);
+			}
 			errno = 0;
 			continue;
 		}
@@ -159,6 +162,7 @@ visit(struct walk *w, size_t len, const char *name, int32_t label)
 		return 0;	/* gone since the listing */
 	if (S_ISDIR(lst.st_mode))
 		return walk(w, len + 1 + k, label);
+	src_tally(&w->tally, name, src_image_ext(ext));
 	st = lst;
 	if (S_ISLNK(lst.st_mode) && stat(w->path, &st) == 0 &&
 	    S_ISDIR(st.st_mode)) {
@@ -392,6 +396,8 @@ dir_open(struct src_ctx *c, struct src *s)
 	w->path[len] = '\0';
 	w->rootlen = len + 1;
 	r = walk_top(w, len);
+	if (r == 0 && d->n == 0)
+		s->held = src_tally_held(&w->tally, "file");
 	free(w);
 	if (r < 0)
 		return -1;

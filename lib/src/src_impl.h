@@ -65,6 +65,9 @@ struct src {
 	const struct src_reader *reader;
 	int recsize;		/* CIFAR */
 	char *path[2];		/* owned: the file (IDX: images, labels) */
+	/* When it yields no sample: what it held ("5 members, none an
+	 * image (.mp 5)"), for messages; owned, NULL when unknown. */
+	char *held;
 	/* From an index (src_index.c): the file as it was indexed, checked
 	 * before it is read. */
 	int indexed;
@@ -124,6 +127,28 @@ void src_count(struct src_ctx *c);
  * fatal. */
 void src_ignore(struct src_ctx *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/*
+ * What an input held, tallied as its reader goes, for the line that says
+ * it yields no sample: its entries that are no directory, how many were
+ * named as images, and the commonest extensions of the others (the
+ * SRC_TALLY_EXTS first seen; the rest are counted as other).
+ */
+#define SRC_TALLY_EXTS	8
+struct src_tally {
+	uint64_t files, images, other;
+	struct {
+		char ext[16];
+		uint64_t n;
+	} ext[SRC_TALLY_EXTS];
+	size_t next;
+};
+/* An entry of name (a path or a base name), named as an image or not. */
+void src_tally(struct src_tally *t, const char *name, int image);
+/* "5 members, none an image (.mp 5)", "3 files, 3 of them images, all
+ * skipped", "no members": a fresh string; what names an entry
+ * ("member"). */
+char *src_tally_held(const struct src_tally *t, const char *what);
 
 /*
  * Copy n bytes of s into dst (size len, always terminated), escaping
@@ -198,6 +223,7 @@ struct rv_dataset {
 	uint64_t n;
 	struct rv_meta meta;
 	struct src_msgs warn, note;
+	struct src_msgs empty;	/* the inputs that yield no sample */
 	struct rv_src_counts counts;
 	struct rv_src_opts opts;	/* as given: loads use it */
 	struct rv_src_opts list_opts;	/* the listing's: never strict */

@@ -21,4 +21,17 @@ const char *rv_dataset_warning(const struct rv_dataset *d, size_t i);
 size_t rv_dataset_nnotes(const struct rv_dataset *d);
 const char *rv_dataset_note(const struct rv_dataset *d, size_t i);
 
+/*
+ * The inputs that yield no sample, a line each saying what the input held
+ * ("'a.tar': no samples: 5 members, none an image (.mp 5)"), for rv-decode
+ * to print unless -q.  Kept from the open or the listing (its other
+ * messages are not), never cleared.  rv_dataset_held: what source k held
+ * when it has no samples ("empty", "no members", ...), else NULL.
+ */
+size_t rv_dataset_nempty(const struct rv_dataset *d);
+const char *rv_dataset_empty(const struct rv_dataset *d, size_t i);
+const char *rv_dataset_held(const struct rv_dataset *d, size_t k);
+/* Source k's name for messages (sanitized; "<stdin>" for standard input). */
+const char *rv_dataset_source_name(const struct rv_dataset *d, size_t k);
+
 #endif

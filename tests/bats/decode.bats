@@ -219,7 +219,7 @@ print(n)'"
 	# nothing usable left: exit 1, no output file
 	run -1 --separate-stderr rv-decode --max-pixels 1000 "$T/bomb" -o "$T/bomb2.rvs"
 	[ "${stderr_lines[2]}" = "rv-decode: '$T/bomb': 'a/rgb.jpg': image is 96x64, over the 1000-pixel limit (skipped)" ]
-	[ "${stderr_lines[3]}" = "rv-decode: no usable samples in the input" ]
+	[ "${stderr_lines[3]}" = "rv-decode: no usable samples in the input: '$T/bomb': 3 samples, all skipped" ]
 	[ ! -e "$T/bomb2.rvs" ]
 }
 
@@ -331,7 +331,7 @@ mk_formats() {
 	[ "${#stderr_lines[@]}" -eq 5 ]
 	[ "${stderr_lines[0]}" = "rv-decode: '$T/fmt': 'a/anim.gif': image is 96x64, over the 6143-pixel limit (skipped)" ]
 	[ "${stderr_lines[3]}" = "rv-decode: '$T/fmt': 'b/rle8.bmp': image is 96x64, over the 6143-pixel limit (skipped)" ]
-	[ "${stderr_lines[4]}" = "rv-decode: no usable samples in the input" ]
+	[ "${stderr_lines[4]}" = "rv-decode: no usable samples in the input: '$T/fmt': 4 samples, all skipped" ]
 }
 
 @test "rv-decode: a truncated WebP, GIF, BMP or TIFF is skipped with a warning and counted; --strict fails" {
@@ -427,20 +427,92 @@ mk_formats() {
 	[ "$output" -eq 10 ]
 }
 
-@test "rv-decode: an archive on stdin followed by data it would leave unread fails loudly" {
-	python3 - "$T/a.zip" "$T/b.zip" "$FIX/img/rgb.jpg" <<'PY'
-import sys, zipfile
-for p in sys.argv[1:3]:
-    with zipfile.ZipFile(p, "w") as z:
-        z.write(sys.argv[3], p[-5:-4] + ".jpg")
+@test "rv-decode: archives of mixed compression one after another are read through, on a pipe or in a file" {
+	need_fmnist
+	fmnist_tars "$T" s 4 3 3 2 2 2
+	gzip -c "$T/s-1.tar" > "$T/s-1.tar.gz"
+	zstd -qc "$T/s-3.tar" > "$T/s-3.tar.zst"
+	xz -c "$T/s-4.tar" > "$T/s-4.tar.xz"
+	bzip2 -c "$T/s-5.tar" > "$T/s-5.tar.bz2"
+	# a shard of no images (WebDataset's msgpack members), then a zip
+	mkdir -p "$T/mp" "$T/z"
+	for i in 1 2 3; do echo "x$i" > "$T/mp/m$i.mp"; done
+	echo '{}' > "$T/mp/m1.json"
+	tar -C "$T/mp" -cf "$T/mp.tar" .
+	cp "$FIX/img/rgb.png" "$T/z/zip1.png"
+	(cd "$T/z" && zip -q ../z.zip zip1.png)
+	rv-decode -q "$T"/s-?.tar "$T/z.zip" | zstd -dcq | python3 "$REPO/tests/checks/rvparse.py" --sha |
+	    awk -F'\t' '$1=="sample" { print $4, $9 }' | sort > "$T/want"
+	[ "$(wc -l < "$T/want")" -eq 17 ]
+	# plain to gzip (once lost as "damaged"), gzip to plain (once refused),
+	# a tar of no images first, zstd, xz, bzip2, and zeros between
+	parts="'$T/mp.tar' '$T/s-0.tar' '$T/s-1.tar.gz' '$T/s-2.tar' '$T/s-3.tar.zst' '$T/s-4.tar.xz' '$T/z.zip' '$T/s-5.tar.bz2'"
+	for how in pipe file; do
+		if [ $how = pipe ]; then
+			cmd="{ cat $parts; head -c 3000 /dev/zero; } | rv-decode -v -"
+		else
+			eval cat "$parts" > "$T/all.bin"
+			cmd="rv-decode -v '$T/all.bin'"
+		fi
+		run -0 --separate-stderr bash -c "$cmd | zstd -dcq | python3 '$REPO/tests/checks/rvparse.py' --sha |
+		    awk -F'\t' '\$1==\"sample\" { print \$4, \$9 }' | sort > '$T/got'"
+		[[ "${stderr_lines[-1]}" == "rv-decode: 17 samples in 1 epoch, 0 skipped, 16 sidecars, 4 ignored, "* ]]
+		cmp "$T/want" "$T/got"
+	done
+}
+
+@test "rv-decode: where no next archive can be found the input is refused, naming the byte and the samples lost" {
+	need_fmnist
+	fmnist_tars "$T" s 4 3
+	gzip -c "$T/s-1.tar" > "$T/s-1.tar.gz"
+	at=$(stat -c %s "$T/s-0.tar")
+	run -1 --separate-stderr bash -c "{ cat '$T/s-0.tar'; echo 'not an archive'; cat '$T/s-1.tar.gz'; } |
+	    rv-decode -q - -o '$T/x.rvs'"
+	[ "$stderr" = "rv-decode: '<stdin>': byte $at: no archive starts there (libarchive: unrecognized archive format); the input cannot be read on from there, so it is refused (4 samples read before it are lost)" ]
+	[ ! -e "$T/x.rvs" ]
+	# a gzip stream corrupt in its middle: where it ends cannot be known
+	python3 - "$T/s-1.tar.gz" "$T/bad.gz" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+for i in range(len(b) // 2, len(b) // 2 + 64):
+    b[i] ^= 0x5a
+open(sys.argv[2], "wb").write(b)
 PY
-	run -1 --separate-stderr bash -c "cat '$T/a.zip' '$T/b.zip' | rv-decode -q - -o '$T/z.rvs'"
-	[[ "$stderr" == "rv-decode: '<stdin>': more data after the end of the archive (ZIP"*"), which would go unread: only tar archives are read through when concatenated" ]]
-	[ ! -e "$T/z.rvs" ]
-	# zeros after an archive are padding, not data
-	run -0 bash -c "{ cat '$T/a.zip'; head -c 10240 /dev/zero; } | rv-decode -q - | zstd -dcq |
-	    python3 '$REPO/tests/checks/rvparse.py' | grep -c '^sample'"
-	[ "$output" -eq 1 ]
+	run -1 --separate-stderr bash -c "cat '$T/s-0.tar' '$T/bad.gz' '$T/s-0.tar' | rv-decode -q - -o '$T/x.rvs'"
+	[[ "$stderr" == "rv-decode: '<stdin>': byte "*": gzip data corrupt: "*"; the input cannot be read on from there, so it is refused (4 samples read before it are lost)" ]]
+	[ ! -e "$T/x.rvs" ]
+	# two zips on a pipe are read through; zeros after are padding
+	mkdir -p "$T/z"
+	cp "$FIX/img/rgb.jpg" "$T/z/a.jpg"
+	cp "$FIX/img/rgb.png" "$T/z/b.png"
+	(cd "$T/z" && zip -q a.zip a.jpg && zip -q b.zip b.png)
+	run -0 bash -c "{ cat '$T/z/a.zip' '$T/z/b.zip'; head -c 10240 /dev/zero; } |
+	    rv-decode -q - | rv-inspect - | awk '\$1 == \"samples\" { print \$2; exit }'"
+	[ "$output" -eq 2 ]
+}
+
+@test "rv-decode: an input that yields no sample says what it held; with none usable the error names every input" {
+	need_fmnist
+	fmnist_tars "$T" s 3
+	mkdir -p "$T/mp"
+	for i in 1 2 3; do echo "x$i" > "$T/mp/k$i.mp"; done
+	echo '{}' > "$T/mp/k1.json"
+	tar -C "$T/mp" -cf "$T/mp.tar" .
+	: > "$T/empty.tar"
+	run -0 --separate-stderr rv-decode "$T/mp.tar" "$T/s-0.tar" "$T/empty.tar" -o "$T/o.rvs"
+	[ "${stderr_lines[0]}" = "rv-decode: '$T/mp.tar': no samples: 4 members, none an image (.mp 3, .json 1)" ]
+	[ "${stderr_lines[1]}" = "rv-decode: '$T/empty.tar': no samples: empty" ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	run -0 --separate-stderr rv-decode -q "$T/mp.tar" "$T/s-0.tar" -o "$T/o.rvs"
+	[ -z "$stderr" ]
+	# nothing usable: one error naming each input, and -v's summary
+	run -1 --separate-stderr rv-decode -v "$T/mp.tar" "$T/empty.tar" -o "$T/x.rvs"
+	[ "${stderr_lines[4]}" = "rv-decode: no usable samples in the input: '$T/mp.tar': 4 members, none an image (.mp 3, .json 1); '$T/empty.tar': empty" ]
+	[[ "${stderr_lines[5]}" == "rv-decode: 0 samples in 1 epoch, 0 skipped, 0 sidecars, 4 ignored, "* ]]
+	[ "${#stderr_lines[@]}" -eq 6 ]
+	[ ! -e "$T/x.rvs" ]
+	run -1 --separate-stderr bash -c "cat '$T/mp.tar' | rv-decode -q -"
+	[ "$stderr" = "rv-decode: no usable samples in the input: '<stdin>': 4 members, none an image (.mp 3, .json 1)" ]
 }
 
 @test "rv-decode --encoded: WebP, GIF, BMP and TIFF become lossless PNG of their pixels" {

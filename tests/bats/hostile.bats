@@ -610,10 +610,13 @@ PY
 @test "rv-decode: inputs that are not datasets: one line, exit 1, no output file" {
 	slow
 	: > "$T/zero.tar"
+	head -c 10240 /dev/zero > "$T/zeros.tar"
 	for f in "$T/zero.tar" /dev/null; do
 		run -1 --separate-stderr rv-decode -q "$f" -o "$T/x.rvs"
-		[ "$stderr" = "rv-decode: no usable samples in the input" ]
+		[ "$stderr" = "rv-decode: no usable samples in the input: '$f': empty" ]
 	done
+	run -1 --separate-stderr rv-decode -q "$T/zeros.tar" -o "$T/x.rvs"
+	[ "$stderr" = "rv-decode: no usable samples in the input: '$T/zeros.tar': no members" ]
 	for f in "$FIX/img/text.jpg" "$FIX/img/rgb.jpg" "$FIX/img/huge.png"; do
 		run -1 --separate-stderr rv-decode -q "$f" -o "$T/x.rvs"
 		[ "$stderr" = "rv-decode: '$f': not a directory, archive, IDX file or CIFAR batch (libarchive: unrecognized archive format)" ]
