@@ -16,6 +16,7 @@
 #include "base/err.h"
 #include "base/io.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "base/rng.h"
 #include "base/xmem.h"
 #include "codec/codec.h"
@@ -83,6 +84,7 @@ struct job {
 	struct item *items;	/* one per slot of the chunk */
 	struct rv_par *par;
 	struct rv_writer *w;
+	struct rv_progress *prog;
 	uint64_t decoded;	/* encoded samples decoded (main thread) */
 	uint64_t fused;		/* of them, with the crop fused */
 	uint64_t scaled;	/* of those, below full scale */
@@ -358,6 +360,8 @@ meta_record(const struct rv_rec *rec, struct chain *ch, struct job *j,
 		ch->spec = xstrdup(v);
 	}
 	ch->seen_meta = 1;
+	/* One sample out for one in: the total passes on as it is. */
+	rv_progress_total(j->prog, rv_meta_total(&m));
 	for (k = 0; k < j->spec.n; k++)
 		j->spec.ops[k].index = ch->upstream + (uint32_t)k;
 	rc = put_meta(w, &m, ch, &j->spec);
@@ -457,6 +461,7 @@ main(int argc, char *argv[])
 	if (rv_out_open(&out, o.c.output, 1) < 0)
 		rv_die(1, "%s", rv_errmsg());
 	rv_progress_init(&prog, o.c.quiet, "samples");
+	job.prog = &prog;
 	t0 = rv_now();
 	o.level = rv_stream_level_fd(rv_stream_level(o.c.level), out.fd);
 	if ((job.w = rv_writer_new(out.fd, rv_out_name(&out), o.level)) ==

@@ -13,6 +13,7 @@
 #include "base/err.h"
 #include "base/io.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "stream/batch.h"
 #include "stream/meta.h"
 #include "stream/stream.h"
@@ -167,7 +168,7 @@ check_windows(struct sink *k, const struct rv_meta *m,
  */
 static int
 put_meta(struct sink *k, const struct rv_rec *rec,
-    const struct rv_batch_conf *conf)
+    const struct rv_batch_conf *conf, struct rv_progress *prog)
 {
 	struct rv_meta m;
 	char buf[32];
@@ -180,6 +181,7 @@ put_meta(struct sink *k, const struct rv_rec *rec,
 		return rv_writer_put(k->w, rec, rec->payload);
 	}
 	check_windows(k, &m, conf);
+	rv_progress_total(prog, rv_meta_total(&m));
 	snprintf(buf, sizeof(buf), "%u", conf->size);
 	if (rv_meta_set(&m, "batch.size", buf) < 0 ||
 	    rv_meta_set(&m, "batch.drop-last", conf->drop_last ? "1" : "0") <
@@ -227,7 +229,7 @@ run_input(char *const *paths, int npaths, struct rv_batcher *b,
 			seen = 0;
 			break;
 		case RV_META:
-			if ((rc = put_meta(k, &rec, conf)) < 0)
+			if ((rc = put_meta(k, &rec, conf, prog)) < 0)
 				rv_warn("%s", rv_errmsg());
 			break;
 		default:

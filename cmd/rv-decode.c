@@ -18,6 +18,7 @@
 #include "base/err.h"
 #include "base/io.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "base/rng.h"
 #include "base/xmem.h"
 #include "codec/codec.h"
@@ -777,6 +778,19 @@ epoch_resumed(struct job *j, uint32_t epoch, uint64_t *order,
 	return m;
 }
 
+/* The samples the stream is to hold, every epoch written (bad ones found
+ * on the way make it fewer): the metadata's total, and the progress's. */
+static uint64_t
+stream_total(const struct job *j, uint64_t per_epoch)
+{
+	const struct decode_opts *o = j->o;
+	uint64_t epochs = o->epochs - (o->resume ? o->resume_epoch : 0);
+
+	if (j->resumed)
+		return j->resume_target + (epochs - 1) * per_epoch;
+	return epochs * per_epoch;
+}
+
 static int
 write_meta(struct rv_writer *w, const struct job *j, uint64_t per_epoch)
 {
@@ -808,6 +822,9 @@ write_meta(struct rv_writer *w, const struct job *j, uint64_t per_epoch)
 	snprintf(buf, sizeof(buf), "%u", o->epochs - (o->resume ?
 	    o->resume_epoch : 0));
 	rv_meta_set(&m, "epochs", buf);
+	snprintf(buf, sizeof(buf), "%llu",
+	    (unsigned long long)stream_total(j, per_epoch));
+	rv_meta_set(&m, "total", buf);
 	if (o->resume) {
 		rv_meta_set(&m, "resume", o->resume);
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)
@@ -1327,6 +1344,7 @@ main(int argc, char *argv[])
 		.prog = &prog });
 	if (!par || write_meta(w, &job, job.target) < 0)
 		goto fail;
+	rv_progress_total(&prog, stream_total(&job, job.target));
 	job.ids = xcalloc(rv_par_max(par), sizeof(*job.ids));
 	job.pix = xcalloc(rv_par_max(par), sizeof(*job.pix));
 	job.shell = xcalloc(rv_par_max(par), 1);

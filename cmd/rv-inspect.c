@@ -13,6 +13,7 @@
 #include "base/err.h"
 #include "base/io.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "base/xmem.h"
 #include "codec/codec.h"
 #include "inspect/inspect.h"

@@ -17,6 +17,7 @@
 #include "base/err.h"
 #include "base/io.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "base/xmem.h"
 #include "refurb/refsrc.h"
 #include "refurb/refurb.h"
@@ -470,6 +471,14 @@ main(int argc, char *argv[])
 	conf.level = level;
 	conf.prog = &prog;
 	conf.scorer = scorer;
+	/* Every sample every epoch, unless the assistant drops some.  The
+	 * metadata's total is the run's E epochs whatever is written (one
+	 * file an epoch, --epoch-range), so that the files are the bytes of
+	 * one run and concatenate into it; the progress counts this run. */
+	if (scorer == NULL) {
+		conf.total = rv_refsrc_count(src) * o.epochs;
+		rv_progress_total(&prog, rv_refsrc_count(src) * nep);
+	}
 	if ((rf = rv_refurb_new(&conf, src)) == NULL) {
 		rv_warn("%s", rv_errmsg());
 		goto out;

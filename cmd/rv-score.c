@@ -19,6 +19,7 @@
 #include "base/err.h"
 #include "base/io.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "base/xmem.h"
 #include "shrink/score_io.h"
 #include "shrink/score_opt.h"
@@ -99,6 +100,7 @@ struct score {
 	uint64_t skipped;	/* encoded samples that would not decode */
 	uint64_t epochs;
 	uint64_t samples;	/* read, for the progress line */
+	struct rv_progress *prog;
 	int meta_out;		/* our metadata record is out */
 	struct held *win;	/* --budget: the window, W slots */
 	struct rv_keep *keeps;	/* and its decisions */
@@ -167,12 +169,16 @@ put_meta(struct score *sc, const struct rv_rec *rec)
 		goto out;
 	if (rv_scorer_meta(sc->scorer, &m) < 0)
 		goto out;
+	/* The progress counts what comes in; what goes out is fewer, by as
+	 * many as are dropped: not known ahead. */
+	rv_progress_total(sc->prog, rv_meta_total(&m));
 	if (sc->conf->budget > 0 && !sc->o->s.window_set && sc->s == NULL &&
 	    window_from(sc, &m) < 0)
 		goto out;
 	/* the options that shape the output are score.* keys, never argv:
 	 * the bytes do not depend on -j, -o or -q */
 	if (rv_meta_set(&m, "producer", "rv-score " RV_VERSION_STRING) < 0 ||
+	    rv_meta_set(&m, "total", "") < 0 ||
 	    rv_score_meta_conf(&m, sc->conf) < 0)
 		goto out;
 	rc = rv_meta_put(sc->w, &m) < 0 ? 1 : 0;
@@ -443,6 +449,7 @@ main(int argc, char *argv[])
 	sc->scorer = scorer;
 	sc->conf = rv_scorer_conf(scorer);
 	rv_progress_init(&prog, o.c.quiet, "samples");
+	sc->prog = &prog;
 	sc->w = rv_writer_new(out.fd, rv_out_name(&out),
 	    rv_stream_level(o.c.level));
 	if (sc->w == NULL) {

@@ -116,7 +116,7 @@ trap 'exit 129' HUP
 rank_pipeline() {
 	rv-decode -q "${shard[@]}" --shuffle --seed "$seed" "${limit[@]}" \
 	    "${train[@]}" |
-	    rv-refurbish -q -j 1 --partial "$partial" --final "$final" \
+	    rv-refurbish -j 1 --partial "$partial" --final "$final" \
 		--reuse "$reuse" --epochs "$epochs" --batch "$group" \
 		--seed "$seed" |
 	    rv-score -q --feedback "$fifo" --seed "$seed" "${score[@]}" |

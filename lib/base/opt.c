@@ -321,33 +321,3 @@ rv_self_usage(uint64_t *read_bytes, uint64_t *peak_rss)
 	if (getrusage(RUSAGE_SELF, &ru) == 0 && ru.ru_maxrss > 0)
 		*peak_rss = (uint64_t)ru.ru_maxrss * 1024;	/* Linux: KiB */
 }
-
-void
-rv_progress_init(struct rv_progress *p, int quiet, const char *unit)
-{
-	p->on = !quiet && isatty(STDERR_FILENO);
-	p->t0 = p->last = rv_now();
-	p->unit = unit;
-}
-
-void
-rv_progress_tick(struct rv_progress *p, uint64_t n)
-{
-	double t;
-
-	if (!p->on)
-		return;
-	t = rv_now();
-	if (t - p->last < 0.25)
-		return;
-	p->last = t;
-	fprintf(stderr, "\r%s: %llu %s, %.0f/s\033[K", rv_progname(),
-	    (unsigned long long)n, p->unit, (double)n / (t - p->t0));
-}
-
-void
-rv_progress_done(struct rv_progress *p)
-{
-	if (p->on && p->last > p->t0)
-		fputs("\r\033[K", stderr);
-}

@@ -88,18 +88,4 @@ double rv_now(void);
  * what the system does not tell. */
 void rv_self_usage(uint64_t *read_bytes, uint64_t *peak_rss);
 
-/*
- * Progress on stderr, only when stderr is a terminal and not quiet:
- * "prog: 12345 samples, 4321/s", redrawn at most 4 times a second.
- */
-struct rv_progress {
-	int on;
-	double t0, last;
-	const char *unit;
-};
-void rv_progress_init(struct rv_progress *p, int quiet, const char *unit);
-void rv_progress_tick(struct rv_progress *p, uint64_t n);
-/* Erase the progress line (if any). */
-void rv_progress_done(struct rv_progress *p);
-
 #endif

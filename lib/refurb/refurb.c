@@ -684,6 +684,10 @@ put_meta(const struct rv_refurb *rf, struct rv_writer *w, uint32_t e,
 	set_u64(&m, "refurbish.seed", rf->c.seed);
 	set_u64(&m, "refurbish.epochs", rf->c.epochs);
 	set_u64(&m, "refurbish.epoch", e);
+	if (rf->c.total > 0)
+		set_u64(&m, "total", rf->c.total);
+	else
+		rv_meta_set(&m, "total", "");
 	if (rf->c.scorer == NULL) {
 		set_u64(&m, "refurbish.misses", st->misses);
 		set_u64(&m, "refurbish.hits", st->hits);

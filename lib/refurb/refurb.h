@@ -61,6 +61,9 @@ struct rv_refurb_conf {
 				 * the batch size downstream (rv-refurbish:
 				 * RV_BATCH_DEFAULT unless told) */
 	uint32_t epochs;	/* E, for the metadata */
+	uint64_t total;		/* the samples of the run's E epochs, for
+				 * the metadata's total (0: not known: a
+				 * scorer drops some) */
 	uint64_t mem;		/* the cache's memory budget, bytes */
 	const char *cache_dir;	/* its disk tier, or NULL */
 	int jobs;		/* threads, the caller's included */

@@ -319,6 +319,15 @@ rv_meta_floats(const struct rv_meta *m, const char *key, double lo,
 	return 1;
 }
 
+uint64_t
+rv_meta_total(const struct rv_meta *m)
+{
+	const char *v = rv_meta_get(m, "total");
+	uint64_t n;
+
+	return v && *v && rv_parse_u64(v, 0, UINT64_MAX, &n) == 0 ? n : 0;
+}
+
 int
 rv_meta_counts(const struct rv_meta *m)
 {

@@ -45,6 +45,10 @@ int rv_meta_u64(const struct rv_meta *m, const char *key, uint64_t min,
     uint64_t max, uint64_t *out);
 int rv_meta_floats(const struct rv_meta *m, const char *key, double lo,
     int lo_open, double hi, float *v, int maxn, int *n);
+/* The "total" key, the samples the whole stream is to hold, for
+ * progress: 0 when absent, empty (a stage that drops samples) or not a
+ * number. */
+uint64_t rv_meta_total(const struct rv_meta *m);
 /*
  * Check the keys whose form rv-stream(5) fixes and that readers act on:
  * classes and samples (decimal integers), mean (1 to 4 numbers in [0, 1])

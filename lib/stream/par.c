@@ -11,6 +11,7 @@
 
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "base/xmem.h"
 
 struct rv_par {

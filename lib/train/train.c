@@ -21,6 +21,7 @@
 
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "base/xmem.h"
 #include "stream/batch.h"
 #include "stream/feedback.h"
@@ -81,7 +82,11 @@ struct trainer {
 	int have_train;			/* train_loss/acc set by an epoch */
 	uint64_t meta_samples;		/* the stream's samples an epoch */
 	uint64_t eval_at;		/* the step of the last evaluation */
-	struct rv_progress prog;
+	struct rv_progress prog;	/* in steps with a step budget, else
+					 * in samples (the stream's total) */
+	uint64_t steps_total;		/* the step budget, 0: none */
+	int step_lines;			/* --log-every lines on stderr */
+	uint64_t step0, samples0;	/* where this process started */
 };
 
 double
@@ -172,6 +177,46 @@ log_window(struct trainer *t, const char *event, const struct window *w,
 	fflush(t->log);
 }
 
+/*
+ * A step line on standard error (with -v, or into a log): the JSON log's
+ * step event for a person, with the time to the end of the schedule
+ * when it is known (a step budget, or the stream's total of samples).
+ */
+static void
+step_line(struct trainer *t, const struct window *w, double lr)
+{
+	double now = rv_now(), dt = now - w->t0, run = now - t->t0;
+	double left = -1;
+	uint64_t steps = t->pos.step - t->step0;
+	uint64_t done = t->pos.samples - t->samples0;
+	char tot[32] = "", el[32], eta[48] = "";
+
+	if (t->steps_total > 0) {
+		snprintf(tot, sizeof(tot), "/%llu",
+		    (unsigned long long)t->steps_total);
+		if (steps > 0 && t->pos.step <= t->steps_total)
+			left = (double)(t->steps_total - t->pos.step) * run /
+			    (double)steps;
+	} else if (t->prog.total > 0 && done > 0 &&
+	    t->pos.samples <= t->prog.total) {
+		left = (double)(t->prog.total - t->pos.samples) * run /
+		    (double)done;
+	}
+	rv_progress_dur(el, sizeof(el), wall(t));
+	if (left >= 0) {
+		memcpy(eta, ", ETA ", 6);
+		rv_progress_dur(eta + 6, sizeof(eta) - 6, left);
+	}
+	rv_progress_done(&t->prog);
+	fprintf(stderr, "%s: step %llu%s, epoch %u, loss %.4f, acc %.4f, "
+	    "lr %.4g, %.0f samples/s, data wait %.1f%%, elapsed %s%s\n",
+	    rv_progname(), (unsigned long long)t->pos.step, tot, t->pos.epoch,
+	    w->n ? w->loss / (double)w->n : NAN,
+	    w->n ? (double)w->correct / (double)w->n : NAN, lr,
+	    dt > 0 ? (double)(t->pos.samples - w->samples0) / dt : 0.0,
+	    dt > 0 ? 100 * (t->wait - w->wait) / dt : 0.0, el, eta);
+}
+
 /* Is net (from a checkpoint, perhaps) the preset called name? */
 static int
 is_preset(const char *name, const struct rv_net *net)
@@ -208,6 +253,13 @@ merge_meta(struct trainer *t, const struct rv_tin_item *it)
 	if (rv_meta_get(&it->meta, "std") != NULL)
 		snprintf(t->std_at, sizeof(t->std_at), "%s", it->msg);
 	meta_samples(t);
+	/* Samples to the schedule's end: its epochs of the stream's, else
+	 * the stream's total (one epoch file of several read as one stream
+	 * says its own). */
+	if (t->steps_total == 0)
+		rv_progress_total(&t->prog, t->conf->epochs > 0 &&
+		    t->meta_samples > 0 ? (uint64_t)(t->conf->epochs *
+		    (double)t->meta_samples) : rv_meta_total(&t->meta));
 }
 
 /*
@@ -575,7 +627,8 @@ finish(struct trainer *t, const struct pending *p)
 	t->epw.correct += correct;
 	t->epw.n += b->n;
 	feedback(t, p);
-	rv_progress_tick(&t->prog, t->pos.samples);
+	rv_progress_tick(&t->prog, t->steps_total > 0 ? t->pos.step :
+	    t->pos.samples);
 	return 0;
 }
 
@@ -679,6 +732,8 @@ train_batch(struct trainer *t, struct rv_tin_item *it, int *held)
 		return -1;
 	if (log) {
 		log_window(t, "step", &t->logw, p.lr);
+		if (t->step_lines)
+			step_line(t, &t->logw, p.lr);
 		window_reset(t, &t->logw);
 	}
 	if ((eval && evaluate(t) < 0) || (ckpt && save(t) < 0))
@@ -911,7 +966,22 @@ rv_train_run(const struct rv_train_conf *conf, struct rv_train_result *res)
 		goto end;
 	window_reset(&t, &t.logw);
 	window_reset(&t, &t.epw);
-	rv_progress_init(&t.prog, conf->quiet, "samples");
+	/* Progress in steps with a step budget (the schedule's end), else
+	 * in samples; step lines take the place of the plain lines a log
+	 * gets. */
+	t.steps_total = conf->steps > 0 && (conf->max_steps == 0 ||
+	    conf->steps < conf->max_steps) ? conf->steps : conf->max_steps;
+	t.step0 = t.pos.step;
+	t.samples0 = t.pos.samples;
+	rv_progress_init(&t.prog, conf->quiet, t.steps_total > 0 ? "steps" :
+	    "samples");
+	rv_progress_total(&t.prog, t.steps_total);
+	rv_progress_from(&t.prog, t.steps_total > 0 ? t.pos.step :
+	    t.pos.samples);
+	t.step_lines = conf->log_every > 0 && (conf->verbose ||
+	    t.prog.every > 0);
+	if (t.step_lines)
+		rv_progress_no_lines(&t.prog);
 	if ((in = rv_tin_start(conf->inputs, conf->ninputs, conf->batch,
 	    conf->backend->wait != NULL ? 4 : 3)) == NULL)
 		goto end;

@@ -292,7 +292,7 @@ print(n)'"
 @test "rv-decode: progress on a terminal's stderr, silenced by -q" {
 	slow
 	run -0 script -qec "rv-decode --epochs 3 '$IMG' '$LAB' -o '$T/p.rvs'" /dev/null
-	[[ "$output" == *"rv-decode: "*" samples, "*"/s"* ]]
+	[[ "$output" == *"rv-decode: "*"/180000 samples ("*"%), "*"/s, elapsed "*", ETA "* ]]
 	run -0 script -qec "rv-decode -q --epochs 3 '$IMG' '$LAB' -o '$T/p.rvs'" /dev/null
 	[ -z "$output" ]
 }

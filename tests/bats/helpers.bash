@@ -14,6 +14,9 @@ FIX="$REPO/tests/fixtures"
 FMNIST=/usr/share/datasets/fashion-mnist
 # Tests run at the default level; an inherited RV_LEVEL must not change it.
 unset RV_LEVEL
+# No progress lines in what the tests read of standard error (a slow run
+# would write one every 30 s): the tests of progress set it themselves.
+export RV_PROGRESS=0
 
 need_fixtures() {
 	[ -f "$FIX/.done" ] || bash "$REPO/tests/setup/make-fixtures.sh" "$FIX" >&2

@@ -241,7 +241,7 @@ train() {
 	off=$(stat -c %s "$D/s.rvs")
 	[ "$(off "$D/s.rvs" 13)" -lt "$off" ]
 	run -1 --separate-stderr train "$T/j.rvs"
-	[ "$stderr" = "rv-train-gpu: '$T/j.rvs': record 14 at byte $off: metadata line 18: bad metadata key 'bad key'" ]
+	[ "$stderr" = "rv-train-gpu: '$T/j.rvs': record 14 at byte $off: metadata line 19: bad metadata key 'bad key'" ]
 	run -1 pyread "$T/j.rvs"
 	[ "$output" = "RvStreamError: $T/j.rvs: record 14 at byte $off: bad meta line 'bad key=1'" ]
 	# a meta record that is not UTF-8, numbered alike

@@ -109,11 +109,12 @@ uses = {i: [] for i in ids}
 misses, orders = [], set()
 for e, ep in enumerate(epochs):
     m = ep["meta"]
+    # total: the samples of all E epochs of the run, rv-stream(5)
     want = {"producer": "rv-refurbish 0.1.0", "refurbish.reuse": str(R),
             "refurbish.batch": str(B), "refurbish.epochs": str(E),
-            "refurbish.epoch": str(e)}
+            "refurbish.epoch": str(e), "total": str(E * N)}
     for k, v in inmeta.items():
-        if k != "producer":
+        if k not in ("producer", "total"):
             want.setdefault(k, v)
     for k, v in want.items():
         if m.get(k) != v:

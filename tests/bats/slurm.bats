@@ -114,9 +114,12 @@ same_epochs() {
 	need_slurm
 	local out="$BATS_TEST_TMPDIR/out" job train t
 	knobs
+	# the trainer's step lines every 10 steps, progress lines every 1 s
+	TRAIN_OPTS="--lr 0.05 --log-every 10"
 	cd "$BATS_TEST_TMPDIR"
 	# -c and --mem fit any test machine; the slices are 0, 1-2 and 3-4.
-	OUT="$out" run -0 sbatch --parsable --array=0-2 -c 1 --mem=256M "$JOB"
+	RV_PROGRESS=1 OUT="$out" run -0 sbatch --parsable --array=0-2 -c 1 \
+	    --mem=256M "$JOB"
 	job="${output%%;*}"
 	slurm_wait 120
 	run -0 slurm_state "$job"
@@ -142,6 +145,14 @@ same_epochs() {
 	grep -qx "samples   $((EPOCHS * 600))" "$out/summary.txt"
 	grep -q "^eval      loss " "$out/summary.txt"
 	grep -qx "epochs    $EPOCHS" "$out/logs/rv-train-$train.out"
+	# the log a person follows the job by: a step line every 10 of the
+	# 50 steps, with the time left to the schedule's end; any progress
+	# line of the tasks has its total and ETA
+	grep '^rv-train-gpu: step [0-9]*, ' "$out/logs/rv-train-$train.out" > "$out/steps"
+	[ "$(wc -l < "$out/steps")" -eq 5 ]
+	! grep -Ev '^rv-train-gpu: step [1-5]0, epoch [0-4], loss .*, elapsed [0-9]+ s, ETA [0-9]+ s$' "$out/steps"
+	! cat "$out"/logs/rv-refurbish-* | grep '^rv-refurbish: [0-9]' |
+	    grep -Ev '^rv-refurbish: [0-9]+/[0-9]+ samples \([0-9.]+%\), [0-9]+/s, elapsed [0-9]+ s, ETA [0-9]+ s$'
 }
 
 @test "slurm-offline-refurbish: as given (no -c, no --mem) it runs on a small node; logs go to OUT/logs, none to the submit directory" {

@@ -386,7 +386,6 @@ static void
 t_misc(void)
 {
 	struct rv_common c;
-	struct rv_progress p;
 	double a, b;
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -398,10 +397,6 @@ t_misc(void)
 	a = rv_now();
 	b = rv_now();
 	EXPECT(b >= a && a > 0);
-	rv_progress_init(&p, 1, "samples");
-	EXPECT_EQ(p.on, 0);
-	rv_progress_tick(&p, 10);
-	rv_progress_done(&p);
 	/* opt values handed through the wrappers */
 	EXPECT(rv_opt_u64("-n", "5", 0, 10, USAGE) == 5);
 	EXPECT(rv_opt_f64("-p", "0.5", 0, 1, USAGE) == 0.5);

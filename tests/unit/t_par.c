@@ -13,6 +13,7 @@
 
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "stream/par.h"
 #include "stream/record.h"
 #include "stream/stream.h"
