@@ -1232,6 +1232,7 @@ build_index(const struct decode_opts *o, const struct rv_src_opts *so)
 		    o->c.ninputs);
 	ds = nidx ? rv_dataset_from_index(o->c.inputs, o->c.ninputs, so) :
 	    rv_dataset_scan(o->c.inputs, o->c.ninputs, so, &skipped);
+	rv_progress_done(so->prog);
 	if (ds) {
 		flush_msgs(o, ds);
 		say_empty(o, ds);	/* an index may list them */
@@ -1274,7 +1275,7 @@ main(int argc, char *argv[])
 	struct rv_out out;
 	struct rv_writer *w = NULL;
 	struct rv_par *par = NULL;
-	struct rv_progress prog;
+	struct rv_progress prog, oprog;
 	struct rv_src_counts cnt = { 0 };
 	struct job job;
 	uint64_t n, written = 0, lo, hi, share;
@@ -1292,11 +1293,19 @@ main(int argc, char *argv[])
 	so.quiet = o.c.quiet;
 	so.max_pixels = o.max_pixels;
 	so.class_level = o.class_level;
+	/* Every input is read (or listed) before the first sample: a line
+	 * of its own while that goes on. */
+	oprog = prog;	/* RV_PROGRESS read once */
+	oprog.unit = "inputs";
+	rv_progress_total(&oprog, (uint64_t)o.c.ninputs);
+	so.prog = &oprog;
 	if (o.index_out)
 		return build_index(&o, &so);
 	if (rv_out_open(&out, o.c.output, 1) < 0)
 		rv_die(1, "%s", rv_errmsg());
-	if ((job.ds = open_dataset(&job, &so)) == NULL)
+	job.ds = open_dataset(&job, &so);
+	rv_progress_done(&oprog);
+	if (job.ds == NULL)
 		goto fail;
 	flush_msgs(&o, job.ds);
 	if (o.classes && check_classes(&o, job.ds) < 0)
@@ -1345,6 +1354,7 @@ main(int argc, char *argv[])
 	if (!par || write_meta(w, &job, job.target) < 0)
 		goto fail;
 	rv_progress_total(&prog, stream_total(&job, job.target));
+	rv_progress_restart(&prog);	/* the rate is the samples' */
 	job.ids = xcalloc(rv_par_max(par), sizeof(*job.ids));
 	job.pix = xcalloc(rv_par_max(par), sizeof(*job.pix));
 	job.shell = xcalloc(rv_par_max(par), 1);

@@ -71,6 +71,12 @@ rv_progress_from(struct rv_progress *p, uint64_t n)
 }
 
 void
+rv_progress_restart(struct rv_progress *p)
+{
+	p->t0 = p->last = rv_now();
+}
+
+void
 rv_progress_no_lines(struct rv_progress *p)
 {
 	p->every = 0;

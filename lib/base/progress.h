@@ -39,6 +39,8 @@ void rv_progress_total(struct rv_progress *p, uint64_t total);
 /* The count this run starts from (a resumed run's): the rate and the
  * time left are this run's own. */
 void rv_progress_from(struct rv_progress *p, uint64_t n);
+/* Time from now on (after a phase of other work). */
+void rv_progress_restart(struct rv_progress *p);
 /* n done so far (called often: it draws when it is time). */
 void rv_progress_tick(struct rv_progress *p, uint64_t n);
 /* Erase the terminal line, if any. */

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "base/err.h"
+#include "base/progress.h"
 #include "base/xmem.h"
 #include "src/src_impl.h"
 #include "src/src_warn.h"
@@ -389,6 +390,8 @@ dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 		}
 		if (s->n == 0)
 			say_empty(d, d->nsrc - 1);
+		if (o && o->prog)
+			rv_progress_tick(o->prog, (uint64_t)(i + k));
 		if (s->n > UINT64_MAX - d->n) {
 			rv_seterr("'%s': too many samples", s->name);
 			goto fail;

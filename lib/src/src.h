@@ -16,6 +16,8 @@
 #include "stream/meta.h"
 #include "stream/stream.h"
 
+struct rv_progress;
+
 struct rv_src_opts {
 	int strict;		/* a bad member is fatal, not skipped */
 	int quiet;		/* no warnings for skipped members */
@@ -27,6 +29,10 @@ struct rv_src_opts {
 	 * directory this many levels above its image (0 or 1: the parent;
 	 * 2: the grandparent, as in train/<wnid>/images/x.JPEG). */
 	int class_level;
+	/* Ticked with the operands opened so far (of their total), for a
+	 * progress line while a dataset of many files is opened or listed;
+	 * NULL: none. */
+	struct rv_progress *prog;
 };
 
 /* One sample's raw material, as fetched. */

@@ -50,11 +50,14 @@
 #define SNIP		40
 /* A member's buffer is sized from its header up to this, then grows. */
 #define PREALLOC	((size_t)1 << 20)
-/* Damaged headers in a row before we give up on the archive. */
+/* Damaged headers in a row before we give up on the archive, past the
+ * blocks of the largest member taken (its data, read as headers). */
 #define MAX_RETRY	100
 /* Bytes read of an image member before its magic is checked, and kept
  * of one that has none (for the decoder to say so). */
 #define MAGIC		16
+/* Bytes looked at a time for data after a damaged archive. */
+#define READ_PEEK	((size_t)64 << 10)
 /* Links followed from one member before it is taken for a loop. */
 #define MAX_HOPS	16
 /* An image member over this many bytes a pixel of the pixel limit (plus
@@ -944,17 +947,21 @@ le64(const unsigned char *p)
 
 /*
  * A tar block that is no header (retry: read whole; else a short block
- * at the end, left unread) after the end-of-archive blocks (1024 zero
- * bytes at least, as no member's data is read as headers): the next
- * archive starts there, or data that no reader takes, which is refused
- * then.  Only where the tar is not compressed: a compressed run is
- * decoded through to its end.
+ * at the end, left unread), in a tar that is not compressed (a compressed
+ * run is decoded through to its end): the next archive starts there when
+ * the block begins a compressed stream or a zip (a tar cut between
+ * members may lack its end-of-archive blocks), or when the header was
+ * looked for from the end-of-archive blocks (1024 zero bytes from where
+ * the last member's data ended: no member's data is ever read as
+ * headers).  What starts there may be no archive: the input is refused
+ * then.
  */
 static int
 boundary(struct reader *r, int retry)
 {
 	unsigned char b[1024];
-	uint64_t x = raw_at(r);
+	uint64_t x = raw_at(r), hp;
+	ssize_t k;
 
 	if (archive_filter_count(r->a) != 1 ||
 	    (archive_format(r->a) & ARCHIVE_FORMAT_BASE_MASK) !=
@@ -963,12 +970,34 @@ boundary(struct reader *r, int retry)
 		return 0;
 	if (retry)
 		x -= 512;
-	if (x < r->base + sizeof(b) || unz_peek(r->unz, x - sizeof(b), b,
-	    sizeof(b)) != (ssize_t)sizeof(b) || !all_zero(b, sizeof(b)))
+	k = unz_peek(r->unz, x, b, 16);
+	if (k >= 4 && (unz_detect(b, (size_t)k) != UNZ_NONE ||
+	    memcmp(b, "PK\3\4", 4) == 0))
+		goto next;
+	hp = r->base + (uint64_t)archive_read_header_position(r->a);
+	if (x < hp + sizeof(b) || unz_peek(r->unz, hp, b, sizeof(b)) !=
+	    (ssize_t)sizeof(b) || !all_zero(b, sizeof(b)))
 		return 0;
+next:
 	r->next = x;
 	r->has_next = 1;
 	return 1;
+}
+
+/* Is a byte that is not zero in the input from raw offset off on? */
+static int
+data_from(struct reader *r, uint64_t off)
+{
+	unsigned char *b = xmalloc(READ_PEEK);
+	ssize_t k;
+	int data = 0;
+
+	while (!data && (k = unz_peek(r->unz, off, b, READ_PEEK)) > 0) {
+		data = !all_zero(b, (size_t)k);
+		off += (uint64_t)k;
+	}
+	free(b);
+	return data;
 }
 
 /*
@@ -1025,8 +1054,8 @@ zip_ends_file(struct reader *r)
 }
 
 /* After a compressed run: what libarchive left of it (a format that
- * stops before the data's end) must be padding; the next archive starts
- * where the run ended. */
+ * stops before the data's end, or an archive given up on as damaged)
+ * must be padding; the next archive starts where the run ended. */
 static int
 run_end(struct reader *r, uint64_t *off)
 {
@@ -1034,14 +1063,18 @@ run_end(struct reader *r, uint64_t *off)
 	ssize_t k;
 	int data = 0;
 
-	while ((k = unz_read(r->unz, &p)) > 0)
-		data |= !all_zero(p, (size_t)k);
-	if (k < 0 && unz_state(r->unz) == UNZ_TRUNCATED)
+	while (!data && (k = unz_read(r->unz, &p)) > 0)
+		data = !all_zero(p, (size_t)k);
+	if (!data && k < 0 && unz_state(r->unz) == UNZ_TRUNCATED)
 		return r->spent ? 0 : src_skip(r->c, "'%s': %s at byte %"
 		    PRIu64 " of the input; kept what came before",
 		    r->s->name, unz_error(r->unz), unz_pos(r->unz));
-	if (k < 0)
+	if (!data && k < 0)
 		return refuse(r, unz_pos(r->unz), unz_error(r->unz));
+	if (data && r->spent)
+		return refuse(r, unz_pos(r->unz), "the archive in this "
+		    "compressed stream is damaged, and the rest of the stream "
+		    "cannot be read");
 	if (data) {
 		const char *fmt = archive_format_name(r->a);
 
@@ -1071,6 +1104,10 @@ part_end(struct reader *r, uint64_t *off)
 	}
 	if (!r->fdmode && unz_kind(r->unz) != UNZ_NONE)
 		return run_end(r, off);
+	/* Given up on as damaged: kept only at the input's end (a cut). */
+	if (r->spent)
+		return data_from(r, raw_at(r) + 512) ? refuse(r, raw_at(r),
+		    "the archive is damaged there") : 0;
 	if (archive_filter_count(r->a) > 1) {
 		/* Compressed in a way libarchive decodes (lz4, lzip, .Z). */
 		*off = raw_at(r);
@@ -1108,7 +1145,11 @@ read_all(struct reader *r)
 			return refuse(r, unz_pos(r->unz), unz_error(r->unz));
 		if (st == ARCHIVE_FATAL && boundary(r, 0))
 			return 0;
-		if (st == ARCHIVE_FATAL && r->entries == 0)
+		/* Nothing read of it: no archive, unless a later one cut
+		 * short at the end of the input. */
+		if (st == ARCHIVE_FATAL && r->part_entries == 0 &&
+		    !(r->parts > 1 && !r->fdmode && unz_state(r->unz) ==
+		    UNZ_TRUNCATED))
 			return no_archive(r);
 		r->spent |= st == ARCHIVE_FATAL;
 		if (st == ARCHIVE_FATAL)
@@ -1134,9 +1175,13 @@ read_all(struct reader *r)
 			    r->err, at) < 0)
 				return -1;
 			memcpy(last, r->err, sizeof(last));
-			if (++retries == MAX_RETRY)
-				return refuse(r, raw_at(r), "too damaged (100 "
-				    "bad headers in a row)");
+			/* No good header within the largest member taken:
+			 * the blocks since are no tar. */
+			if ((uint64_t)++retries * 512 > image_cap(r->c) +
+			    (uint64_t)MAX_RETRY * 512)
+				return refuse(r, raw_at(r), "too damaged (no "
+				    "good tar header in the largest member's "
+				    "size)");
 			continue;
 		}
 		retries = 0;

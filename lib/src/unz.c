@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -191,8 +192,22 @@ fill(struct unz *u, size_t need)
 	return 0;
 }
 
+/* An archive said to end past the input's end: what follows it in the
+ * input would be skipped, so it is an error. */
+static int
+past_end(struct unz *u, uint64_t end, uint64_t to)
+{
+	char why[160];
+
+	(void)u;
+	snprintf(why, sizeof(why), "the input ends at byte %llu, before "
+	    "byte %llu where the archive before says it ends",
+	    (unsigned long long)end, (unsigned long long)to);
+	return rv_seterr("%s", why);	/* the data is not at fault */
+}
+
 /* Go to raw offset to: back within the window (or anywhere in a file),
- * or on, reading past what lies between. */
+ * or on, reading past what lies between; not past the input's end. */
 static int
 go(struct unz *u, uint64_t to)
 {
@@ -201,6 +216,12 @@ go(struct unz *u, uint64_t to)
 		return 0;
 	}
 	if (u->seekable) {
+		struct stat st;
+
+		if (fstat(u->fd, &st) == 0 &&
+		    (uint64_t)(st.st_size - u->origin) < to)
+			return past_end(u, (uint64_t)(st.st_size - u->origin),
+			    to);
 		if (lseek(u->fd, u->origin + (off_t)to, SEEK_SET) < 0)
 			return fail(u, UNZ_IOERR, "seek error: %s",
 			    strerror(errno));
@@ -219,6 +240,8 @@ go(struct unz *u, uint64_t to)
 		if (fill(u, 1) < 0)
 			return -1;
 	}
+	if (u->pos < to)
+		return past_end(u, u->pos, to);
 	if (u->pos > to)
 		u->pos = to;
 	return 0;

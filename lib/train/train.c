@@ -978,8 +978,8 @@ rv_train_run(const struct rv_train_conf *conf, struct rv_train_result *res)
 	rv_progress_total(&t.prog, t.steps_total);
 	rv_progress_from(&t.prog, t.steps_total > 0 ? t.pos.step :
 	    t.pos.samples);
-	t.step_lines = conf->log_every > 0 && (conf->verbose ||
-	    t.prog.every > 0);
+	t.step_lines = conf->log_every > 0 && !conf->quiet &&
+	    (conf->verbose || t.prog.every > 0);
 	if (t.step_lines)
 		rv_progress_no_lines(&t.prog);
 	if ((in = rv_tin_start(conf->inputs, conf->ninputs, conf->batch,

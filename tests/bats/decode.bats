@@ -481,6 +481,31 @@ PY
 	run -1 --separate-stderr bash -c "cat '$T/s-0.tar' '$T/bad.gz' '$T/s-0.tar' | rv-decode -q - -o '$T/x.rvs'"
 	[[ "$stderr" == "rv-decode: '<stdin>': byte "*": gzip data corrupt: "*"; the input cannot be read on from there, so it is refused (4 samples read before it are lost)" ]]
 	[ ! -e "$T/x.rvs" ]
+	# a tar cut between members (no end-of-archive blocks), then a gzip
+	# tar: the gzip stream starts the next archive
+	python3 - "$FIX/img/rgb.png" "$T/noend.tar" <<'PY'
+import io, sys, tarfile
+buf = io.BytesIO()
+t = tarfile.open(fileobj=buf, mode="w")
+t.add(sys.argv[1], arcname="cut/a.png")
+open(sys.argv[2], "wb").write(buf.getvalue())	# not closed: no end blocks
+PY
+	run -0 bash -c "cat '$T/noend.tar' '$T/s-1.tar.gz' | rv-decode -q - |
+	    rv-inspect - | awk '\$1 == \"samples\" { print \$2; exit }'"
+	[ "$output" -eq 4 ]
+	# a zip whose end record claims a comment longer than what is left:
+	# the tar after it is not skipped in silence
+	mkdir -p "$T/z"
+	cp "$FIX/img/rgb.jpg" "$T/z/a.jpg"
+	(cd "$T/z" && zip -q c.zip a.jpg)
+	python3 - "$T/z/c.zip" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[-2:] = b"\xff\xff"	# the end record's comment length, no comment
+open(sys.argv[1], "wb").write(b)
+PY
+	run -1 --separate-stderr bash -c "cat '$T/z/c.zip' '$T/s-0.tar' | rv-decode -q - -o '$T/x.rvs'"
+	[[ "$stderr" == "rv-decode: '<stdin>': byte "*": the input ends at byte "*", before byte "*" where the archive before says it ends; "*"(1 sample read before it is lost)" ]]
 	# two zips on a pipe are read through; zeros after are padding
 	mkdir -p "$T/z"
 	cp "$FIX/img/rgb.jpg" "$T/z/a.jpg"

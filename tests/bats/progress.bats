@@ -63,6 +63,11 @@ stamp() {
 	[ -z "$stderr" ]
 	run -0 --separate-stderr bash -c "RV_PROGRESS=soon rv-batch -b 8 '$T/d.rvs' > /dev/null"
 	[ "$stderr" = "rv-batch: RV_PROGRESS=soon: not a number of seconds, 0 or more: progress lines every 30 s" ]
+	# rv-decode counts its inputs while it opens them, before any sample
+	need_fixtures
+	for i in 1 2 3; do cp "$FIX/ds/wds.tar" "$T/w$i.tar"; done
+	run -0 --separate-stderr bash -c "RV_PROGRESS=0.0001 rv-decode --index-out '$T/w.idx' '$T'/w?.tar"
+	[[ "${stderr_lines[0]}" =~ ^rv-decode:\ [1-3]/3\ inputs\ \([0-9.]+%\),\  ]]
 	# the samples the stream is to hold: rv-decode's epochs of its
 	# share, passed on 1 for 1; rv-refurbish's epochs; after a stage
 	# that drops samples, not known
