@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/io.h"
 #include "codec/codec.h"
 #include "src/src.h"
 #include "src/src_warn.h"
@@ -171,15 +172,9 @@ static void *
 feed(void *arg)
 {
 	struct feed *f = arg;
-	size_t off = 0;
 
-	while (off < f->n) {
-		ssize_t k = write(f->fd, f->p + off, f->n - off);
-
-		if (k <= 0)
-			break;	/* the reader is gone */
-		off += (size_t)k;
-	}
+	/* A reader that stops early closes the pipe: the write fails. */
+	(void)rv_write_full(f->fd, f->p, f->n);
 	close(f->fd);
 	return NULL;
 }

@@ -109,8 +109,8 @@ rv_writev_full(int fd, struct iovec *iov, int n)
 	return 0;
 }
 
-int
-rv_pread_full(int fd, void *buf, size_t n, off_t off)
+ssize_t
+rv_pread_upto(int fd, void *buf, size_t n, off_t off)
 {
 	size_t got = 0;
 
@@ -123,9 +123,21 @@ rv_pread_full(int fd, void *buf, size_t n, off_t off)
 			return rv_seterr("read:");
 		}
 		if (r == 0)
-			return rv_seterr("unexpected end of file");
+			break;
 		got += (size_t)r;
 	}
+	return (ssize_t)got;
+}
+
+int
+rv_pread_full(int fd, void *buf, size_t n, off_t off)
+{
+	ssize_t got = rv_pread_upto(fd, buf, n, off);
+
+	if (got < 0)
+		return -1;
+	if ((size_t)got < n)
+		return rv_seterr("unexpected end of file");
 	return 0;
 }
 

@@ -23,6 +23,9 @@ int rv_write_full(int fd, const void *buf, size_t n);
 int rv_writev_full(int fd, struct iovec *iov, int n);
 /* pread all n bytes at off; a short file is an error. */
 int rv_pread_full(int fd, void *buf, size_t n, off_t off);
+/* pread up to n bytes at off; short only at the end of the file.  Returns
+ * the bytes read or -1. */
+ssize_t rv_pread_upto(int fd, void *buf, size_t n, off_t off);
 /* Grow a pipe's buffer to 1 MiB when fd is a pipe and the system allows. */
 void rv_pipe_grow(int fd);
 

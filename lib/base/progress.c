@@ -82,13 +82,30 @@ rv_progress_no_lines(struct rv_progress *p)
 	p->every = 0;
 }
 
+/* This run's rate at n done, at time t. */
+static double
+rate_at(const struct rv_progress *p, uint64_t n, double t)
+{
+	double dt = t - p->t0;
+
+	return dt > 0 && n >= p->from ? (double)(n - p->from) / dt : 0;
+}
+
+double
+rv_progress_left(const struct rv_progress *p, uint64_t n)
+{
+	double rate = rate_at(p, n, rv_now());
+
+	return p->total > 0 && n <= p->total && rate > 0 ?
+	    (double)(p->total - n) / rate : -1;
+}
+
 /* The line, without its end. */
 static void
 line(const struct rv_progress *p, uint64_t n, double t, char *buf,
     size_t len)
 {
-	double dt = t - p->t0;
-	double rate = dt > 0 && n >= p->from ? (double)(n - p->from) / dt : 0;
+	double dt = t - p->t0, rate = rate_at(p, n, t), left;
 	char el[32], eta[32];
 	int k;
 
@@ -99,9 +116,9 @@ line(const struct rv_progress *p, uint64_t n, double t, char *buf,
 		    rv_progname(), (unsigned long long)n,
 		    (unsigned long long)p->total, p->unit,
 		    100.0 * (double)n / (double)p->total, rate, el);
-		if (rate > 0 && k > 0 && (size_t)k < len) {
-			rv_progress_dur(eta, sizeof(eta),
-			    (double)(p->total - n) / rate);
+		left = rate > 0 ? (double)(p->total - n) / rate : -1;
+		if (left >= 0 && k > 0 && (size_t)k < len) {
+			rv_progress_dur(eta, sizeof(eta), left);
 			snprintf(buf + k, len - (size_t)k, ", ETA %s", eta);
 		}
 		return;

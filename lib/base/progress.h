@@ -43,6 +43,9 @@ void rv_progress_from(struct rv_progress *p, uint64_t n);
 void rv_progress_restart(struct rv_progress *p);
 /* n done so far (called often: it draws when it is time). */
 void rv_progress_tick(struct rv_progress *p, uint64_t n);
+/* Seconds left to the total at n done, at this run's rate so far; -1
+ * when not known (no total, nothing done yet, or past the total). */
+double rv_progress_left(const struct rv_progress *p, uint64_t n);
 /* Erase the terminal line, if any. */
 void rv_progress_done(struct rv_progress *p);
 /* No plain lines (a program that writes lines of its own instead). */

@@ -468,10 +468,6 @@ listing(char *const paths[], int n, const struct rv_src_opts *o,
 		free(q);
 		return NULL;
 	}
-	if (n <= 0) {
-		rv_seterr("no dataset operands");
-		return NULL;
-	}
 	return dataset_open(paths, n, o, skipped, list);
 }
 

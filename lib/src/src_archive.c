@@ -245,6 +245,13 @@ broken(const struct reader *r)
 	return !r->fdmode && (st == UNZ_CORRUPT || st == UNZ_IOERR);
 }
 
+/* The archive is a run of compressed streams, decoded by unz. */
+static int
+in_run(const struct reader *r)
+{
+	return !r->fdmode && unz_kind(r->unz) != UNZ_NONE;
+}
+
 /*
  * The raw offset the archive has been read to: what libarchive's reader
  * took of the input, or, in a compressed run, where the decoder is.
@@ -254,7 +261,7 @@ raw_at(const struct reader *r)
 {
 	int64_t k;
 
-	if (!r->fdmode && unz_kind(r->unz) != UNZ_NONE)
+	if (in_run(r))
 		return unz_pos(r->unz);
 	k = archive_filter_bytes(r->a, -1);
 	return r->base + (k > 0 ? (uint64_t)k : 0);
@@ -965,8 +972,7 @@ boundary(struct reader *r, int retry)
 
 	if (archive_filter_count(r->a) != 1 ||
 	    (archive_format(r->a) & ARCHIVE_FORMAT_BASE_MASK) !=
-	    ARCHIVE_FORMAT_TAR || (!r->fdmode && unz_kind(r->unz) !=
-	    UNZ_NONE))
+	    ARCHIVE_FORMAT_TAR || in_run(r))
 		return 0;
 	if (retry)
 		x -= 512;
@@ -1102,7 +1108,7 @@ part_end(struct reader *r, uint64_t *off)
 		*off = r->next;
 		return 1;
 	}
-	if (!r->fdmode && unz_kind(r->unz) != UNZ_NONE)
+	if (in_run(r))
 		return run_end(r, off);
 	/* Given up on as damaged: kept only at the input's end (a cut). */
 	if (r->spent)
@@ -1141,22 +1147,23 @@ read_all(struct reader *r)
 
 		if (st == ARCHIVE_EOF)
 			return 0;
-		if (st == ARCHIVE_FATAL && broken(r))
-			return refuse(r, unz_pos(r->unz), unz_error(r->unz));
-		if (st == ARCHIVE_FATAL && boundary(r, 0))
-			return 0;
-		/* Nothing read of it: no archive, unless a later one cut
-		 * short at the end of the input. */
-		if (st == ARCHIVE_FATAL && r->part_entries == 0 &&
-		    !(r->parts > 1 && !r->fdmode && unz_state(r->unz) ==
-		    UNZ_TRUNCATED))
-			return no_archive(r);
-		r->spent |= st == ARCHIVE_FATAL;
-		if (st == ARCHIVE_FATAL)
+		if (st == ARCHIVE_FATAL) {
+			if (broken(r))
+				return refuse(r, unz_pos(r->unz),
+				    unz_error(r->unz));
+			if (boundary(r, 0))
+				return 0;
+			/* Nothing read of it: no archive, unless a later one
+			 * cut short at the end of the input. */
+			if (r->part_entries == 0 && !(r->parts > 1 &&
+			    !r->fdmode && unz_state(r->unz) == UNZ_TRUNCATED))
+				return no_archive(r);
+			r->spent = 1;
 			return src_skip(r->c, "'%s': %s at byte %" PRIu64
 			    " of the input, after %zu members; kept what came "
 			    "before", r->s->name, la_err(r), raw_at(r),
 			    r->entries);
+		}
 		if (st == ARCHIVE_RETRY || st == ARCHIVE_FAILED) {
 			uint64_t at;
 
@@ -1166,8 +1173,7 @@ read_all(struct reader *r)
 			 * time until a good one: one member lost, one
 			 * warning for the run of the same message. */
 			la_err(r);
-			at = !r->fdmode && unz_kind(r->unz) != UNZ_NONE ?
-			    unz_pos(r->unz) : r->base +
+			at = in_run(r) ? unz_pos(r->unz) : r->base +
 			    (uint64_t)archive_read_header_position(r->a);
 			if ((retries == 0 || strcmp(last, r->err) != 0) &&
 			    src_skip(r->c, "'%s': %s at byte %" PRIu64

@@ -20,6 +20,7 @@
 #include <zstd.h>
 
 #include "base/err.h"
+#include "base/io.h"
 #include "base/xmem.h"
 
 /* Bytes asked of one read(), and given to libarchive at once. */
@@ -576,21 +577,11 @@ unz_peek(struct unz *u, uint64_t off, void *buf, size_t n)
 		return (ssize_t)n;
 	}
 	if (u->seekable) {
-		ssize_t got = 0, r;
+		ssize_t got = rv_pread_upto(u->fd, buf, n,
+		    u->origin + (off_t)off);
 
-		while ((size_t)got < n) {
-			r = pread(u->fd, (char *)buf + got, n - (size_t)got,
-			    u->origin + (off_t)off + got);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0)
-				return fail(u, UNZ_IOERR, "read error: %s",
-				    strerror(errno));
-			if (r == 0)
-				break;
-			got += r;
-		}
-		return got;
+		return got < 0 ? fail(u, UNZ_IOERR, "read error: %s",
+		    strerror(errno)) : got;
 	}
 	/* A pipe is read on to off: what lies before it is not wanted. */
 	if (off > u->pos && go(u, off) < 0)

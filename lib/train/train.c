@@ -86,7 +86,6 @@ struct trainer {
 					 * in samples (the stream's total) */
 	uint64_t steps_total;		/* the step budget, 0: none */
 	int step_lines;			/* --log-every lines on stderr */
-	uint64_t step0, samples0;	/* where this process started */
 };
 
 double
@@ -177,6 +176,13 @@ log_window(struct trainer *t, const char *event, const struct window *w,
 	fflush(t->log);
 }
 
+/* Where the progress stands: steps with a step budget, else samples. */
+static uint64_t
+prog_count(const struct trainer *t)
+{
+	return t->steps_total > 0 ? t->pos.step : t->pos.samples;
+}
+
 /*
  * A step line on standard error (with -v, or into a log): the JSON log's
  * step event for a person, with the time to the end of the schedule
@@ -185,23 +191,13 @@ log_window(struct trainer *t, const char *event, const struct window *w,
 static void
 step_line(struct trainer *t, const struct window *w, double lr)
 {
-	double now = rv_now(), dt = now - w->t0, run = now - t->t0;
-	double left = -1;
-	uint64_t steps = t->pos.step - t->step0;
-	uint64_t done = t->pos.samples - t->samples0;
+	double dt = rv_now() - w->t0;
+	double left = rv_progress_left(&t->prog, prog_count(t));
 	char tot[32] = "", el[32], eta[48] = "";
 
-	if (t->steps_total > 0) {
+	if (t->steps_total > 0)
 		snprintf(tot, sizeof(tot), "/%llu",
 		    (unsigned long long)t->steps_total);
-		if (steps > 0 && t->pos.step <= t->steps_total)
-			left = (double)(t->steps_total - t->pos.step) * run /
-			    (double)steps;
-	} else if (t->prog.total > 0 && done > 0 &&
-	    t->pos.samples <= t->prog.total) {
-		left = (double)(t->prog.total - t->pos.samples) * run /
-		    (double)done;
-	}
 	rv_progress_dur(el, sizeof(el), wall(t));
 	if (left >= 0) {
 		memcpy(eta, ", ETA ", 6);
@@ -627,8 +623,7 @@ finish(struct trainer *t, const struct pending *p)
 	t->epw.correct += correct;
 	t->epw.n += b->n;
 	feedback(t, p);
-	rv_progress_tick(&t->prog, t->steps_total > 0 ? t->pos.step :
-	    t->pos.samples);
+	rv_progress_tick(&t->prog, prog_count(t));
 	return 0;
 }
 
@@ -971,13 +966,10 @@ rv_train_run(const struct rv_train_conf *conf, struct rv_train_result *res)
 	 * gets. */
 	t.steps_total = conf->steps > 0 && (conf->max_steps == 0 ||
 	    conf->steps < conf->max_steps) ? conf->steps : conf->max_steps;
-	t.step0 = t.pos.step;
-	t.samples0 = t.pos.samples;
 	rv_progress_init(&t.prog, conf->quiet, t.steps_total > 0 ? "steps" :
 	    "samples");
 	rv_progress_total(&t.prog, t.steps_total);
-	rv_progress_from(&t.prog, t.steps_total > 0 ? t.pos.step :
-	    t.pos.samples);
+	rv_progress_from(&t.prog, prog_count(&t));
 	t.step_lines = conf->log_every > 0 && !conf->quiet &&
 	    (conf->verbose || t.prog.every > 0);
 	if (t.step_lines)

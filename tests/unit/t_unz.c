@@ -19,6 +19,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/io.h"
 #include "src/unz.h"
 #include "unit.h"
 
@@ -98,15 +99,9 @@ static void *
 feed(void *arg)
 {
 	struct feeder *f = arg;
-	size_t off = 0;
 
-	while (off < f->n) {
-		ssize_t k = write(f->fd, f->p + off, f->n - off);
-
-		if (k <= 0)
-			break;
-		off += (size_t)k;
-	}
+	/* A reader that stops early closes the pipe: the write fails. */
+	(void)rv_write_full(f->fd, f->p, f->n);
 	close(f->fd);
 	return NULL;
 }
