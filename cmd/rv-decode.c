@@ -36,7 +36,8 @@ static const char usage[] =
     "                 [--class-level N] [--encoded] [--epochs E]\n"
     "                 [--even pad|drop|none] [--index FILE]\n"
     "                 [--resume E:N:K[,K...]|E:@FILE]\n"
-    "                 [--limit N] [--max-pixels N] [--max-side N] [--seed S]\n"
+    "                 [--limit N] [--max-held SIZE] [--max-pixels N]\n"
+    "                 [--max-side N] [--seed S]\n"
     "                 [--shard I/N|auto] [--shuffle] [--strict] [--level L]\n"
     "                 input ...\n"
     "       rv-decode --index-out FILE [-qv] [--class-level N] [--strict]\n"
@@ -69,6 +70,8 @@ static const char usage[] =
     "                       rest of E, shared over this job's ranks\n"
     "      --resume E:@FILE the same, the samples of E trained listed in\n"
     "                       FILE, an id a line (any pipeline before)\n"
+    "      --max-held SIZE  archives' images held in memory, at most\n"
+    "                       (K, M, G suffixes; default half the memory)\n"
     "      --max-pixels N   refuse images larger than N pixels\n"
     "      --max-side N     reduce images so the longer side is <= N\n"
     "      --seed S         seed for --shuffle (default 0)\n"
@@ -95,6 +98,7 @@ enum {
 	OPT_INDEX,
 	OPT_INDEX_OUT,
 	OPT_LIMIT,
+	OPT_MAX_HELD,
 	OPT_MAX_PIXELS,
 	OPT_MAX_SIDE,
 	OPT_RESUME,
@@ -113,6 +117,7 @@ struct decode_opts {
 	const char *index;	/* --index: the shards */
 	const char *index_out;	/* --index-out: write it, nothing else */
 	uint64_t limit;
+	uint64_t max_held;	/* 0: the default */
 	uint64_t max_pixels;
 	uint32_t max_side;
 	/* --resume: the job before had resume_n ranks, rank r of which had
@@ -263,6 +268,7 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 		{ "index", required_argument, NULL, OPT_INDEX },
 		{ "index-out", required_argument, NULL, OPT_INDEX_OUT },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
+		{ "max-held", required_argument, NULL, OPT_MAX_HELD },
 		{ "max-pixels", required_argument, NULL, OPT_MAX_PIXELS },
 		{ "max-side", required_argument, NULL, OPT_MAX_SIDE },
 		{ "resume", required_argument, NULL, OPT_RESUME },
@@ -326,6 +332,14 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 		case OPT_LIMIT:
 			o->limit = rv_opt_u64("--limit", optarg, 1,
 			    UINT64_MAX, usage);
+			break;
+		case OPT_MAX_HELD:
+			if (rv_parse_size(optarg, &o->max_held) < 0)
+				rv_usage_die(usage, "--max-held: %s",
+				    rv_errmsg());
+			if (o->max_held == 0)
+				rv_usage_die(usage, "--max-held: '%s': must "
+				    "be over 0", optarg);
 			break;
 		case OPT_MAX_PIXELS:
 			o->max_pixels = rv_opt_u64("--max-pixels", optarg, 1,
@@ -1292,6 +1306,7 @@ main(int argc, char *argv[])
 	so.strict = o.strict;
 	so.quiet = o.c.quiet;
 	so.max_pixels = o.max_pixels;
+	so.max_held = o.max_held;
 	so.class_level = o.class_level;
 	/* Every input is read (or listed) before the first sample: a line
 	 * of its own while that goes on. */

@@ -180,7 +180,7 @@ rv_slurp(const char *path, unsigned char **buf, size_t *len)
 	unsigned char *p;
 	struct stat st;
 
-	if (own && (fd = open(path, O_RDONLY)) < 0)
+	if (own && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return rv_seterr("'%s':", path);
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
 		cap = (size_t)st.st_size + 1;
@@ -339,7 +339,7 @@ rv_out_open(struct rv_out *o, const char *path, int binary)
 		struct stat st;
 		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
 		    !S_ISDIR(st.st_mode)) {
-			o->fd = open(path, O_WRONLY);
+			o->fd = open(path, O_WRONLY | O_CLOEXEC);
 			if (o->fd < 0)
 				return rv_seterr("'%s':", path);
 			if (binary && isatty(o->fd)) {
@@ -379,6 +379,8 @@ rv_out_open(struct rv_out *o, const char *path, int binary)
 		slot = out_claim();
 		o->fd = mkstemp(o->tmp);
 		e = errno;
+		if (o->fd >= 0)
+			(void)fcntl(o->fd, F_SETFD, FD_CLOEXEC);
 		out_publish(slot, o->fd >= 0 ? o->tmp : NULL);
 		(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
 		errno = e;

@@ -312,7 +312,7 @@ rv_self_usage(uint64_t *read_bytes, uint64_t *peak_rss)
 	FILE *f;
 
 	*read_bytes = *peak_rss = 0;
-	if ((f = fopen("/proc/self/io", "r")) != NULL) {
+	if ((f = fopen("/proc/self/io", "re")) != NULL) {
 		while (fgets(line, sizeof(line), f))
 			if (strncmp(line, "rchar: ", 7) == 0)
 				*read_bytes = strtoull(line + 7, NULL, 10);

@@ -245,7 +245,7 @@ rv_refsrc_open(const char *path, const char *spill_dir)
 		infd = STDIN_FILENO;
 	} else {
 		s->name = xstrdup(path);
-		if ((infd = open(path, O_RDONLY)) < 0) {
+		if ((infd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 			rv_seterr("'%s':", path);
 			goto out;
 		}

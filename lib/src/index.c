@@ -523,34 +523,81 @@ fail:
 int
 rv_index_load(const char *path, struct rv_index *ix)
 {
-	unsigned char *p, head[sizeof(RV_INDEX_MAGIC)];
+	unsigned char *p;
 	struct stat st;
+	size_t n, cap;
 	ssize_t got;
-	size_t n;
 	int r, fd;
 
 	memset(ix, 0, sizeof(*ix));
-	/* A file given by mistake (a shard) is refused from its first
-	 * bytes, not read whole. */
+	/* Read once, through one descriptor, whatever it is: a file, or a
+	 * pipe or FIFO (--index /dev/stdin, <(...)), which a second open
+	 * would not read again.  A file given by mistake (a shard) is
+	 * refused from its first bytes, not read whole, and no index is
+	 * read past RV_INDEX_MAX bytes, whatever it is. */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return rv_seterr("'%s': cannot open:", path);
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (uint64_t)st.st_size > RV_INDEX_MAX) {
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return rv_seterr("'%s': cannot stat:", path);
+	}
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > RV_INDEX_MAX) {
 		close(fd);
 		return rv_seterr("'%s': not an rv index (%" PRIu64 " bytes, "
 		    "over %zu)", path, (uint64_t)st.st_size, RV_INDEX_MAX);
 	}
-	got = rv_read_full(fd, head, sizeof(head) - 1);
-	close(fd);
-	if (got < 0)
-		return rv_preferr("'%s'", path);
-	if (!rv_index_sniff(head, (size_t)got))
+	cap = (size_t)1 << 16;
+	if (S_ISREG(st.st_mode) && (size_t)st.st_size >= cap)
+		cap = (size_t)st.st_size + 1;
+	p = xmalloc(cap);
+	got = rv_read_full(fd, p, sizeof(RV_INDEX_MAGIC) - 1);
+	if (got < 0 || !rv_index_sniff(p, (size_t)got)) {
+		close(fd);
+		free(p);
+		if (got < 0)
+			return rv_preferr("'%s'", path);
 		return rv_seterr("'%s': not an rv index (its first line is not "
 		    "'rv-index<TAB>%d')", path, RV_INDEX_VERSION);
-	if (rv_slurp(path, &p, &n) < 0)
-		return -1;
+	}
+	n = (size_t)got;
+	for (;;) {
+		if (n == cap) {
+			cap = cap * 2 > RV_INDEX_MAX + 1 ? RV_INDEX_MAX + 1 :
+			    cap * 2;
+			p = xrealloc(p, cap);
+		}
+		if ((got = rv_read_full(fd, p + n, cap - n)) < 0) {
+			close(fd);
+			free(p);
+			return rv_preferr("'%s'", path);
+		}
+		/* Text, checked as it comes: a FIFO of zeros is refused
+		 * at its first bytes, not after a GiB of them. */
+		if (memchr(p + n, '\0', (size_t)got) != NULL) {
+			close(fd);
+			free(p);
+			return rv_seterr("'%s': holds a NUL byte: not an index",
+			    path);
+		}
+		n += (size_t)got;
+		if (n > RV_INDEX_MAX) {
+			close(fd);
+			free(p);
+			return rv_seterr("'%s': not an rv index (over %zu "
+			    "bytes)", path, RV_INDEX_MAX);
+		}
+		if (n < cap)
+			break;	/* rv_read_full stops short only at the end */
+	}
+	close(fd);
 	r = rv_index_parse((const char *)p, n, path, ix);
 	free(p);
+	/* /dev/stdin and /dev/fd/N may name a regular file too: it has no
+	 * folder of its own here either. */
+	if (r == 0)
+		ix->piped = !S_ISREG(st.st_mode) ||
+		    strncmp(path, "/dev/", 5) == 0 ||
+		    strncmp(path, "/proc/", 6) == 0;
 	return r;
 }
 

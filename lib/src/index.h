@@ -55,6 +55,11 @@ struct rv_index {
 	size_t nnames;
 	struct rv_index_shard *shard;	/* owned */
 	size_t nshards;
+	int piped;		/* rv_index_load read it from no regular
+				 * file (a pipe, a FIFO) or through /dev or
+				 * /proc (/dev/stdin): it has no folder, its
+				 * relative paths are the working
+				 * directory's */
 };
 
 /*
@@ -64,7 +69,8 @@ struct rv_index {
  */
 int rv_index_parse(const char *text, size_t len, const char *name,
     struct rv_index *ix);
-/* Read and parse the index at path. */
+/* Read and parse the index at path, once, whatever it is (a file, a pipe
+ * or FIFO), at most RV_INDEX_MAX bytes. */
 int rv_index_load(const char *path, struct rv_index *ix);
 /* Is this the start of an index (its magic line)? */
 int rv_index_sniff(const void *p, size_t n);

@@ -361,6 +361,7 @@ dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 	c.warn = &d->warn;
 	c.note = &d->note;
 	c.list = list;
+	c.held = &d->held;
 	d->src = xcalloc((size_t)n, sizeof(*d->src));
 	oi = xcalloc((size_t)n, sizeof(*oi));
 	for (i = 0; i < n; i++) {
@@ -528,6 +529,7 @@ rv_dataset_load(struct rv_dataset *d, size_t k)
 	c.o = &d->opts;
 	c.warn = &d->warn;
 	c.note = &d->note;
+	c.held = &d->held;
 	t.name = xstrdup(s->name);
 	t.reader = s->reader;
 	t.recsize = s->recsize;
@@ -553,6 +555,8 @@ rv_dataset_load(struct rv_dataset *d, size_t k)
 	}
 	s->ops = t.ops;
 	s->priv = t.priv;
+	s->mem = t.mem;
+	t.mem = 0;
 	t.ops = NULL;
 	t.priv = NULL;
 	s->have = t.n;
@@ -571,6 +575,7 @@ rv_dataset_load(struct rv_dataset *d, size_t k)
 	src_msgs_close(&d->note, "members ignored");
 	r = (int64_t)s->have;
 out:
+	d->held -= t.mem;	/* a load that failed holds nothing */
 	t.path[0] = t.path[1] = NULL;
 	src_free(&t);
 	return r;
@@ -586,6 +591,8 @@ rv_dataset_unload(struct rv_dataset *d, size_t k)
 	s->ops->free(s);
 	s->priv = NULL;
 	s->loaded = 0;
+	d->held -= s->mem;
+	s->mem = 0;
 }
 
 void

@@ -29,11 +29,20 @@ struct rv_src_opts {
 	 * directory this many levels above its image (0 or 1: the parent;
 	 * 2: the grandparent, as in train/<wnid>/images/x.JPEG). */
 	int class_level;
+	/* Archives' image bytes the dataset may hold in memory, all inputs
+	 * together (an archive is read once, its images kept encoded);
+	 * past it the open fails naming the input.  0: half the machine's
+	 * memory (rv_src_max_held_default). */
+	uint64_t max_held;
 	/* Ticked with the operands opened so far (of their total), for a
 	 * progress line while a dataset of many files is opened or listed;
 	 * NULL: none. */
 	struct rv_progress *prog;
 };
+
+/* The default bound on the image bytes held: half the physical memory
+ * (sysconf), at least 256 MiB. */
+uint64_t rv_src_max_held_default(void);
 
 /* One sample's raw material, as fetched. */
 struct rv_item {

@@ -64,6 +64,8 @@
  * SLACK for metadata) holds no image within it: refused unread. */
 #define BYTES_PER_PIXEL	8
 #define SLACK		((size_t)16 << 20)
+/* No zip64 end record is this big (its extensible data is unused). */
+#define MAX_RECORD	((uint64_t)1 << 30)
 
 enum link { LK_NONE, LK_HARD, LK_SYM };
 
@@ -145,6 +147,7 @@ struct reader {
 	struct member *m;
 	size_t nm, capm;
 	struct rv_buf buf;	/* one member's data, reused */
+	struct rv_codec *codec;	/* reads image headers; made when needed */
 	uint32_t nlabels;	/* highest sidecar label + 1 */
 	char err[256];
 };
@@ -276,6 +279,16 @@ refuse(const struct reader *r, uint64_t off, const char *why)
 	    "read on from there, so it is refused (%zu sample%s read before "
 	    "it %s lost)", r->s->name, off, why, r->images,
 	    r->images == 1 ? "" : "s", r->images == 1 ? "is" : "are");
+}
+
+/* The same, why being the error just set (rv_errmsg). */
+static int
+refuse_err(const struct reader *r, uint64_t off)
+{
+	char why[256];
+
+	snprintf(why, sizeof(why), "%s", rv_errmsg());
+	return refuse(r, off, why);
 }
 
 /*
@@ -471,12 +484,56 @@ json_label(struct member *m, const char *p, size_t n)
 }
 
 /*
+ * The bytes an image member may hold once its header is read: those of
+ * its own pixels, BYTES_PER_PIXEL each, and SLACK (a 300 MB member that
+ * says it is an 8x8 PNG is no image).  Asked of the first bytes read
+ * (the header may be late: a JPEG's comes after its metadata), at each
+ * doubling from PREALLOC on, so a member of the usual size pays nothing.
+ * Returns max when the header cannot be read yet.
+ */
+static size_t
+own_cap(struct reader *r, size_t max, uint32_t *h, uint32_t *w)
+{
+	int dt;
+	uint32_t ch;
+	uint64_t cap;
+
+	if (!r->codec)
+		r->codec = rv_codec_new();
+	if (rv_codec_info(r->codec, r->buf.data, r->buf.len, &dt, h, w,
+	    &ch) < 0)
+		return max;
+	cap = (uint64_t)*h * *w;
+	if (cap > (uint64_t)(max - SLACK) / BYTES_PER_PIXEL)
+		return max;
+	cap = cap * BYTES_PER_PIXEL + SLACK;
+	return cap < max ? (size_t)cap : max;
+}
+
+/* Why a member over max bytes was left: 1. */
+static int
+too_big(struct reader *r, size_t max, uint32_t h, uint32_t w)
+{
+	if (h == 0)
+		snprintf(r->err, sizeof(r->err), "member is over the "
+		    "%zu-byte limit for an image (%d bytes a pixel of the "
+		    "pixel limit)", max, BYTES_PER_PIXEL);
+	else
+		snprintf(r->err, sizeof(r->err), "member holds over %zu "
+		    "bytes, too many for the %" PRIu32 "x%" PRIu32 " image "
+		    "its header says (%d bytes a pixel and %zu MiB)", max, w,
+		    h, BYTES_PER_PIXEL, SLACK >> 20);
+	return 1;
+}
+
+/*
  * Read the current member's data into r->buf, at most max bytes.  With
  * magic, the first MAGIC bytes must be an image's, else the rest is left
- * unread (libarchive skips it) and only those are kept.  Returns 0, 1 if
- * the member is bigger than max, 2 if it has no image magic, or a
- * negative libarchive status (ARCHIVE_FATAL: the archive is spent) with
- * r->err set.
+ * unread (libarchive skips it) and only those are kept; past PREALLOC,
+ * own_cap() bounds it by its own header's size.  Returns 0, 1 if the
+ * member is bigger than max (r->err says why), 2 if it has no image
+ * magic, or a negative libarchive status (ARCHIVE_FATAL: the archive is
+ * spent) with r->err set.
  */
 static int
 read_member(struct reader *r, struct archive_entry *e, size_t max,
@@ -484,10 +541,12 @@ read_member(struct reader *r, struct archive_entry *e, size_t max,
 {
 	int64_t size = archive_entry_size_is_set(e) ?
 	    archive_entry_size(e) : -1;
+	size_t check = magic ? PREALLOC : SIZE_MAX;
+	uint32_t h = 0, w = 0;
 
 	r->buf.len = 0;
 	if (size > (int64_t)max)
-		return 1;
+		return too_big(r, max, 0, 0);
 	/* The header's size is a claim: a 512-byte tar header saying 1 GiB
 	 * must not cost 1 GiB.  Beyond PREALLOC the buffer grows with the
 	 * data that actually arrives. */
@@ -509,8 +568,16 @@ read_member(struct reader *r, struct archive_entry *e, size_t max,
 		if (got == 0)
 			break;
 		r->buf.len += (size_t)got;
+		if (r->buf.len >= check && check < max) {
+			size_t own = own_cap(r, max, &h, &w);
+
+			check = own < max ? SIZE_MAX : check * 2;
+			if (own == max)
+				h = w = 0;
+			max = own;
+		}
 		if (r->buf.len > max)
-			return 1;
+			return too_big(r, max, h, w);
 		if (magic && r->buf.len >= MAGIC) {
 			magic = 0;
 			if (!image_magic(r->buf.data, r->buf.len)) {
@@ -567,6 +634,35 @@ ignore(struct reader *r, const char *path, const char *why)
 
 	src_ignore(r->c, "'%s': '%s': %s (ignored)", r->s->name, q, why);
 	free(q);
+}
+
+/*
+ * n more bytes of images held by the dataset: refused, naming the input,
+ * past the bound on them all (--max-held).
+ */
+static int
+hold(struct reader *r, size_t n)
+{
+	uint64_t max = src_max_held(r->c->o);
+
+	if (!r->c->held)
+		return 0;
+	if (n > max || *r->c->held > max - n) {
+		int k = max >= (uint64_t)1 << 30 ? 30 : max >= 1 << 20 ? 20 :
+		    10;
+
+		return rv_seterr("'%s': byte %" PRIu64 ": the archives' "
+		    "images held in memory would pass %.1f %s, %s (rv-decode "
+		    "holds an archive's images, encoded, once it is read), "
+		    "after %zu samples", r->s->name, raw_at(r),
+		    (double)max / (double)((uint64_t)1 << k), k == 30 ?
+		    "GiB" : k == 20 ? "MiB" : "KiB", r->c->o->max_held ?
+		    "the bound --max-held set" : "half the memory "
+		    "(--max-held moves the bound)", r->images);
+	}
+	*r->c->held += n;
+	r->s->mem += n;
+	return 0;
 }
 
 /*
@@ -633,11 +729,7 @@ take_member(struct reader *r, struct archive_entry *e)
 		/* Compressed data that is corrupt: no end to read on from. */
 		if (st == ARCHIVE_FATAL && broken(r))
 			return refuse(r, unz_pos(r->unz), unz_error(r->unz));
-		if (st == 1)
-			snprintf(r->err, sizeof(r->err), "member is over the "
-			    "%zu-byte limit for an image (%d bytes a pixel "
-			    "of the pixel limit)", max, BYTES_PER_PIXEL);
-		else if (st == ARCHIVE_FATAL)
+		if (st == ARCHIVE_FATAL)
 			snprintf(r->err + strlen(r->err), sizeof(r->err) -
 			    strlen(r->err), " at byte %" PRIu64 " of the "
 			    "input; kept the members before it", raw_at(r));
@@ -650,6 +742,8 @@ take_member(struct reader *r, struct archive_entry *e)
 		return st;
 	}
 	if (m->role == R_IMAGE) {
+		if (hold(r, r->buf.len) < 0)
+			return -1;
 		m->len = r->buf.len;
 		m->data = arena_take(r->ar, &r->buf);
 	} else if (m->role == R_JSON) {
@@ -785,8 +879,11 @@ static struct member *
 find_path(struct reader *r, const struct pidx *v, size_t n,
     const char *path, size_t before)
 {
-	size_t lo = 0, hi = n, k, best = n;
+	size_t lo = 0, hi = n, first, end;
 
+	/* Three binary searches, never a walk over the members of that
+	 * name: an archive may hold 40,000 of one name and as many links
+	 * to it. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -795,10 +892,28 @@ find_path(struct reader *r, const struct pidx *v, size_t n,
 		else
 			hi = mid;
 	}
-	for (k = lo; k < n && strcmp(v[k].path, path) == 0; k++)
-		if (best == n || v[k].i < before)
-			best = k;
-	return best < n ? &r->m[v[best].i] : NULL;
+	if (lo == n || strcmp(v[lo].path, path) != 0)
+		return NULL;
+	first = lo;
+	for (hi = n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(v[mid].path, path) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	end = lo;
+	/* [first, end) is in member order: the first at or after before. */
+	for (lo = first, hi = end; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].i < before)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return &r->m[v[lo > first ? lo - 1 : first].i];
 }
 
 /*
@@ -884,6 +999,17 @@ resolve_links(struct reader *r)
 	return st;
 }
 
+/* Does a 7-zip archive start where this archive was to? */
+static int
+seven_at(struct reader *r)
+{
+	unsigned char m[6];
+
+	return unz_kind(r->unz) == UNZ_NONE &&
+	    unz_peek(r->unz, r->base, m, sizeof(m)) == (ssize_t)sizeof(m) &&
+	    memcmp(m, "7z\xbc\xaf\x27\x1c", 6) == 0;
+}
+
 /* The archive cannot be read at all: say what we looked for. */
 static int
 no_archive(struct reader *r)
@@ -953,6 +1079,28 @@ le64(const unsigned char *p)
 }
 
 /*
+ * Do the 8 bytes at p begin an archive of another format than tar (a zip,
+ * cpio in its four forms, 7-zip, ar, RAR)?  No tar header begins so that
+ * is not one: only a block that failed as a header is asked.
+ */
+static int
+other_magic(const unsigned char *p)
+{
+	static const char *const magic[] = {
+		"PK\3\4", "PK\5\6", "070701", "070702", "070707",
+		"7z\xbc\xaf\x27\x1c", "!<arch>\n", "Rar!\x1a\x07",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
+		if (memcmp(p, magic[i], strlen(magic[i])) == 0)
+			return 1;
+	/* binary cpio, either byte order */
+	return (p[0] == 0xc7 && p[1] == 0x71) || (p[0] == 0x71 &&
+	    p[1] == 0xc7);
+}
+
+/*
  * A tar block that is no header (retry: read whole; else a short block
  * at the end, left unread), in a tar that is not compressed (a compressed
  * run is decoded through to its end): the next archive starts there when
@@ -977,8 +1125,8 @@ boundary(struct reader *r, int retry)
 	if (retry)
 		x -= 512;
 	k = unz_peek(r->unz, x, b, 16);
-	if (k >= 4 && (unz_detect(b, (size_t)k) != UNZ_NONE ||
-	    memcmp(b, "PK\3\4", 4) == 0))
+	if (k >= 8 && (unz_detect(b, (size_t)k) != UNZ_NONE ||
+	    other_magic(b)))
 		goto next;
 	hp = r->base + (uint64_t)archive_read_header_position(r->a);
 	if (x < hp + sizeof(b) || unz_peek(r->unz, hp, b, sizeof(b)) !=
@@ -990,7 +1138,9 @@ next:
 	return 1;
 }
 
-/* Is a byte that is not zero in the input from raw offset off on? */
+/* Is a byte that is not zero in the input from raw offset off on?  1 or
+ * 0; -1 when it cannot be read (a failure is no answer: an input whose
+ * rest cannot be read is not taken to end there). */
 static int
 data_from(struct reader *r, uint64_t off)
 {
@@ -1003,7 +1153,7 @@ data_from(struct reader *r, uint64_t off)
 		off += (uint64_t)k;
 	}
 	free(b);
-	return data;
+	return !data && k < 0 ? -1 : data;
 }
 
 /*
@@ -1024,39 +1174,101 @@ zip_end(struct reader *r, uint64_t at)
 			k = 46 + (uint64_t)le16(q + 28) + le16(q + 30) +
 			    le16(q + 32);
 		else if (n >= 56 && memcmp(q, "PK\6\6", 4) == 0)
-			k = le64(q + 4) + 12;
+			/* The record's size counts what follows its first 12
+			 * bytes; a claim near 2^64 would wrap the sum (and
+			 * leave at where it is, for ever). */
+			k = le64(q + 4) < 44 || le64(q + 4) > MAX_RECORD ? 0 :
+			    le64(q + 4) + 12;
 		else if (n >= 20 && memcmp(q, "PK\6\7", 4) == 0)
 			k = 20;
 		else if (n >= 22 && memcmp(q, "PK\5\6", 4) == 0)
 			return at + 22 + le16(q + 20);
 		else
 			return at;
-		if (k > ((uint64_t)1 << 40))
+		if (k == 0 || k > MAX_RECORD)
 			return at;	/* no record is this big */
 		at += k;
 	}
 }
 
-/* Does the zip file end with its end record (and comment)?  Else data
- * follows it, or it was read as a stream. */
-static int
-zip_ends_file(struct reader *r)
+static uint32_t
+le32(const unsigned char *p)
 {
+	return le16(p) | le16(p + 2) << 16;
+}
+
+/*
+ * Is the file one zip from its first byte to its last, so that
+ * libarchive's seeking reader, which reads the central directory found at
+ * the file's end, reads every member of it and nothing else?  Its end
+ * record ends the file, and the directory it names (through the zip64
+ * records when it says so) lies where it says, right before the end
+ * records: so nothing precedes the zip (cat a.zip b.zip has a's members
+ * before b's directory, which names only b's).  Otherwise the zip is read
+ * as a stream, from its first local header on, as on a pipe.
+ */
+static int
+zip_spans_file(struct reader *r)
+{
+	unsigned char *p, q[56];
 	struct stat st;
-	unsigned char *p;
+	uint64_t size, eocd = 0, cdoff, cdlen, z64;
 	size_t n, i;
-	int ends = 0;
+	int found = 0, spans = 0;
 
 	if (fstat(r->fd, &st) < 0 || st.st_size < 22)
 		return 0;
-	n = st.st_size < 22 + 65535 ? (size_t)st.st_size : 22 + 65535;
+	size = (uint64_t)st.st_size - (uint64_t)unz_base(r->unz);
+	n = size < 22 + 65535 ? (size_t)size : 22 + 65535;
 	p = xmalloc(n);
-	if (unz_peek(r->unz, (uint64_t)st.st_size - n, p, n) == (ssize_t)n)
-		for (i = n - 22 + 1; i-- > 0 && !ends;)
-			ends = memcmp(p + i, "PK\5\6", 4) == 0 &&
-			    i + 22 + le16(p + i + 20) == n;
+	if (unz_peek(r->unz, size - n, p, n) == (ssize_t)n)
+		for (i = n - 22 + 1; i-- > 0 && !found;)
+			if (memcmp(p + i, "PK\5\6", 4) == 0 &&
+			    i + 22 + le16(p + i + 20) == n) {
+				found = 1;
+				eocd = size - n + i;
+				cdlen = le32(p + i + 12);
+				cdoff = le32(p + i + 16);
+			}
 	free(p);
-	return ends;
+	if (!found)
+		return 0;
+	if (cdlen != 0xffffffff && cdoff != 0xffffffff)
+		return cdoff + cdlen == eocd;
+	/* zip64: the locator, 20 bytes before the end record, names the
+	 * zip64 end record, which names the directory. */
+	if (eocd < 20 || unz_peek(r->unz, eocd - 20, q, 20) != 20 ||
+	    memcmp(q, "PK\6\7", 4) != 0)
+		return 0;
+	z64 = le64(q + 8);
+	if (z64 > eocd - 20 || unz_peek(r->unz, z64, q, 56) != 56 ||
+	    memcmp(q, "PK\6\6", 4) != 0)
+		return 0;
+	cdlen = le64(q + 40);
+	cdoff = le64(q + 48);
+	spans = cdlen <= z64 && cdoff == z64 - cdlen;
+	return spans;
+}
+
+/*
+ * Where a 7-zip archive that starts at the input's first byte ends: its
+ * signature header says where its header is (after the packed streams),
+ * and the header ends the archive.  0 if it says nothing sound.
+ */
+static uint64_t
+seven_end(struct reader *r)
+{
+	unsigned char q[32];
+	uint64_t off, len;
+
+	if (unz_peek(r->unz, 0, q, sizeof(q)) != (ssize_t)sizeof(q) ||
+	    memcmp(q, "7z\xbc\xaf\x27\x1c", 6) != 0)
+		return 0;
+	off = le64(q + 12);
+	len = le64(q + 20);
+	if (off > ((uint64_t)1 << 62) || len > ((uint64_t)1 << 62))
+		return 0;
+	return 32 + off + len;
 }
 
 /* After a compressed run: what libarchive left of it (a format that
@@ -1111,25 +1323,52 @@ part_end(struct reader *r, uint64_t *off)
 	if (in_run(r))
 		return run_end(r, off);
 	/* Given up on as damaged: kept only at the input's end (a cut). */
-	if (r->spent)
-		return data_from(r, raw_at(r) + 512) ? refuse(r, raw_at(r),
-		    "the archive is damaged there") : 0;
+	if (r->spent) {
+		int d = data_from(r, raw_at(r) + 512);
+
+		if (d < 0)
+			return refuse_err(r, raw_at(r));
+		return d ? refuse(r, raw_at(r), "the archive is damaged "
+		    "there") : 0;
+	}
 	if (archive_filter_count(r->a) > 1) {
 		/* Compressed in a way libarchive decodes (lz4, lzip, .Z). */
 		*off = raw_at(r);
 		return 1;
 	}
-	if (fmt == ARCHIVE_FORMAT_TAR)
-		return 0;	/* read through to the end of the input */
+	if (fmt == ARCHIVE_FORMAT_EMPTY)
+		return 0;	/* an empty file */
+	if (fmt == ARCHIVE_FORMAT_TAR) {
+		/* Read through to the end of the input, unless it stopped
+		 * at a block too short to be a header: a short archive of
+		 * another kind (a 461-byte 7-zip) may start there. */
+		int d = data_from(r, raw_at(r));
+
+		if (d < 0)
+			return refuse_err(r, raw_at(r));
+		*off = raw_at(r);
+		return d;
+	}
 	if (fmt == ARCHIVE_FORMAT_ZIP) {
-		if (r->fdmode && zip_ends_file(r))
-			return 0;
+		if (r->fdmode)
+			return 0;	/* zip_spans_file() said so */
 		*off = zip_end(r, raw_at(r));
 		return 1;
 	}
-	/* A file in a format read by seeking (7-zip, rar, iso): whole. */
-	if (r->fdmode)
+	if (r->fdmode && fmt == ARCHIVE_FORMAT_7ZIP) {
+		/* Read on after it, as after any other archive. */
+		if ((*off = seven_end(r)) == 0)
+			return refuse(r, 0, "a 7-zip archive whose end cannot "
+			    "be found");
+		return 1;
+	}
+	/* A RAR or ISO 9660 image in a file is read by seeking, and where
+	 * it ends is not known: it must be the whole file (documented). */
+	if (r->fdmode && (fmt == ARCHIVE_FORMAT_RAR ||
+	    fmt == ARCHIVE_FORMAT_RAR_V5 || fmt == ARCHIVE_FORMAT_ISO9660))
 		return 0;
+	/* cpio, ar and the rest are read in order, in a file as on a pipe:
+	 * the next archive starts where the reader stopped. */
 	*off = raw_at(r);
 	return 1;
 }
@@ -1209,6 +1448,61 @@ read_all(struct reader *r)
 	}
 }
 
+/*
+ * What libarchive may read, by name: never its _all, which lets the data
+ * choose an external program (an input that begins "LRZI" would have it
+ * run lrzip from PATH).  A filter is taken only where libarchive decodes
+ * it in this process, as the probe on a reader of its own tells (where it
+ * would run a program instead it warns); gzip, bzip2, xz and zstd are
+ * decoded by unz.h before libarchive sees them, but a filter libarchive
+ * finds inside another one is still its own.  The formats are every one
+ * libarchive reads but mtree, a list of paths on this machine, not an
+ * archive of their bytes.
+ */
+static void
+la_support(struct archive *a)
+{
+	static int (*const filters[])(struct archive *) = {
+		archive_read_support_filter_bzip2,
+		archive_read_support_filter_compress,
+		archive_read_support_filter_gzip,
+		archive_read_support_filter_lz4,
+		archive_read_support_filter_lzip,
+		archive_read_support_filter_lzma,
+		archive_read_support_filter_lzop,
+		archive_read_support_filter_rpm,
+		archive_read_support_filter_uu,
+		archive_read_support_filter_xz,
+		archive_read_support_filter_zstd,
+	};
+	static int (*const formats[])(struct archive *) = {
+		archive_read_support_format_7zip,
+		archive_read_support_format_ar,
+		archive_read_support_format_cab,
+		archive_read_support_format_cpio,
+		archive_read_support_format_empty,
+		archive_read_support_format_iso9660,
+		archive_read_support_format_lha,
+		archive_read_support_format_rar,
+		archive_read_support_format_rar5,
+		archive_read_support_format_tar,
+		archive_read_support_format_warc,
+		archive_read_support_format_xar,
+		archive_read_support_format_zip,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++) {
+		struct archive *probe = archive_read_new();
+
+		if (probe && filters[i](probe) == ARCHIVE_OK)
+			(void)filters[i](a);
+		archive_read_free(probe);
+	}
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		(void)formats[i](a);
+}
+
 /* Begin the archive at raw offset off (the first: the input's start):
  * 1, 0 when the input holds no more, -1. */
 static int
@@ -1221,8 +1515,7 @@ open_part(struct reader *r, uint64_t off)
 	r->fdmode = 0;
 	if (!(r->a = archive_read_new()))
 		return rv_seterr("'%s': out of memory", r->s->name);
-	archive_read_support_filter_all(r->a);
-	archive_read_support_format_all(r->a);
+	la_support(r->a);
 	/* cat a.tar b.tar: read on past the first end-of-archive blocks,
 	 * as tar --ignore-zeros does. */
 	archive_read_set_options(r->a, "tar:read_concatenated_archives");
@@ -1233,7 +1526,10 @@ open_part(struct reader *r, uint64_t off)
 		if (k < 0)
 			return rv_seterr("'%s': %s", r->s->name,
 			    unz_error(r->unz));
-		if (unz_detect(m, (size_t)k) == UNZ_NONE) {
+		/* A zip is read by seeking only when it is the whole file;
+		 * else as a stream, as on a pipe (zip_spans_file). */
+		if (unz_detect(m, (size_t)k) == UNZ_NONE && !(k >= 4 &&
+		    m[0] == 'P' && m[1] == 'K' && !zip_spans_file(r))) {
 			/* libarchive's own reader: it can seek (zip), and
 			 * a listing reads a header and seeks past the
 			 * member: a kilobyte or two a member, not 64 KiB
@@ -1247,17 +1543,25 @@ open_part(struct reader *r, uint64_t off)
 			return st == ARCHIVE_OK ? 1 : no_archive(r);
 		}
 	}
-	if ((st = unz_start(r->unz, off)) < 0) {
-		char why[256];
-
-		snprintf(why, sizeof(why), "%s", rv_errmsg());
-		return refuse(r, off, why);
-	}
+	if ((st = unz_start(r->unz, off)) < 0)
+		return refuse_err(r, off);
 	r->any |= st == 1 || unz_pos(r->unz) > 0;	/* zeros, at least */
 	if (st == 0)
 		return 0;
 	r->parts++;
 	r->base = unz_base(r->unz);
+	/* libarchive reads 7-zip by seeking to its header at the end: as
+	 * a stream it finds no member, and says nothing. */
+	if (seven_at(r)) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "a 7-zip archive%s, which is read "
+		    "by seeking: %s", r->parts > 1 ? " starts there" : "",
+		    r->seekable ? "give it as a file of its own" :
+		    "give it as a file, not on a pipe");
+		return r->parts > 1 ? refuse(r, r->base, why) :
+		    rv_seterr("'%s': %s", r->s->name, why);
+	}
 	st = archive_read_open(r->a, r, NULL, unz_cb, NULL);
 	return st == ARCHIVE_OK ? 1 : no_archive(r);
 }
@@ -1611,7 +1915,7 @@ archive_open(struct src_ctx *c, struct src *s)
 	s->priv = r.ar;
 	s->ops = &archive_ops;
 	s->desc = xasprintf("archive:%s", s->name);
-	r.fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY);
+	r.fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (r.fd < 0)
 		return rv_seterr("'%s': cannot open:", s->name);
 	r.seekable = fstat(r.fd, &sb) == 0 && S_ISREG(sb.st_mode);
@@ -1621,6 +1925,7 @@ archive_open(struct src_ctx *c, struct src *s)
 	if (r.fd != STDIN_FILENO)
 		close(r.fd);
 	rv_buf_release(&r.buf);
+	rv_codec_free(r.codec);
 	if (st == 0)
 		st = group(&r);
 	for (i = 0; i < r.nm; i++) {

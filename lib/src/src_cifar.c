@@ -80,7 +80,7 @@ cut_short(const char *path, const char *qname, off_t size)
 		return 0;
 	/* The first record's labels in range, as no archive's first bytes
 	 * are (a tar starts with a name, the others with a magic). */
-	if ((fd = open(path, O_RDONLY)) < 0)
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return 0;
 	r = pread(fd, lb, sizeof(lb), 0);
 	close(fd);
@@ -186,7 +186,7 @@ cifar_open(struct src_ctx *c, struct src *s)
 	off_t size;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY)) < 0)
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return rv_seterr("'%s': cannot open:", s->name);
 	if ((size = lseek(fd, 0, SEEK_END)) < 0) {
 		close(fd);

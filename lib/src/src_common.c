@@ -418,7 +418,7 @@ src_read_names(const char *path, char ***names, size_t *n)
 
 	*names = NULL;
 	*n = 0;
-	fd = open(path, O_RDONLY);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
@@ -459,4 +459,20 @@ src_read_names(const char *path, char ***names, size_t *n)
 	}
 	free(buf);
 	return (int)*n;
+}
+
+uint64_t
+rv_src_max_held_default(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	uint64_t half = pages > 0 && size > 0 ?
+	    (uint64_t)pages * (uint64_t)size / 2 : 0;
+
+	return half > ((uint64_t)256 << 20) ? half : (uint64_t)256 << 20;
+}
+
+uint64_t
+src_max_held(const struct rv_src_opts *o)
+{
+	return o->max_held ? o->max_held : rv_src_max_held_default();
 }

@@ -321,7 +321,7 @@ dir_fetch(const struct src *s, uint64_t i, struct rv_buf *scratch,
 		return RV_FETCH_BAD;
 	}
 	/* O_NONBLOCK: a FIFO put in the file's place must not hang us. */
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK)) < 0) {
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
 		rv_seterr("cannot open:");
 		return RV_FETCH_BAD;
 	}

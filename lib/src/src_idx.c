@@ -92,7 +92,7 @@ static gzFile
 gz_open(const char *path, struct stat *st)
 {
 	gzFile gz;
-	int fd = open(path, O_RDONLY);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
 		rv_seterr("cannot open:");

@@ -59,6 +59,8 @@ struct src {
 	uint64_t have;		/* samples readable: n, or fewer when the
 				 * data read has fewer than the listing */
 	int loaded;		/* ops and priv hold the data */
+	uint64_t mem;		/* of them, image bytes counted in the
+				 * dataset's held (src_ctx) */
 	int counted;		/* read once: its warnings said, its
 				 * members counted */
 	/* How to open it again (rv_dataset_load): */
@@ -103,7 +105,12 @@ struct src_ctx {
 	uint64_t skipped;
 	uint64_t sidecars;
 	uint64_t ignored;
+	uint64_t *held;		/* the dataset's image bytes held (its
+				 * struct rv_dataset's): NULL, unbounded */
 };
+
+/* o->max_held, or its default. */
+uint64_t src_max_held(const struct rv_src_opts *o);
 
 /*
  * Warnings.  src_skip: a sample is lost; counted, and under --strict the
@@ -225,6 +232,7 @@ struct rv_dataset {
 	struct src_msgs warn, note;
 	struct src_msgs empty;	/* the inputs that yield no sample */
 	struct rv_src_counts counts;
+	uint64_t held;		/* image bytes the sources hold (max_held) */
 	struct rv_src_opts opts;	/* as given: loads use it */
 	struct rv_src_opts list_opts;	/* the listing's: never strict */
 	char *index;		/* the index it was made from (sanitized),

@@ -171,7 +171,7 @@ shard_source(const struct rv_index *ix, const struct rv_index_shard *sh,
 		if (strcmp(kind, sh->kind) == 0)
 			break;
 	}
-	s->path[0] = rv_index_resolve(path, sh->path);
+	s->path[0] = rv_index_resolve(ix->piped ? "" : path, sh->path);
 	s->name = src_sanitized(s->path[0]);
 	if (k == NFILE_READERS)
 		return rv_seterr("'%s': kind '%s': not a reader this rv has",

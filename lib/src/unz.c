@@ -29,6 +29,13 @@
 #define OUT_CAP		((size_t)64 << 10)
 /* Bytes a magic needs, at most (bzip2's: "BZh9" and a block's magic). */
 #define MAGIC_MAX	10
+/* The memory a decoder may take, as its window or dictionary says: zstd's
+ * window up to 2^27 bytes (its decoders' default, what zstd -19 and
+ * --long=27 write), and xz's decoder up to that and its own state (xz -9's
+ * 64 MiB dictionary needs 65 MiB); a stream that asks more is refused
+ * before anything is allocated, so a 60 KB file cannot cost a GiB. */
+#define ZSTD_WLOG_MAX	27
+#define XZ_MEMLIMIT	(((uint64_t)1 << ZSTD_WLOG_MAX) + ((uint64_t)8 << 20))
 
 struct unz {
 	int fd;
@@ -291,13 +298,15 @@ begin(struct unz *u, enum unz_kind k)
 	case UNZ_ZSTD:
 		if (!u->zs && !(u->zs = ZSTD_createDStream()))
 			return fail(u, UNZ_CORRUPT, "%s", "out of memory");
-		if (ZSTD_isError(ZSTD_initDStream(u->zs)))
+		if (ZSTD_isError(ZSTD_initDStream(u->zs)) ||
+		    ZSTD_isError(ZSTD_DCtx_setParameter(u->zs,
+		    ZSTD_d_windowLogMax, ZSTD_WLOG_MAX)))
 			return fail(u, UNZ_CORRUPT, "%s",
 			    "cannot start a zstd decoder");
 		break;
 	case UNZ_XZ:
 		u->lzinit = 1;
-		if (lzma_stream_decoder(&u->lz, UINT64_MAX, 0) != LZMA_OK)
+		if (lzma_stream_decoder(&u->lz, XZ_MEMLIMIT, 0) != LZMA_OK)
 			return fail(u, UNZ_CORRUPT, "%s",
 			    "cannot start an xz decoder");
 		break;
@@ -322,7 +331,6 @@ lzma_why(lzma_ret r)
 {
 	switch (r) {
 	case LZMA_MEM_ERROR:
-	case LZMA_MEMLIMIT_ERROR:
 		return "out of memory";
 	case LZMA_FORMAT_ERROR:
 		return "not the xz format";
@@ -396,6 +404,10 @@ step(struct unz *u, unsigned char *out, size_t outn, size_t *used,
 		*made = outn - u->lz.avail_out;
 		if (r == LZMA_STREAM_END)
 			done = 1;
+		else if (r == LZMA_MEMLIMIT_ERROR)
+			return fail(u, UNZ_CORRUPT, "%s", "xz stream refused: "
+			    "decoding it needs over 136 MiB (a dictionary over "
+			    "128 MiB), rv's limit");
 		else if (r != LZMA_OK && r != LZMA_BUF_ERROR)
 			return fail(u, UNZ_CORRUPT, "xz data corrupt: %s",
 			    lzma_why(r));

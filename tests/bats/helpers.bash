@@ -77,3 +77,35 @@ fmnist_tars() {
 	done
 	rm -r "$d/.png"
 }
+
+# peak PROG ARGS...: run, stdout to a pipe, print the peak RSS in KB
+# (its status is the pipeline's; $T/rss keeps time's report).
+peak() {
+	local kb
+	set -o pipefail
+	/usr/bin/time -f '%M' -o "$T/rss" "$@" | cat > /dev/null
+	kb=$(tail -1 "$T/rss")
+	echo "$kb"
+}
+
+need_time() {
+	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
+}
+
+# under KB LIMIT: KB <= LIMIT, except under sanitizers, whose shadow
+# memory makes peak RSS meaningless (the programs still run and check).
+under() {
+	case ${RV_BUILD:-build} in
+	*asan* | *san*) return 0 ;;
+	esac
+	[ "$1" -le "$2" ]
+}
+
+# sanitized: the build under test has AddressSanitizer (times and memory
+# mean nothing there).
+sanitized() {
+	case ${RV_BUILD:-build} in
+	*asan* | *san*) return 0 ;;
+	esac
+	return 1
+}

@@ -144,28 +144,6 @@ refused() {
 	[[ "$stderr" == *"over the limit of 715827880 (RV_MAX_SAMPLE to raise)" ]]
 }
 
-# peak KB PROG ARGS...: run, stdout to a pipe, print the peak RSS in KB.
-peak() {
-	local kb
-	set -o pipefail
-	/usr/bin/time -f '%M' -o "$T/rss" "$@" | cat > /dev/null
-	kb=$(tail -1 "$T/rss")
-	echo "$kb"
-}
-
-need_time() {
-	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
-}
-
-# under KB LIMIT: KB <= LIMIT, except under sanitizers, whose shadow
-# memory makes peak RSS meaningless (the programs still run and check).
-under() {
-	case ${RV_BUILD:-build} in
-	*asan* | *san*) return 0 ;;
-	esac
-	[ "$1" -le "$2" ]
-}
-
 # 64 MiB sample = 65512 KB; baseline allowance 24 MiB.
 S_KB=65512
 BASE_KB=24576
