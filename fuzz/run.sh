@@ -73,9 +73,14 @@ for t in $targets; do
 done
 
 status=0
-# A hostile header must not buy a big allocation: 512 MiB is far above
-# what any harness needs for inputs of at most 64 KiB.
-limits="-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512"
+# A hostile input must not buy memory or time: 256 MiB and 2 s an input
+# are far above what any harness needs for inputs of at most 64 KiB, and
+# low enough to catch what costs a program a GiB or a minute (issue 47).
+# ASan's quarantine is kept small so that freed memory does not count.
+timeout=${FUZZ_TIMEOUT:-2}
+mem=${FUZZ_MEM_MB:-256}
+limits="-timeout=$timeout -rss_limit_mb=$((mem + 256)) -malloc_limit_mb=$mem"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:quarantine_size_mb=16}"
 
 # Known crashers, one file per bug fixed: each must now run clean.
 for t in $targets; do
@@ -109,7 +114,6 @@ for t in $all_targets; do
 	mkdir -p "$S/$t"
 done
 dec="$B/bin/rv-decode"
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 # streams of every record kind, stored and compressed
 "$dec" -q --encoded --level 0 "$F/ds/flat" >"$S/stream/encoded.rvs"
 "$dec" -q --max-side 6 --level 3 "$F/ds/folder" >"$S/stream/u8-zstd.rvs"
@@ -176,6 +180,44 @@ cp "$F"/ds/*.tar "$F"/ds/*.zip "$F"/ds/*.tar.gz "$F"/ds/*.tar.zst \
 { xz -c "$F/ds/wds.tar"; cat "$F/ds/dirs.tar.gz"; bzip2 -c "$F/ds/wds.tar"
   cat "$F/ds/dirs.tar" "$F/ds/dirs.tar.zst" "$F/ds/dirs.zip"; } \
     >"$S/archive/mixed.bin"
+# where archives end (issue 47): cpio and 7-zip, each then a tar; a zip
+# with zip64 end records, one with a comment; a tar cut before its end
+# blocks then a cpio; a sparse tar whose hole follows a PNG header
+rm -rf "$B/arch"
+mkdir -p "$B/arch/d"
+cp "$F/img/grey1.png" "$F/img/palette.png" "$F/img/huge.png" "$B/arch/d/"
+(cd "$B/arch" && bsdtar --format cpio -cf cpio d && bsdtar --format 7zip -cf 7z d)
+cp "$B/arch/cpio" "$B/arch/7z" "$S/archive/"
+cat "$B/arch/cpio" "$F/ds/dirs.tar" >"$S/archive/cpio-tar"
+cat "$B/arch/7z" "$F/ds/dirs.tar" >"$S/archive/7z-tar"
+python3 - "$F" "$S/archive" "$B/arch" <<'EOF'
+import os, struct, subprocess, sys, tarfile
+fix, out, work = sys.argv[1:4]
+z = open(fix + "/ds/dirs.zip", "rb").read()
+e = z.rfind(b"PK\x05\x06")
+n, cdlen, cdoff = struct.unpack("<HII", z[e + 10:e + 20])
+z64 = b"PK\x06\x06" + struct.pack("<QHHIIQQQQ", 44, 45, 45, 0, 0, n, n,
+                                  cdlen, cdoff)
+loc = b"PK\x06\x07" + struct.pack("<IQI", 0, e, 1)
+end = z[e:e + 8] + struct.pack("<HHII", 0xffff, 0xffff, 0xffffffff,
+                                0xffffffff) + b"\0\0"
+open(out + "/zip64", "wb").write(z[:e] + z64 + loc + end)
+open(out + "/zip-comment", "wb").write(z[:e + 20] + struct.pack("<H", 9) +
+                                       b"a comment")
+t = tarfile.open(fix + "/ds/dirs.tar")
+last = t.getmembers()[-1]
+cut = last.offset_data + (last.size + 511) // 512 * 512
+open(out + "/tarcut-cpio", "wb").write(
+    open(fix + "/ds/dirs.tar", "rb").read()[:cut] +
+    open(work + "/cpio", "rb").read())
+png = open(work + "/d/" + sorted(os.listdir(work + "/d"))[0], "rb").read()
+os.makedirs(work + "/sp")
+with open(work + "/sp/s.png", "wb") as f:
+    f.write(png[:64])
+    f.truncate(1 << 20)
+subprocess.run(["tar", "--sparse", "-C", work, "-cf", out + "/sparse.tar",
+                "sp"], check=True)
+EOF
 python3 - "$F" "$S/idx_cifar" <<'EOF'
 # mode byte, 16-bit length of part A, part A, part B (fuzz/idx_cifar.c)
 import gzip, struct, sys
@@ -296,8 +338,10 @@ for t in $targets; do
 	crashes="$B/crashes/$t"
 	log="$B/log/fuzz-$t.log"
 	mkdir -p "$corpus" "$crashes"
+	dict=
+	[ -f "fuzz/$t.dict" ] && dict="-dict=fuzz/$t.dict"
 	# shellcheck disable=SC2086
-	if "$B/fuzz-$t" -max_total_time="$seconds" $limits \
+	if "$B/fuzz-$t" -max_total_time="$seconds" $limits $dict \
 	    -max_len="$(max_len "$t")" \
 	    -artifact_prefix="$crashes/" -print_final_stats=1 \
 	    "$corpus" "$S/$t" >"$log" 2>&1; then
