@@ -163,9 +163,10 @@ read_rest(struct rv_refsrc *s, struct rv_reader *r)
 		if (rec.kind == RV_META) {
 			if (rv_meta_parse(&s->meta, rec.payload,
 			    (size_t)rec.payload_len) < 0)
-				return rv_preferr("'%s': record %llu",
-				    s->name, (unsigned long long)
-				    rv_reader_records(r) - 1);
+				return rv_preferr("'%s': record %llu at byte "
+				    "%llu", s->name, (unsigned long long)
+				    rv_reader_records(r) - 1,
+				    (unsigned long long)rv_reader_offset(r));
 			continue;
 		}
 		return rv_seterr("'%s': record %llu at byte %llu: a second "
@@ -202,8 +203,9 @@ read_epoch(struct rv_refsrc *s, struct rv_reader *r, struct spill *sp)
 		case RV_META:
 			if (rv_meta_parse(&s->meta, rec.payload,
 			    (size_t)rec.payload_len) < 0)
-				return rv_preferr("'%s': record %llu",
-				    s->name, (unsigned long long)recno);
+				return rv_preferr("'%s': record %llu at byte "
+				    "%llu", s->name, (unsigned long long)recno,
+				    (unsigned long long)rv_reader_offset(r));
 			break;
 		case RV_SAMPLE:
 			if (check_sample(s, &rec, recno) < 0)

@@ -1,7 +1,8 @@
 /*
- * Metadata records: tiny, text, order-preserving.  The parser is strict
+ * Metadata records: small, text, order-preserving.  The parser is strict
  * (every line key=value, nothing else) so that two readers never disagree
- * about what a stream says.
+ * about what a stream says, and bounded (RV_META_MAX, RV_META_MAX_KEYS) so
+ * that a stream cannot make a reader hold more than a record's worth.
  */
 #include "stream/meta.h"
 
@@ -32,6 +33,7 @@ rv_meta_release(struct rv_meta *m)
 	}
 	free(m->key);
 	free(m->val);
+	free(m->slot);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -53,16 +55,13 @@ key_ok(const char *k, size_t n)
 }
 
 /*
- * An index of m's keys for one bulk update (a META record, a merge):
- * open addressing over positions in m, so that merging L pairs into n
- * keys costs O(n + L), not O(n L).  Without it a 60 KB record of 100000
- * keys took 25 s to read.  Slots hold position + 1; 0 is empty.
+ * The key index, m->slot: open addressing over positions in m, kept up
+ * to date as keys are added (none is ever removed), so that merging L
+ * pairs into n keys costs O(L), not O(n L).  Without an index a 60 KB
+ * record of 100000 keys took 25 s to read; with one rebuilt for every
+ * record, a record of a million keys then a thousand tiny ones took 58 s.
+ * Slots hold position + 1; 0 is empty.
  */
-struct kindex {
-	size_t *slot;
-	size_t mask;
-};
-
 static size_t
 khash(const char *k, size_t n)
 {
@@ -73,45 +72,59 @@ khash(const char *k, size_t n)
 	return (size_t)h;
 }
 
-/* The slot holding key k, or the empty slot where it would go. */
+/* The slot holding key k, or the empty slot where it would go; m is
+ * indexed (kindex_fit). */
 static size_t *
-kindex_find(const struct kindex *x, const struct rv_meta *m, const char *k,
-    size_t kn)
+kindex_find(const struct rv_meta *m, const char *k, size_t kn)
 {
-	size_t h = khash(k, kn) & x->mask;
+	size_t h = khash(k, kn) & m->mask;
 
-	while (x->slot[h] != 0) {
-		const char *key = m->key[x->slot[h] - 1];
+	while (m->slot[h] != 0) {
+		const char *key = m->key[m->slot[h] - 1];
 
 		if (strncmp(key, k, kn) == 0 && key[kn] == '\0')
 			break;
-		h = (h + 1) & x->mask;
+		h = (h + 1) & m->mask;
 	}
-	return &x->slot[h];
+	return &m->slot[h];
 }
 
-/* Index m's keys; called again when they fill half the slots, so the
- * index is never more than four times the keys' count. */
+/* Make room in the index for one more key: rebuilt twice as large when
+ * the keys would fill more than half its slots, so that it is never
+ * more than four times their count and each key is rehashed O(1) times
+ * on average. */
 static void
-kindex_init(struct kindex *x, const struct rv_meta *m)
+kindex_fit(struct rv_meta *m)
 {
 	size_t cap = 16, i;
 
-	while (cap / 2 <= m->n)
+	if (m->slot != NULL && m->n + 1 <= m->mask / 2)
+		return;
+	while (cap / 2 < m->n + 1)
 		cap *= 2;
-	x->slot = xcalloc(cap, sizeof(*x->slot));
-	x->mask = cap - 1;
+	free(m->slot);
+	m->slot = xcalloc(cap, sizeof(*m->slot));
+	m->mask = cap - 1;
 	for (i = 0; i < m->n; i++)
-		*kindex_find(x, m, m->key[i], strlen(m->key[i])) = i + 1;
+		*kindex_find(m, m->key[i], strlen(m->key[i])) = i + 1;
 }
 
-/* Set key k to v; x, if not NULL, indexes m and is kept up to date. */
+/* A pair refused for the caps: m is marked, so rv_meta_put refuses it. */
 static int
-set_n(struct rv_meta *m, struct kindex *x, const char *k, size_t kn,
-    const char *v, size_t vn)
+over(struct rv_meta *m, int keys)
 {
-	size_t i, *slot = NULL;
+	m->refused = 1;
+	if (keys)
+		return rv_seterr("metadata over the limit of %zu keys",
+		    RV_META_MAX_KEYS);
+	return rv_seterr("metadata over the limit of %llu bytes",
+	    (unsigned long long)RV_META_MAX);
+}
 
+/* The pair's own checks, before anything about m. */
+static int
+pair_ok(const char *k, size_t kn, const char *v, size_t vn)
+{
 	if (!key_ok(k, kn))
 		return rv_seterr("bad metadata key '%.*s'", (int)kn, k);
 	if (memchr(v, '\n', vn))
@@ -120,19 +133,42 @@ set_n(struct rv_meta *m, struct kindex *x, const char *k, size_t kn,
 	if (memchr(v, '\0', vn))
 		return rv_seterr("metadata value of '%.*s' holds a NUL byte",
 		    (int)kn, k);
-	if (x) {
-		slot = kindex_find(x, m, k, kn);
-		i = *slot ? *slot - 1 : m->n;
-	} else {
-		for (i = 0; i < m->n; i++)
-			if (strlen(m->key[i]) == kn &&
-			    memcmp(m->key[i], k, kn) == 0)
-				break;
-	}
-	if (i < m->n) {
+	return 0;
+}
+
+/*
+ * Set key k to v: 0, -1 for a bad pair, -2 (message set, m marked) for
+ * a pair over the caps, checked unless !capped (a merge checks its total
+ * first).  m is unchanged unless it returns 0; a refused pair costs no
+ * copy of its value.
+ */
+static int
+set_n(struct rv_meta *m, const char *k, size_t kn, const char *v, size_t vn,
+    int capped)
+{
+	size_t *slot, i, old;
+
+	if (pair_ok(k, kn, v, vn) < 0)
+		return -1;
+	kindex_fit(m);
+	slot = kindex_find(m, k, kn);
+	if (*slot != 0) {
+		i = *slot - 1;
+		old = strlen(m->val[i]);
+		if (capped && vn > old && vn - old > RV_META_MAX - m->bytes) {
+			over(m, 0);
+			return -2;
+		}
 		free(m->val[i]);
 		m->val[i] = xstrndup(v, vn);
+		m->bytes = m->bytes - old + vn;
 		return 0;
+	}
+	/* kn <= 128: kn + vn + 2 cannot wrap for any value in memory */
+	if (capped && (m->n >= RV_META_MAX_KEYS ||
+	    kn + vn + 2 > RV_META_MAX - m->bytes)) {
+		over(m, m->n >= RV_META_MAX_KEYS);
+		return -2;
 	}
 	if (m->n == m->cap) {
 		m->cap = m->cap ? m->cap * 2 : 16;
@@ -142,31 +178,26 @@ set_n(struct rv_meta *m, struct kindex *x, const char *k, size_t kn,
 	m->key[m->n] = xstrndup(k, kn);
 	m->val[m->n] = xstrndup(v, vn);
 	m->n++;
-	if (slot) {
-		*slot = m->n;
-		if (m->n > x->mask / 2) {
-			free(x->slot);
-			kindex_init(x, m);
-		}
-	}
+	*slot = m->n;
+	m->bytes += kn + vn + 2;
 	return 0;
 }
 
 int
 rv_meta_set(struct rv_meta *m, const char *key, const char *val)
 {
-	return set_n(m, NULL, key, strlen(key), val, strlen(val));
+	return set_n(m, key, strlen(key), val, strlen(val), 1) < 0 ? -1 : 0;
 }
 
 const char *
 rv_meta_get(const struct rv_meta *m, const char *key)
 {
-	size_t i;
+	size_t *slot;
 
-	for (i = 0; i < m->n; i++)
-		if (strcmp(m->key[i], key) == 0)
-			return m->val[i];
-	return NULL;
+	if (m->slot == NULL)
+		return NULL;
+	slot = kindex_find(m, key, strlen(key));
+	return *slot != 0 ? m->val[*slot - 1] : NULL;
 }
 
 int
@@ -174,30 +205,27 @@ rv_meta_parse(struct rv_meta *m, const unsigned char *p, size_t len)
 {
 	const char *s = (const char *)p, *end = s + len;
 	size_t line = 1;
-	struct kindex x;
-	int rc = 0;
+	int rc;
 
-	kindex_init(&x, m);
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		const char *eq;
 		if (!nl)
 			nl = end;
 		eq = memchr(s, '=', (size_t)(nl - s));
-		if (!eq) {
-			rc = rv_seterr("metadata line %zu has no '='", line);
-			break;
-		}
-		if (set_n(m, &x, s, (size_t)(eq - s), eq + 1,
-		    (size_t)(nl - eq - 1)) < 0) {
-			rc = rv_preferr("metadata line %zu", line);
-			break;
-		}
+		if (!eq)
+			return rv_seterr("metadata line %zu has no '='", line);
+		rc = set_n(m, s, (size_t)(eq - s), eq + 1,
+		    (size_t)(nl - eq - 1), 1);
+		/* over the caps: the total is at fault, not the line */
+		if (rc == -2)
+			return -1;
+		if (rc < 0)
+			return rv_preferr("metadata line %zu", line);
 		s = nl + 1;
 		line++;
 	}
-	free(x.slot);
-	return rc;
+	return 0;
 }
 
 void
@@ -220,6 +248,10 @@ rv_meta_put(struct rv_writer *w, const struct rv_meta *m)
 	struct rv_rec r;
 	int rc;
 
+	if (m->refused)
+		return rv_seterr("metadata cut at its limits (%zu keys, %llu "
+		    "bytes): not written", RV_META_MAX_KEYS,
+		    (unsigned long long)RV_META_MAX);
 	rv_meta_encode(m, &b);
 	rv_rec_init(&r, RV_META);
 	r.payload_len = b.len;
@@ -228,17 +260,33 @@ rv_meta_put(struct rv_writer *w, const struct rv_meta *m)
 	return rc;
 }
 
-void
+int
 rv_meta_merge(struct rv_meta *dst, const struct rv_meta *src)
 {
-	struct kindex x;
-	size_t i;
+	size_t i, keys = dst->n, bytes = dst->bytes;
 
-	kindex_init(&x, dst);
+	if (src->refused)
+		dst->refused = 1;
+	/* What the merge would hold, first: all of src or none of it, and
+	 * no pair refused halfway because of an order of replacements. */
+	kindex_fit(dst);
+	for (i = 0; i < src->n; i++) {
+		size_t kn = strlen(src->key[i]);
+		size_t *slot = kindex_find(dst, src->key[i], kn);
+
+		if (*slot != 0)
+			bytes -= kn + strlen(dst->val[*slot - 1]) + 2;
+		else
+			keys++;
+	}
+	if (keys > RV_META_MAX_KEYS)
+		return over(dst, 1);
+	if (src->bytes > RV_META_MAX - bytes)
+		return over(dst, 0);
 	for (i = 0; i < src->n; i++)
-		(void)set_n(dst, &x, src->key[i], strlen(src->key[i]),
-		    src->val[i], strlen(src->val[i]));
-	free(x.slot);
+		(void)set_n(dst, src->key[i], strlen(src->key[i]),
+		    src->val[i], strlen(src->val[i]), 0);
+	return 0;
 }
 
 /* The value, quoted for a message: long values are cut. */

@@ -3,6 +3,16 @@
  * record (payload: "key=value\n" lines, UTF-8, no NUL).  Keys are listed in
  * rv-stream(5): producer, source, classes, class.N, mean, std, ...
  * Readers merge every META record they meet (concatenation repeats them).
+ *
+ * Caps (stream.h): an rv_meta never holds more than RV_META_MAX_KEYS keys
+ * or more than RV_META_MAX bytes as rv_meta_encode() writes them, so a
+ * reader's memory for merged metadata is bounded and what it holds can be
+ * written as one record.  rv_meta_set(), rv_meta_parse() and
+ * rv_meta_merge() refuse a pair that would go over, with "metadata over
+ * the limit of N keys" or "... of N bytes", and mark m: rv_meta_put()
+ * then refuses m (it lacks what it was given), so that a caller that
+ * ignores a refusal still never writes cut metadata.  Merging costs time
+ * linear in the pairs merged: the key index lives in m and grows with it.
  */
 #ifndef RV_META_H
 #define RV_META_H
@@ -16,23 +26,32 @@
 struct rv_meta {
 	size_t n, cap;
 	char **key, **val;	/* owned */
+	/* Private to meta.c: the key index (open addressing, position + 1,
+	 * 0 empty, at most half full), the encoded bytes, and whether a
+	 * pair was refused for the caps. */
+	size_t *slot, mask;
+	size_t bytes;
+	int refused;
 };
 
 void rv_meta_init(struct rv_meta *m);
 void rv_meta_release(struct rv_meta *m);
 /* Set (replacing an existing key).  Keys: [A-Za-z0-9._-]+; values: no
- * newline or NUL.  Returns 0 or -1. */
+ * newline or NUL.  Returns 0, or -1 (a bad pair, or over the caps) with m
+ * unchanged. */
 int rv_meta_set(struct rv_meta *m, const char *key, const char *val);
 /* Borrowed value, or NULL. */
 const char *rv_meta_get(const struct rv_meta *m, const char *key);
-/* Merge a META record's payload into m.  Returns 0 or -1 (bad line). */
+/* Merge a META record's payload into m.  Returns 0, or -1 (a bad line,
+ * or over the caps) with m holding the lines before it. */
 int rv_meta_parse(struct rv_meta *m, const unsigned char *p, size_t len);
-/* Serialise m into out (appended). */
+/* Serialise m into out (appended): m->bytes bytes. */
 void rv_meta_encode(const struct rv_meta *m, struct rv_buf *out);
-/* Write m as one META record. */
+/* Write m as one META record; -1 if m had a pair refused for the caps. */
 int rv_meta_put(struct rv_writer *w, const struct rv_meta *m);
-/* Copy every pair of src into dst. */
-void rv_meta_merge(struct rv_meta *dst, const struct rv_meta *src);
+/* Copy every pair of src into dst: all of them, or (over the caps) none,
+ * returning -1 with dst marked as refused; a mark on src carries over. */
+int rv_meta_merge(struct rv_meta *dst, const struct rv_meta *src);
 /*
  * The one strict reading of metadata values, for every C reader: the key's
  * value as a decimal integer in [min, max] (digits only: no sign, space or

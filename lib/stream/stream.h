@@ -42,6 +42,19 @@
  * rv-decode writes by default is read.  RV_MAX_SAMPLE overrides.
  */
 #define RV_MAX_SAMPLE		((uint64_t)178956970 * 4)
+/*
+ * Caps on metadata (rv-stream(5), "Metadata"), fixed, not configurable:
+ * RV_META_MAX bounds one META record's payload, refused from its header
+ * before any memory is allocated for it, and the bytes of the metadata a
+ * reader merges from all its records (rv_meta_encode()'s output);
+ * RV_META_MAX_KEYS bounds the distinct keys it merges.  Real metadata is a
+ * few hundred bytes plus one class.N line a class: ImageNet-21k's 21841
+ * names take about 1 MiB, and 16 MiB holds a million short ones.  One cap
+ * for a record and for a merge means that what a reader keeps can always
+ * be written again as one record that every reader accepts.
+ */
+#define RV_META_MAX		((uint64_t)16 << 20)
+#define RV_META_MAX_KEYS	((size_t)1 << 20)
 
 /* The compression level asked for: opt if in -7..19 (an explicit --level),
  * else $RV_LEVEL if set and valid, else RV_LEVEL_AUTO. */
@@ -78,7 +91,8 @@ struct rv_reader *rv_reader_mem(const void *buf, size_t len,
  * A sample over rv_stream_max_sample() bytes (each sample of a batch
  * counts) is an error "sample of X bytes is over the limit of Y
  * (RV_MAX_SAMPLE to raise)", found from the record header before any
- * memory is allocated for its payload.
+ * memory is allocated for its payload; so is a metadata record over
+ * RV_META_MAX bytes: "metadata record of X bytes is over the limit of Y".
  *
  * Epochs are as rv-stream(5) defines them for every reader: consecutive
  * epoch-ends of the same epoch number, with only metadata or samples and

@@ -422,17 +422,28 @@ zstd_hdr_size(const unsigned char *p)
 }
 
 /*
- * A sample, or each sample of a batch, against the sample limit.  The
- * record cap alone lets a 33 KB frame of zeros hand every program a
- * 2 GiB image to copy; this bounds what one sample can cost, from the
- * header alone.
+ * A sample, or each sample of a batch, against the sample limit, and a
+ * metadata record against RV_META_MAX.  The record cap alone lets a 33 KB
+ * frame of zeros hand every program a 2 GiB image to copy, and a 16 KB
+ * frame a 512 MiB metadata value that each program copied twice; this
+ * bounds what one sample or metadata record can cost, from the header
+ * alone.
  */
 static int
-check_sample(struct rv_reader *r, const struct rv_rec *rec, uint64_t start)
+check_size(struct rv_reader *r, const struct rv_rec *rec, uint64_t start)
 {
 	char msg[200];
 	uint64_t n;
 
+	if (rec->kind == RV_META) {
+		if (rec->payload_len <= RV_META_MAX)
+			return 0;
+		snprintf(msg, sizeof(msg), "metadata record of %llu bytes is "
+		    "over the limit of %llu",
+		    (unsigned long long)rec->payload_len,
+		    (unsigned long long)RV_META_MAX);
+		return fail(r, start, msg);
+	}
 	if (rec->kind == RV_SAMPLE)
 		n = rec->payload_len;
 	else if (rec->kind == RV_BATCH)
@@ -493,7 +504,7 @@ read_frame(struct rv_reader *r, struct rv_rec *rec, uint64_t start)
 	}
 	if (rv_rec_decode(rec, r->rec.data, r->rec.len, r->max_payload) < 0)
 		return fail(r, start, rv_errmsg());
-	if (check_sample(r, rec, start) < 0)
+	if (check_size(r, rec, start) < 0)
 		return -1;
 	total = rec->hdr_len + (size_t)rec->payload_len;
 	if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != total) {

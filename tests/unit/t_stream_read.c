@@ -2,10 +2,10 @@
  * The stream contract of DESIGN.md section 2, read side
  * (lib/stream/stream_read.c): round trips over a file, a pipe and memory;
  * concatenation; epochs; skippable frames; every truncation and random
- * corruption of a small stream; hostile headers refused before allocation;
- * frames without a content size; seeking; no allocation per record in
- * steady state.  The write side: t_stream_write.c; their shared fixture:
- * stream_fix.h.
+ * corruption of a small stream; hostile headers, and samples and metadata
+ * records over their caps, refused before allocation; frames without a
+ * content size; seeking; no allocation per record in steady state.  The
+ * write side: t_stream_write.c; their shared fixture: stream_fix.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1103,6 +1103,64 @@ t_max_sample(void)
 }
 
 /*
+ * RV_META_MAX: a metadata record over it is refused from its header,
+ * whatever the frame holds, before its payload costs memory (a 16 KB
+ * frame held a 512 MiB value that every program copied twice); a record
+ * at it is read and parses.
+ */
+static void
+t_max_meta(void)
+{
+	struct rv_buf s = { 0 };
+	struct rv_enc *e = rv_enc_new(1);
+	struct rv_reader *rd;
+	struct rv_meta m;
+	struct rv_rec r, got;
+	unsigned char *p;
+	int known;
+
+	EXPECT(RV_META_MAX == (uint64_t)16 << 20);
+	rv_rec_init(&r, RV_META);
+	for (known = 0; known < 2; known++) {
+		r.payload_len = (uint64_t)512 << 20;
+		hostile(&s, known, &r, 10);
+		EXPECT(read_fails(&s, "metadata record of 536870912 bytes is "
+		    "over the limit of 16777216"));
+	}
+	/* "k=" x... "\n": RV_META_MAX bytes, then one more */
+	p = xmalloc(RV_META_MAX + 1);
+	memset(p, 'x', RV_META_MAX + 1);
+	memcpy(p, "k=", 2);
+	p[RV_META_MAX - 1] = '\n';
+	r.payload_len = RV_META_MAX;
+	s.len = 0;
+	EXPECT_EQ(rv_enc_frame(e, &r, p, &s), 0);
+	rd = as_raw(rv_reader_mem(s.data, s.len, NAME));
+	EXPECT_EQ(rv_reader_next(rd, &got), 1);
+	rv_meta_init(&m);
+	EXPECT_EQ(rv_meta_parse(&m, got.payload, (size_t)got.payload_len),
+	    0);
+	EXPECT_EQ(m.bytes, RV_META_MAX);
+	rv_meta_release(&m);
+	rv_reader_close(rd);
+	p[RV_META_MAX - 1] = 'x';
+	p[RV_META_MAX] = '\n';
+	r.payload_len = RV_META_MAX + 1;
+	s.len = 0;
+	EXPECT_EQ(rv_enc_frame(e, &r, p, &s), 0);
+	alloc_reset();
+	EXPECT(read_fails(&s, "metadata record of 16777217 bytes is over the "
+	    "limit of 16777216"));
+#if COUNT_MALLOC
+	printf("# largest allocation while refusing: %zu bytes\n", maxalloc);
+	EXPECT(maxalloc < (4u << 20));
+#endif
+	free(p);
+	rv_enc_free(e);
+	rv_buf_release(&s);
+}
+
+/*
  * rv_reader_take hands the payload over (the reader keeps the old
  * buffer), also for the record the reader held back behind an epoch-end.
  */
@@ -1556,6 +1614,7 @@ main(void)
 	RUN(t_corruption);
 	RUN(t_hostile_headers);
 	RUN(t_max_sample);
+	RUN(t_max_meta);
 	RUN(t_take);
 	RUN(t_before_allocation);
 	RUN(t_window);
