@@ -31,6 +31,20 @@
 
 #define RV_AUG_MAXARGS	12
 
+/*
+ * The largest image an op makes: rv-decode's default --max-pixels
+ * (Pillow's bomb threshold), so what an op writes is what rv-decode would
+ * have let in.  An op whose output would hold more pixels than this and
+ * more than its input (resize of a thin image: a 1 x 16384 one to a
+ * shorter side of 256 is 256 x 4194304, torchvision's answer too), or
+ * whose working memory (an intermediate image, resampling tables) would
+ * take more than 4 bytes a pixel of the larger of the two (RV_MAX_SAMPLE's
+ * default, 715827880 bytes, for a small input), fails with rv_errmsg()
+ * set before it allocates anything.  A shrink is never refused for its
+ * output.
+ */
+#define RV_AUG_MAX_PIXELS	RV_MAX_PIXELS_DEFAULT
+
 enum rv_arg_type {
 	RV_ARG_INT,	/* integer in [min, max] */
 	RV_ARG_FLOAT,	/* real in [min, max] */

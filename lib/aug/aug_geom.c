@@ -272,6 +272,8 @@ rv_crop_border(struct rv_img *img, struct rv_aug_ctx *ctx, int top,
 		return rv_seterr("crop: %u channels unsupported", c);
 	if (h == 0 || w == 0)
 		return rv_seterr("crop: empty size %ux%u", w, h);
+	if (rv_aug_check_size(img, h, w) < 0)
+		return -1;
 	if (mode != RV_BORDER_CONSTANT && (img->h == 0 || img->w == 0))
 		return rv_seterr("cannot pad an empty image");
 	if (top == 0 && left == 0 && h == img->h && w == img->w)
@@ -586,27 +588,33 @@ op_rotate(const struct rv_op *op, struct rv_img *img, struct rv_aug_ctx *ctx,
 	    op->v[2]);
 }
 
-/* torchvision Resize(int): the shorter side to size, the longer one
- * int(size * long / short). */
+/*
+ * torchvision Resize(int): the shorter side to size, the longer one
+ * int(size * long / short), which a thin image makes huge (1 x 16384 to
+ * 256 x 4194304): the size is checked against the bound before the long
+ * side is even cast to 32 bits.
+ */
 static int
 op_resize(const struct rv_op *op, struct rv_img *img, struct rv_aug_ctx *ctx,
     struct rv_rng *rng)
 {
 	uint32_t size = 0, sh, sl, nh, nw;
-	double nl;
+	uint64_t nl;
+	int wide;
 
 	if (arg_size(op, 0, &size) < 0)
 		return -1;
 	if (img->h == 0 || img->w == 0)
 		return rv_seterr("empty image");
-	sh = img->w <= img->h ? img->w : img->h;
-	sl = img->w <= img->h ? img->h : img->w;
-	nl = (double)((uint64_t)size * sl) / sh;
-	if (nl > 65536.0 * 64)
-		return rv_seterr("size: %u makes a %ux%u image too large", size,
-		    img->w, img->h);
-	nw = img->w <= img->h ? size : (uint32_t)nl;
-	nh = img->w <= img->h ? (uint32_t)nl : size;
+	wide = img->w > img->h;
+	sh = wide ? img->h : img->w;
+	sl = wide ? img->w : img->h;
+	/* Below 2^48, so the double holds it whole. */
+	nl = (uint64_t)((double)((uint64_t)size * sl) / sh);
+	if (rv_aug_check_size(img, wide ? size : nl, wide ? nl : size) < 0)
+		return -1;
+	nw = wide ? (uint32_t)nl : size;
+	nh = wide ? size : (uint32_t)nl;
 	if (nh == img->h && nw == img->w)
 		return 0;
 	return rv_resize_window(img, ctx, 0, 0, img->h, img->w, nh, nw,

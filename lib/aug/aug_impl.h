@@ -17,6 +17,19 @@ extern const struct rv_op_def *const rv_geom_ops[];
 extern const struct rv_op_def *const rv_colour_ops[];
 extern const struct rv_op_def *const rv_policy_ops[];
 
+/*
+ * The bound of aug.h's RV_AUG_MAX_PIXELS, asked by every kernel that
+ * makes a new size, before it allocates: 0 when an h x w image from img
+ * stays within max(RV_AUG_MAX_PIXELS, img's pixels), else -1 with "makes
+ * a WxH image, over the N-pixel limit".
+ */
+int rv_aug_check_size(const struct rv_img *img, uint64_t h, uint64_t w);
+/* 0 when n bytes of working memory (a double, so that no sum of sizes
+ * wraps) stay within 4 bytes a pixel of that bound (RV_MAX_SAMPLE's
+ * default for a small input), else -1 with "needs N bytes to work in,
+ * over the M-byte limit". */
+int rv_aug_check_work(const struct rv_img *img, double n);
+
 /* rv_spec_apply() from op first on (the ops before it are not run). */
 int rv_spec_apply_from(const struct rv_spec *s, size_t first,
     struct rv_img *img, struct rv_aug_ctx *ctx, uint64_t seed,

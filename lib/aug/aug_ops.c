@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "aug/aug_impl.h"
+#include "base/err.h"
 #include "base/xmem.h"
 
 #define MAXOPS	256
@@ -48,6 +49,39 @@ rv_op_find(const char *name)
 		if (strcmp((*d)->name, name) == 0)
 			return *d;
 	return NULL;
+}
+
+/* The bound in pixels for an op on img: its input is let in already. */
+static uint64_t
+bound(const struct rv_img *img)
+{
+	uint64_t in = (uint64_t)img->h * img->w;
+
+	return in > RV_AUG_MAX_PIXELS ? in : RV_AUG_MAX_PIXELS;
+}
+
+int
+rv_aug_check_size(const struct rv_img *img, uint64_t h, uint64_t w)
+{
+	uint64_t lim = bound(img);
+
+	/* The sides of an rv_img first, so that the product cannot wrap. */
+	if (h <= UINT32_MAX && w <= UINT32_MAX && h * w <= lim)
+		return 0;
+	return rv_seterr("makes a %llux%llu image, over the %llu-pixel limit",
+	    (unsigned long long)w, (unsigned long long)h,
+	    (unsigned long long)lim);
+}
+
+int
+rv_aug_check_work(const struct rv_img *img, double n)
+{
+	double lim = (double)bound(img) * 4;
+
+	if (n <= lim)
+		return 0;
+	return rv_seterr("needs %.0f bytes to work in, over the %.0f-byte "
+	    "limit", n, lim);
 }
 
 void

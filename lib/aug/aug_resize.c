@@ -191,6 +191,25 @@ axis_bytes(uint32_t out, int ksize)
 	    2 * align64((size_t)out * np * sizeof(int32_t));
 }
 
+/*
+ * axis_bytes() of an axis, as a double so that nothing wraps on the way:
+ * the tables grow with the longer of the axis's input and output (about
+ * 50 bytes an output pixel enlarging, 24 to 48 an input pixel
+ * shrinking), so a thin image's would outgrow its pixels.
+ */
+static double
+axis_cost(const struct span *s, uint32_t out, const struct filter *f,
+    int antialias)
+{
+	double fscale = (s->hi - s->lo) / out, k;
+
+	if (fscale < 1.0 || !antialias)
+		fscale = 1.0;
+	k = ceil(f->support * fscale) * 2 + 1;
+	return 64.0 * 5 + (double)out * (2 * sizeof(int) + k *
+	    sizeof(int32_t) + 2 * floor((k + 1) / 2) * sizeof(int32_t));
+}
+
 /* Lay the tables out in p (axis_bytes() of them) and fill them. */
 static void
 axis_init(struct axis *ax, unsigned char *p, const struct span *s,
@@ -738,6 +757,15 @@ resize_filtered(struct rv_img *img, struct rv_aug_ctx *ctx, uint32_t top,
 	f = interp == RV_BICUBIC ? &filt_bicubic : &filt_bilinear;
 	need_h = ww != w || sx->lo != 0 || sx->hi != ww;
 	need_v = wh != h || sy->lo != 0 || sy->hi != wh;
+	/*
+	 * What the block below will take, at most (the rows between the
+	 * passes counted whole, the columns as for the SIMD pass), bounded
+	 * before any of it is computed in ints and size_t.
+	 */
+	if (rv_aug_check_work(img, axis_cost(sy, h, f, antialias) +
+	    (need_h ? axis_cost(sx, w, f, antialias) + (double)wh * w * c +
+	    (double)ww * (c == 3 ? 64 : 16) : 0)) < 0)
+		return -1;
 
 	/* One scratch block: y tables, x tables, rows between passes,
 	 * columns for the SIMD horizontal pass. */
@@ -813,7 +841,8 @@ rv_resize_window(struct rv_img *img, struct rv_aug_ctx *ctx, uint32_t top,
 	const unsigned char *src;
 	struct span sy = { wh, 0, wh }, sx = { ww, 0, ww };
 
-	if (check_window(img, top, left, wh, ww, h, w) < 0)
+	if (check_window(img, top, left, wh, ww, h, w) < 0 ||
+	    rv_aug_check_size(img, h, w) < 0)
 		return -1;
 	src = img->data + top * stride + (size_t)left * c;
 	if (wh == h && ww == w) {
@@ -830,7 +859,11 @@ rv_resize_window(struct rv_img *img, struct rv_aug_ctx *ctx, uint32_t top,
 	if (interp == RV_NEAREST) {
 		double a[6] = { (double)ww / w, 0, 0, 0, (double)wh / h, 0 };
 		static const unsigned char zero[4];
-		int *xtab = rv_aug_scratch(ctx, (size_t)w * sizeof(int));
+		int *xtab;
+
+		if (rv_aug_check_work(img, (double)w * sizeof(int)) < 0)
+			return -1;
+		xtab = rv_aug_scratch(ctx, (size_t)w * sizeof(int));
 
 		rv_aug_tmp(ctx, h, w, c);
 		rv_scale_nearest(src, stride, wh, ww, c, ctx->tmp.data,
@@ -839,8 +872,11 @@ rv_resize_window(struct rv_img *img, struct rv_aug_ctx *ctx, uint32_t top,
 		return 0;
 	}
 	if (!antialias) {
-		struct ftap *t = rv_aug_scratch(ctx, ((size_t)h + w) *
-		    sizeof(*t));
+		struct ftap *t;
+
+		if (rv_aug_check_work(img, ((double)h + w) * sizeof(*t)) < 0)
+			return -1;
+		t = rv_aug_scratch(ctx, ((size_t)h + w) * sizeof(*t));
 
 		rv_aug_tmp(ctx, h, w, c);
 		resize_tensor(src, stride, wh, ww, c, ctx->tmp.data, h, w,
@@ -859,7 +895,8 @@ rv_resize_box(struct rv_img *img, struct rv_aug_ctx *ctx, uint32_t top,
 {
 	struct span sy = { wh, box[0], box[2] }, sx = { ww, box[1], box[3] };
 
-	if (check_window(img, top, left, wh, ww, h, w) < 0)
+	if (check_window(img, top, left, wh, ww, h, w) < 0 ||
+	    rv_aug_check_size(img, h, w) < 0)
 		return -1;
 	if (interp == RV_NEAREST)
 		return rv_seterr("resize: a box needs bilinear or bicubic");

@@ -20,6 +20,15 @@
 /* Pillow's decompression-bomb threshold (2 x 89478485 pixels). */
 #define RV_MAX_PIXELS_DEFAULT	178956970ull
 
+/*
+ * The longest side of a PNG read or written: libpng's own default limit
+ * (PNG_USER_WIDTH_MAX, PNG_USER_HEIGHT_MAX), which its writer keeps.
+ * libpng's cost grows with the rows, not only the pixels, so a thin image
+ * under the pixel limit would cost seconds; no other format rv reads has
+ * a cost per row (JPEG, GIF and WebP cannot exceed 65535 rows).
+ */
+#define RV_PNG_MAX_SIDE		1000000u
+
 /* An interleaved u8 image.  data is owned and reused: rv_img_reserve()
  * grows it only when needed, so a worker's image buffer is allocated once. */
 struct rv_img {
@@ -103,7 +112,8 @@ int rv_codec_info(struct rv_codec *c, const unsigned char *p, size_t n,
 
 /*
  * Decode an image of any format above into out (reusing its buffer).  The
- * header is checked against max_pixels before any pixel buffer is touched.  JPEG:
+ * header is checked against max_pixels before any pixel buffer is touched
+ * (and a PNG against RV_PNG_MAX_SIDE, in rv_codec_info() too).  JPEG:
  * grey, RGB, YCbCr, CMYK/YCCK (converted), baseline and progressive; when
  * max_side asks for a smaller image, TurboJPEG's DCT scaling picks the
  * smallest of 1/2, 1/4 and 1/8 still >= max_side (the other M/8 scales have

@@ -38,7 +38,7 @@ struct rv_pngio {
 struct rv_codec {
 	void *tj;			/* tjhandle, made by the first JPEG */
 	struct rv_scratch pix;		/* decoded pixels before the last step */
-	struct rv_scratch rows;		/* PNG row pointers */
+	struct rv_scratch rows;		/* one row (PNG, BMP, GIF) */
 	struct rv_scratch rs;		/* resize weight tables, accumulators */
 	struct rv_scratch jpg;		/* a JPEG without its header junk */
 	void *jroi;			/* libjpeg decompressor for windows */

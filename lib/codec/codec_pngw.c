@@ -118,7 +118,11 @@ encode(const unsigned char *px, uint32_t h, uint32_t w, uint32_t c,
 	return 0;
 }
 
-/* libpng's own limits (PNG_UINT_31_MAX) and ours (rows fit a size_t). */
+/*
+ * libpng's writer keeps its default side limit (RV_PNG_MAX_SIDE), which
+ * the reader shares; said here in our words rather than as libpng's
+ * "Invalid IHDR data".
+ */
 static int
 check_args(uint32_t h, uint32_t w, uint32_t c)
 {
@@ -126,9 +130,9 @@ check_args(uint32_t h, uint32_t w, uint32_t c)
 		return rv_seterr("png: %u channels (1 to 4 allowed)", c);
 	if (h == 0 || w == 0)
 		return rv_seterr("png: empty image %ux%u", w, h);
-	if (h > PNG_UINT_31_MAX || w > PNG_UINT_31_MAX ||
-	    (uint64_t)w * c > PNG_UINT_31_MAX)
-		return rv_seterr("png: image %ux%u is too large", w, h);
+	if (h > RV_PNG_MAX_SIDE || w > RV_PNG_MAX_SIDE)
+		return rv_seterr("png: image is %ux%u, over the PNG side limit "
+		    "of %u pixels", w, h, RV_PNG_MAX_SIDE);
 	return 0;
 }
 

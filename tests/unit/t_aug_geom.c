@@ -534,6 +534,126 @@ t_ops(void)
 }
 
 /*
+ * Issue 47 item 13: an op whose output grows with its input's shape, or
+ * with its arguments, refuses an image over RV_AUG_MAX_PIXELS (unless
+ * its input was larger) before it allocates anything: no tmp image, no
+ * scratch.  Resize(256) of a 1 x 16384 banner is 256 x 4194304, as in
+ * torchvision, and took 3.3 GB; a thin image's resampling tables would
+ * outgrow its pixels.
+ */
+static void
+t_size_bound(void)
+{
+	static const struct {
+		const char *spec, *msg;
+		uint32_t h, w, c;
+	} t[] = {
+		{ "resize size=256", "makes a 4194304x256 image, over the "
+		    "178956970-pixel limit", 1, 16384, 3 },
+		{ "resize size=256", "makes a 256x4194304 image, over the "
+		    "178956970-pixel limit", 16384, 1, 1 },
+		{ "resize size=65536 interp=nearest", "makes a "
+		    "281474976645120x65536 image, over the 4294967295-pixel "
+		    "limit", 1, 4294967295u, 0 },
+		{ "resize size=13000 antialias=0", "makes a 13000x130000 "
+		    "image, over the 178956970-pixel limit", 100, 10, 1 },
+		{ "center_crop size=65536", "makes a 65536x65536 image, over "
+		    "the 178956970-pixel limit", 2, 2, 3 },
+		{ "crop top=0 left=0 height=20000 width=9000", "makes a "
+		    "9000x20000 image, over the 178956970-pixel limit",
+		    2, 2, 1 },
+		{ "random_crop size=40000 padding=20000", "makes a "
+		    "40000x40000 image, over the 178956970-pixel limit",
+		    2, 2, 3 },
+		{ "resized_crop top=0 left=0 height=65536 width=65536 size=8",
+		    "makes a 65536x65536 image, over the 178956970-pixel "
+		    "limit", 50, 60, 3 },
+		{ "resized_crop top=0 left=0 height=50 width=60 size=20000",
+		    "makes a 20000x20000 image, over the 178956970-pixel "
+		    "limit", 50, 60, 3 },
+		{ "rrc size=65536", "makes a 65536x65536 image, over the "
+		    "178956970-pixel limit", 50, 60, 1 },
+	};
+	struct rv_img im = { 0 }, big;
+	struct rv_aug_ctx ctx;
+	size_t k;
+
+	for (k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
+		/* c 0: a header only; the op must not look at the pixels */
+		if (t[k].c == 0) {
+			memset(&big, 0, sizeof(big));
+			big.h = t[k].h;
+			big.w = t[k].w;
+			big.c = 1;
+		} else {
+			pattern(&im, t[k].h, t[k].w, t[k].c);
+		}
+		rv_aug_ctx_init(&ctx);
+		EXPECT_EQ(run_op(t[k].spec, t[k].c ? &im : &big, &ctx, 0,
+		    NULL), -1);
+		EXPECT_STR(rv_errmsg(), t[k].msg);
+		EXPECT(ctx.tmp.cap == 0 && ctx.scratch_cap == 0);
+		if (t[k].c)
+			EXPECT(im.h == t[k].h && im.w == t[k].w);
+		rv_aug_ctx_release(&ctx);
+	}
+
+	/*
+	 * A thin image's resize within the bound: 2 x 1000 to a shorter
+	 * side of 4 is 4 x 2000 (torchvision's int(4 * 1000 / 2)); its
+	 * own size leaves it as it is.
+	 */
+	rv_aug_ctx_init(&ctx);
+	pattern(&im, 2, 1000, 3);
+	EXPECT_EQ(run_op("resize size=4", &im, &ctx, 0, NULL), 0);
+	EXPECT(im.h == 4 && im.w == 2000);
+	pattern(&im, 1, 16384, 1);
+	EXPECT_EQ(run_op("resize size=1", &im, &ctx, 0, NULL), 0);
+	EXPECT(im.h == 1 && im.w == 16384);
+
+	/*
+	 * Shrinking 2 x 20000000 (grey, 40 MB) to 1 x 10000000 is a small
+	 * image, but its tables and the columns of the SIMD pass would
+	 * take 860 MB: refused, nothing allocated.
+	 */
+	rv_aug_ctx_release(&ctx);
+	rv_aug_ctx_init(&ctx);
+	rv_img_reserve(&im, 2, 20000000, 1);
+	memset(im.data, 0, (size_t)2 * 20000000);
+	EXPECT_EQ(run_op("resize size=1", &im, &ctx, 0, NULL), -1);
+	EXPECT(strncmp(rv_errmsg(), "needs ", 6) == 0 && strstr(rv_errmsg(),
+	    " bytes to work in, over the 715827880-byte limit") != NULL);
+	EXPECT(ctx.tmp.cap == 0 && ctx.scratch_cap == 0);
+	rv_img_release(&im);
+
+	/* The bound itself: the sides of an rv_img, the pixels, and an
+	 * input already over the limit may shrink but not grow. */
+	memset(&big, 0, sizeof(big));
+	big.h = 100;
+	big.w = 100;
+	big.c = 3;
+	EXPECT_EQ(rv_aug_check_size(&big, 13377, 13377), 0);
+	EXPECT_EQ(rv_aug_check_size(&big, 13377, 13378), -1);
+	EXPECT_EQ(rv_aug_check_size(&big, 1, RV_AUG_MAX_PIXELS), 0);
+	EXPECT_EQ(rv_aug_check_size(&big, 1, (uint64_t)1 << 32), -1);
+	EXPECT_EQ(rv_aug_check_size(&big, (uint64_t)1 << 33,
+	    (uint64_t)1 << 33), -1);
+	EXPECT_EQ(rv_aug_check_work(&big, 4.0 * RV_AUG_MAX_PIXELS), 0);
+	EXPECT_EQ(rv_aug_check_work(&big, 4.0 * RV_AUG_MAX_PIXELS + 1), -1);
+	EXPECT_STR(rv_errmsg(), "needs 715827881 bytes to work in, over the "
+	    "715827880-byte limit");
+	big.h = 20000;
+	big.w = 20000;
+	EXPECT_EQ(rv_aug_check_size(&big, 15000, 15000), 0);
+	EXPECT_EQ(rv_aug_check_size(&big, 20000, 20000), 0);
+	EXPECT_EQ(rv_aug_check_size(&big, 20000, 20001), -1);
+	EXPECT_STR(rv_errmsg(), "makes a 20001x20000 image, over the "
+	    "400000000-pixel limit");
+	EXPECT_EQ(rv_aug_check_work(&big, 1.6e9), 0);
+	rv_aug_ctx_release(&ctx);
+}
+
+/*
  * hflip (SIMD five pixels a step, then two, then one) and the in-place
  * crop against plain reference loops, for every width up to 300 so each
  * path and each tail length is met, grey and RGB.
@@ -739,6 +859,7 @@ main(void)
 	RUN(t_rrc_sampler);
 	RUN(t_random_crop);
 	RUN(t_ops);
+	RUN(t_size_bound);
 	RUN(t_flip_crop_widths);
 	RUN(t_bilinear_reference);
 	return UNIT_DONE();

@@ -12,9 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
+#include <zlib.h>
 
+#include "base/buf.h"
 #include "base/err.h"
 #include "codec/codec.h"
+#include "codec/codec_impl.h"
 #include "stream/record.h"
 #include "unit.h"
 
@@ -882,6 +885,135 @@ test_max_pixels(void)
 }
 
 static void
+put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+/*
+ * A grey 8-bit PNG of w x h, pixel (x, y) = (x + 3 y) & 255, every row
+ * filter 0, in one IDAT: *n bytes, malloc'd (abort on failure).
+ */
+static unsigned char *
+mkpng(uint32_t w, uint32_t h, size_t *n)
+{
+	size_t raw = ((size_t)w + 1) * h, i = 0, at;
+	uLongf zn = compressBound(raw);
+	unsigned char *r = malloc(raw), *p = malloc(zn + 57);
+	uint32_t x, y;
+
+	if (r == NULL || p == NULL)
+		abort();
+	for (y = 0; y < h; y++) {
+		r[i++] = 0;
+		for (x = 0; x < w; x++)
+			r[i++] = (unsigned char)(x + 3 * y);
+	}
+	if (compress2(p + 41, &zn, r, raw, 1) != Z_OK)
+		abort();
+	free(r);
+	memcpy(p, "\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR", 16);
+	put32(p + 16, w);
+	put32(p + 20, h);
+	memcpy(p + 24, "\x08\0\0\0\0", 5);
+	put32(p + 29, (uint32_t)crc32(0, p + 12, 17));
+	put32(p + 33, (uint32_t)zn);
+	memcpy(p + 37, "IDAT", 4);
+	at = 41 + zn;
+	put32(p + at, (uint32_t)crc32(0, p + 37, (uInt)zn + 4));
+	memcpy(p + at + 4, "\0\0\0\0IEND\xae\x42\x60\x82", 12);
+	*n = at + 16;
+	return p;
+}
+
+/* Every pixel of im (c channels) is mkpng's (x + 3 y) & 255. */
+static int
+mkpng_pixels(const struct rv_img *im, uint32_t c)
+{
+	uint32_t x, y, k;
+
+	for (y = 0; y < im->h; y++)
+		for (x = 0; x < im->w; x++)
+			for (k = 0; k < c; k++)
+				if (im->data[((size_t)y * im->w + x) * c + k] !=
+				    (unsigned char)(x + 3 * y))
+					return 0;
+	return 1;
+}
+
+/*
+ * Issue 47 item 14: libpng costs about 60 ns a row whatever the width,
+ * and png_read_image wanted a pointer a row, so a 346 KB PNG of
+ * 1 x 178000000 grey pixels, under the pixel limit, took 1.9 GB and
+ * 15 s.  Rows are now read into the image one by one, and a side over
+ * RV_PNG_MAX_SIDE (libpng's default limit, which its writer keeps) is
+ * refused from the header, by info too.
+ */
+static void
+test_png_thin(void)
+{
+	struct rv_codec *c = rv_codec_new();
+	struct rv_img im = { 0 };
+	struct rv_buf b = { 0 };
+	struct rv_decode_opts o = { 1, 0, 0 };
+	unsigned char *p, *px;
+	uint32_t h, w, ch, k;
+	size_t n;
+	int dt;
+
+	/* At the limit, tall and wide: read whole, grey and RGB, with no
+	 * row scratch beyond one row (the array of pointers was 8 MB). */
+	for (k = 0; k < 2; k++) {
+		w = k ? RV_PNG_MAX_SIDE : 1;
+		h = k ? 1 : RV_PNG_MAX_SIDE;
+		p = mkpng(w, h, &n);
+		o.channels = 1;
+		EXPECT_EQ(rv_codec_decode(c, p, n, &o, &im), 0);
+		EXPECT(im.h == h && im.w == w && im.c == 1);
+		EXPECT(mkpng_pixels(&im, 1));
+		o.channels = 3;
+		EXPECT_EQ(rv_codec_decode(c, p, n, &o, &im), 0);
+		EXPECT(im.h == h && im.w == w && im.c == 3);
+		EXPECT(mkpng_pixels(&im, 3));
+		EXPECT(c->rows.cap <= (size_t)w * 3);
+		free(p);
+	}
+	/* One pixel over, either way: refused before libpng starts. */
+	for (k = 0; k < 2; k++) {
+		w = k ? RV_PNG_MAX_SIDE + 1 : 1;
+		h = k ? 1 : RV_PNG_MAX_SIDE + 1;
+		p = mkpng(w, h, &n);
+		EXPECT_EQ(rv_codec_decode(c, p, n, &o, &im), -1);
+		EXPECT_STR(rv_errmsg(), k ? "image is 1000001x1, over the "
+		    "PNG side limit of 1000000 pixels" : "image is 1x1000001, "
+		    "over the PNG side limit of 1000000 pixels");
+		EXPECT_EQ(rv_codec_info(c, p, n, &dt, &h, &w, &ch), -1);
+		EXPECT(strstr(rv_errmsg(), "over the PNG side limit") != NULL);
+		free(p);
+	}
+	/* The writer keeps the same limit, said in the same words. */
+	px = calloc(RV_PNG_MAX_SIDE + 1, 1);
+	if (px == NULL)
+		abort();
+	EXPECT_EQ(rv_png_encode(px, RV_PNG_MAX_SIDE + 1, 1, 1, &b), -1);
+	EXPECT_STR(rv_errmsg(), "png: image is 1x1000001, over the PNG side "
+	    "limit of 1000000 pixels");
+	EXPECT_EQ(b.len, 0);
+	EXPECT_EQ(rv_png_encode(px, 1, RV_PNG_MAX_SIDE, 1, &b), 0);
+	o.channels = 1;
+	EXPECT_EQ(rv_codec_decode(c, b.data, b.len, &o, &im), 0);
+	EXPECT(im.h == 1 && im.w == RV_PNG_MAX_SIDE && im.data[0] == 0 &&
+	    im.data[RV_PNG_MAX_SIDE - 1] == 0);
+	free(px);
+	rv_buf_release(&b);
+	rv_img_release(&im);
+	rv_codec_free(c);
+}
+
+static void
 test_broken(void)
 {
 	static const struct {
@@ -1090,6 +1222,7 @@ main(void)
 	RUN(test_max_side_png);
 	RUN(test_reuse);
 	RUN(test_max_pixels);
+	RUN(test_png_thin);
 	RUN(test_broken);
 	RUN(test_jpeg_junk);
 	return UNIT_DONE();
