@@ -2,9 +2,11 @@
  * libFuzzer harness for archive ingest (lib/src/src.c, lib/src/src_archive.c
  * through libarchive, lib/src/unz.c): the input is written to a file,
  * opened as a dataset, every sample fetched and decoded; then read again
- * from a pipe, as standard input, where nothing can seek.  When the
- * lenient open skipped anything, the archive is opened again under
- * --strict, whose early failures take the error paths of the reader.
+ * from a pipe, as standard input, where nothing can seek, which must give
+ * as many samples (or a refusal too) but where rv-decode(1) says a file is
+ * read by seeking.  When the lenient open skipped anything, the archive
+ * is opened again under --strict, whose early failures take the error
+ * paths of the reader.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -179,8 +181,9 @@ feed(void *arg)
 	return NULL;
 }
 
-/* The same bytes on standard input, a pipe a thread writes. */
-static void
+/* The same bytes on standard input, a pipe a thread writes: the count of
+ * samples, or -1 when the open failed. */
+static int64_t
 from_pipe(const uint8_t *data, size_t size, int class_level)
 {
 	struct rv_src_opts o = { 0, 1 };
@@ -189,6 +192,7 @@ from_pipe(const uint8_t *data, size_t size, int class_level)
 	struct feed f;
 	pthread_t t;
 	int p[2], saved = dup(STDIN_FILENO);
+	int64_t n = -1;
 
 	if (saved < 0 || pipe(p) < 0 || dup2(p[0], STDIN_FILENO) < 0)
 		abort();
@@ -201,6 +205,7 @@ from_pipe(const uint8_t *data, size_t size, int class_level)
 	o.class_level = class_level;
 	d = rv_dataset_open(paths, 1, &o, NULL);
 	if (d) {
+		n = (int64_t)rv_dataset_count(d);
 		walk(d);
 		rv_dataset_free(d);
 	} else if (rv_errmsg()[0] == '\0') {
@@ -211,6 +216,21 @@ from_pipe(const uint8_t *data, size_t size, int class_level)
 		abort();
 	close(saved);
 	pthread_join(t, NULL);
+	return n;
+}
+
+/*
+ * A file is read as a pipe is (rv-decode(1)), but where it begins with a
+ * zip (read by seeking when it is the whole file), a 7-zip archive or a
+ * RAR or ISO 9660 image (read by seeking, at a file's start only).
+ */
+static int
+read_as_pipe(const uint8_t *p, size_t n)
+{
+	return !(n >= 2 && p[0] == 'P' && p[1] == 'K') &&
+	    !(n >= 6 && memcmp(p, "7z\xbc\xaf\x27\x1c", 6) == 0) &&
+	    !(n >= 4 && memcmp(p, "Rar!", 4) == 0) &&
+	    !(n >= 32774 && memcmp(p + 32769, "CD001", 5) == 0);
 }
 
 int
@@ -220,13 +240,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *paths[1] = { path };
 	struct rv_dataset *d;
 	uint64_t skipped = 0;
+	int64_t piped;
 	int again;
 
 	write_file(path, data, size);
 	/* Directory classes from the parent, or from higher up. */
 	o.class_level = (int)(size % 3) + 1;
-	from_pipe(data, size, o.class_level);
+	piped = from_pipe(data, size, o.class_level);
 	d = rv_dataset_open(paths, 1, &o, &skipped);
+	/* the same samples from a file as on a pipe, or the same refusal */
+	if (read_as_pipe(data, size) &&
+	    piped != (d ? (int64_t)rv_dataset_count(d) : -1))
+		abort();
 	if (!d) {
 		if (rv_errmsg()[0] == '\0')
 			abort();

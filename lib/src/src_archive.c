@@ -1144,10 +1144,13 @@ next:
 static int
 data_from(struct reader *r, uint64_t off)
 {
-	unsigned char *b = xmalloc(READ_PEEK);
+	unsigned char *b;
 	ssize_t k;
 	int data = 0;
 
+	if ((k = unz_ends_before(r->unz, off)) != 0)
+		return k < 0 ? -1 : 0;	/* nothing there */
+	b = xmalloc(READ_PEEK);
 	while (!data && (k = unz_peek(r->unz, off, b, READ_PEEK)) > 0) {
 		data = !all_zero(b, (size_t)k);
 		off += (uint64_t)k;
@@ -1198,23 +1201,26 @@ le32(const unsigned char *p)
 }
 
 /*
- * Is the file one zip from its first byte to its last, so that
- * libarchive's seeking reader, which reads the central directory found at
- * the file's end, reads every member of it and nothing else?  Its end
- * record ends the file, and the directory it names (through the zip64
- * records when it says so) lies where it says, right before the end
- * records: so nothing precedes the zip (cat a.zip b.zip has a's members
- * before b's directory, which names only b's).  Otherwise the zip is read
- * as a stream, from its first local header on, as on a pipe.
+ * Does the file end with a zip's end record, and is it then one zip from
+ * its first byte to its last, so that libarchive's seeking reader, which
+ * reads the central directory found at the file's end, reads every member
+ * of it and nothing else?  0: no end record ends the file; 1: one does,
+ * and the directory it names (through the zip64 records when it says so)
+ * lies where it says, right before the end records, so nothing precedes
+ * the zip; 2: one does, but something precedes the zip (cat a.zip b.zip
+ * has a's members before b's directory, which names only b's; a
+ * self-extracting zip has a program).  Only a 1 is read by seeking; a zip
+ * is otherwise read as a stream, from its first local header on, as on a
+ * pipe.
  */
 static int
-zip_spans_file(struct reader *r)
+zip_tail(struct reader *r)
 {
 	unsigned char *p, q[56];
 	struct stat st;
 	uint64_t size, eocd = 0, cdoff, cdlen, z64;
 	size_t n, i;
-	int found = 0, spans = 0;
+	int found = 0;
 
 	if (fstat(r->fd, &st) < 0 || st.st_size < 22)
 		return 0;
@@ -1234,20 +1240,19 @@ zip_spans_file(struct reader *r)
 	if (!found)
 		return 0;
 	if (cdlen != 0xffffffff && cdoff != 0xffffffff)
-		return cdoff + cdlen == eocd;
+		return cdoff + cdlen == eocd ? 1 : 2;
 	/* zip64: the locator, 20 bytes before the end record, names the
 	 * zip64 end record, which names the directory. */
 	if (eocd < 20 || unz_peek(r->unz, eocd - 20, q, 20) != 20 ||
 	    memcmp(q, "PK\6\7", 4) != 0)
-		return 0;
+		return 2;
 	z64 = le64(q + 8);
 	if (z64 > eocd - 20 || unz_peek(r->unz, z64, q, 56) != 56 ||
 	    memcmp(q, "PK\6\6", 4) != 0)
-		return 0;
+		return 2;
 	cdlen = le64(q + 40);
 	cdoff = le64(q + 48);
-	spans = cdlen <= z64 && cdoff == z64 - cdlen;
-	return spans;
+	return cdlen <= z64 && cdoff == z64 - cdlen ? 1 : 2;
 }
 
 /*
@@ -1314,7 +1319,7 @@ run_end(struct reader *r, uint64_t *off)
 static int
 part_end(struct reader *r, uint64_t *off)
 {
-	int fmt = archive_format(r->a) & ARCHIVE_FORMAT_BASE_MASK;
+	int fmt = archive_format(r->a) & ARCHIVE_FORMAT_BASE_MASK, d;
 
 	if (r->has_next) {
 		*off = r->next;
@@ -1324,9 +1329,7 @@ part_end(struct reader *r, uint64_t *off)
 		return run_end(r, off);
 	/* Given up on as damaged: kept only at the input's end (a cut). */
 	if (r->spent) {
-		int d = data_from(r, raw_at(r) + 512);
-
-		if (d < 0)
+		if ((d = data_from(r, raw_at(r) + 512)) < 0)
 			return refuse_err(r, raw_at(r));
 		return d ? refuse(r, raw_at(r), "the archive is damaged "
 		    "there") : 0;
@@ -1342,16 +1345,14 @@ part_end(struct reader *r, uint64_t *off)
 		/* Read through to the end of the input, unless it stopped
 		 * at a block too short to be a header: a short archive of
 		 * another kind (a 461-byte 7-zip) may start there. */
-		int d = data_from(r, raw_at(r));
-
-		if (d < 0)
+		if ((d = data_from(r, raw_at(r))) < 0)
 			return refuse_err(r, raw_at(r));
 		*off = raw_at(r);
 		return d;
 	}
 	if (fmt == ARCHIVE_FORMAT_ZIP) {
 		if (r->fdmode)
-			return 0;	/* zip_spans_file() said so */
+			return 0;	/* zip_tail() said so */
 		*off = zip_end(r, raw_at(r));
 		return 1;
 	}
@@ -1368,8 +1369,16 @@ part_end(struct reader *r, uint64_t *off)
 	    fmt == ARCHIVE_FORMAT_RAR_V5 || fmt == ARCHIVE_FORMAT_ISO9660))
 		return 0;
 	/* cpio, ar and the rest are read in order, in a file as on a pipe:
-	 * the next archive starts where the reader stopped. */
+	 * the next archive starts where the reader stopped.  A reader that
+	 * stopped past the input's end (its last member said to be longer
+	 * than what is left) met a cut: nothing follows to be lost. */
 	*off = raw_at(r);
+	if ((d = unz_ends_before(r->unz, *off)) < 0)
+		return refuse_err(r, *off);
+	if (d)
+		return src_skip(r->c, "'%s': archive cut short: its reader "
+		    "stopped at byte %" PRIu64 ", past the input's end; kept "
+		    "what came before", r->s->name, *off) < 0 ? -1 : 0;
 	return 1;
 }
 
@@ -1527,9 +1536,14 @@ open_part(struct reader *r, uint64_t off)
 			return rv_seterr("'%s': %s", r->s->name,
 			    unz_error(r->unz));
 		/* A zip is read by seeking only when it is the whole file;
-		 * else as a stream, as on a pipe (zip_spans_file). */
-		if (unz_detect(m, (size_t)k) == UNZ_NONE && !(k >= 4 &&
-		    m[0] == 'P' && m[1] == 'K' && !zip_spans_file(r))) {
+		 * else as a stream, as on a pipe (zip_tail): a file that
+		 * ends as a zip without being one is not given to the
+		 * seeking zip reader either. */
+		int tail = unz_detect(m, (size_t)k) == UNZ_NONE ?
+		    zip_tail(r) : -1;
+
+		if (tail >= 0 && (k >= 2 && m[0] == 'P' && m[1] == 'K' ?
+		    tail == 1 : tail == 0)) {
 			/* libarchive's own reader: it can seek (zip), and
 			 * a listing reads a header and seeks past the
 			 * member: a kilobyte or two a member, not 64 KiB

@@ -255,6 +255,29 @@ go(struct unz *u, uint64_t to)
 	return 0;
 }
 
+int
+unz_ends_before(struct unz *u, uint64_t off)
+{
+	struct stat st;
+
+	if (u->seekable) {
+		if (fstat(u->fd, &st) < 0)
+			return fail(u, UNZ_IOERR, "cannot stat: %s",
+			    strerror(errno));
+		return (uint64_t)(st.st_size - u->origin) < off;
+	}
+	if (off <= u->off + u->len)
+		return 0;
+	/* What lies before off is not wanted: as go(), but the end of the
+	 * input is an answer, not an error. */
+	while (!u->eof && u->off + u->len < off) {
+		u->pos = u->off + u->len;
+		if (fill(u, 1) < 0)
+			return -1;
+	}
+	return u->off + u->len < off;
+}
+
 /* Skip zero bytes from pos; at the end of the input, pos is there. */
 static int
 skip_zeros(struct unz *u)

@@ -80,6 +80,10 @@ const char *unz_error(const struct unz *u);
  */
 ssize_t unz_peek(struct unz *u, uint64_t off, void *buf, size_t n);
 
+/* Does the input end before raw offset off?  1 or 0; -1 when reading
+ * fails.  A pipe is read on to off (what lies before it is dropped). */
+int unz_ends_before(struct unz *u, uint64_t off);
+
 /* The kind of compressed stream whose magic starts p[0..n): UNZ_NONE if
  * none (or too few bytes to tell). */
 enum unz_kind unz_detect(const unsigned char *p, size_t n);

@@ -23,7 +23,7 @@ setup_file() {
 	bsdtar --format 7zip -cf a.7z A
 	bsdtar --format ustar -cf a.tar A
 	bsdtar --format ustar -cf b.tar B
-	head -c 100000 /dev/urandom > junk
+	yes junk | head -c 100000 > junk
 	cat a.zip b.zip > ab.zip
 	cat a.cpio b.tar > cpio-tar
 	cat a.7z b.tar > 7z-tar
