@@ -1466,10 +1466,11 @@ read_all(struct reader *r)
  * decoded by unz.h before libarchive sees them, but a filter libarchive
  * finds inside another one is still its own.  The formats are every one
  * libarchive reads but mtree, a list of paths on this machine, not an
- * archive of their bytes.
+ * archive of their bytes; zip is read by seeking (seek_zip) or as a
+ * stream.
  */
 static void
-la_support(struct archive *a)
+la_support(struct archive *a, int seek_zip)
 {
 	static int (*const filters[])(struct archive *) = {
 		archive_read_support_filter_bzip2,
@@ -1497,7 +1498,6 @@ la_support(struct archive *a)
 		archive_read_support_format_tar,
 		archive_read_support_format_warc,
 		archive_read_support_format_xar,
-		archive_read_support_format_zip,
 	};
 	size_t i;
 
@@ -1510,6 +1510,15 @@ la_support(struct archive *a)
 	}
 	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
 		(void)formats[i](a);
+	/* The seeking zip reader takes any file whose tail looks like a
+	 * zip's: it is given only one that is a zip, whole (zip_tail). */
+	if (seek_zip)
+		(void)archive_read_support_format_zip_seekable(a);
+	else
+		(void)archive_read_support_format_zip_streamable(a);
+	/* cat a.tar b.tar: read on past the first end-of-archive blocks,
+	 * as tar --ignore-zeros does (the tar reader must be in first). */
+	(void)archive_read_set_options(a, "tar:read_concatenated_archives");
 }
 
 /* Begin the archive at raw offset off (the first: the input's start):
@@ -1524,26 +1533,22 @@ open_part(struct reader *r, uint64_t off)
 	r->fdmode = 0;
 	if (!(r->a = archive_read_new()))
 		return rv_seterr("'%s': out of memory", r->s->name);
-	la_support(r->a);
-	/* cat a.tar b.tar: read on past the first end-of-archive blocks,
-	 * as tar --ignore-zeros does. */
-	archive_read_set_options(r->a, "tar:read_concatenated_archives");
 	if (r->parts == 0 && r->seekable) {
 		unsigned char m[16];
 		ssize_t k = unz_peek(r->unz, 0, m, sizeof(m));
+		int pk, whole;
 
 		if (k < 0)
 			return rv_seterr("'%s': %s", r->s->name,
 			    unz_error(r->unz));
 		/* A zip is read by seeking only when it is the whole file;
-		 * else as a stream, as on a pipe (zip_tail): a file that
-		 * ends as a zip without being one is not given to the
-		 * seeking zip reader either. */
-		int tail = unz_detect(m, (size_t)k) == UNZ_NONE ?
-		    zip_tail(r) : -1;
+		 * else as a stream, as on a pipe (zip_tail); any other
+		 * file gets only the zip reader that streams. */
+		pk = k >= 2 && m[0] == 'P' && m[1] == 'K';
+		whole = pk && zip_tail(r) == 1;
 
-		if (tail >= 0 && (k >= 2 && m[0] == 'P' && m[1] == 'K' ?
-		    tail == 1 : tail == 0)) {
+		if (unz_detect(m, (size_t)k) == UNZ_NONE && (!pk || whole)) {
+			la_support(r->a, whole);
 			/* libarchive's own reader: it can seek (zip), and
 			 * a listing reads a header and seeks past the
 			 * member: a kilobyte or two a member, not 64 KiB
@@ -1557,6 +1562,7 @@ open_part(struct reader *r, uint64_t off)
 			return st == ARCHIVE_OK ? 1 : no_archive(r);
 		}
 	}
+	la_support(r->a, 0);
 	if ((st = unz_start(r->unz, off)) < 0)
 		return refuse_err(r, off);
 	r->any |= st == 1 || unz_pos(r->unz) > 0;	/* zeros, at least */
