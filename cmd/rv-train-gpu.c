@@ -38,7 +38,8 @@ static const char usage[] =
     "  -m, --model MODEL       preset or layer spec (default cnn-small)\n"
     "  -b, --batch N           batch size for sample input and evaluation\n"
     "                          (default " RV_BATCH_DEFAULT_STR
-    "; batch records keep theirs)\n"
+    "; batch records keep theirs, up to\n"
+    "                          65536 samples)\n"
     "  -o, --output FILE       write the summary to FILE (default stdout)\n"
     "      --device D          auto (default), cpu, cuda or cuda:N\n"
     "      --precision P       CUDA: fp32 (default), tf32 or bf16\n"
@@ -233,7 +234,7 @@ parse_args(int argc, char *argv[], struct opts *o)
 			break;
 		case 'b':
 			t->batch = (uint32_t)rv_opt_u64("-b", optarg, 1,
-			    1 << 16, usage);
+			    RV_TRAIN_BATCH_MAX, usage);
 			break;
 		case OPT_DEVICE:
 			if (strncmp(optarg, "cuda:", 5) == 0) {

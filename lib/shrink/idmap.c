@@ -4,16 +4,86 @@
 #include "shrink/idmap.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "base/xmem.h"
 
-/* splitmix64's finaliser: consecutive ids spread over the table. */
-static size_t
-id_hash(uint64_t x)
+#define REDRAWS	8	/* secrets a rebuild tries before it settles */
+
+#define ROTL(x, b)	((x) << (b) | (x) >> (64 - (b)))
+#define SIPROUND(v0, v1, v2, v3) do { \
+	v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32); \
+	v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2; \
+	v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0; \
+	v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32); \
+} while (0)
+
+/*
+ * SipHash-1-3 of the id's 8 little-endian bytes under the 128-bit key k.
+ * The ids are the attacker's: the old hash, splitmix64's finaliser, is
+ * a bijection anyone can invert, so 150000 ids chosen to share a home
+ * made every insert walk one run of the whole table (20 s for what takes
+ * 0.15 s).  A keyed hash whose output says nothing of its key takes that
+ * away.  SipHash was designed and analysed for exactly this (Python's and
+ * Rust's hash tables use it), and its 1-3 rounds, Rust's default, cost
+ * about 10 ns an id, nothing next to scoring a sample.  A keyed
+ * multiply-xorshift would be a little faster, but no analysis says its
+ * key survives an attacker who times lookups.
+ */
+static uint64_t
+siphash13(const uint64_t k[2], uint64_t id)
 {
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-	return (size_t)(x ^ (x >> 31));
+	uint64_t v0 = k[0] ^ 0x736f6d6570736575ull;
+	uint64_t v1 = k[1] ^ 0x646f72616e646f6dull;
+	uint64_t v2 = k[0] ^ 0x6c7967656e657261ull;
+	uint64_t v3 = k[1] ^ 0x7465646279746573ull;
+	const uint64_t len = (uint64_t)8 << 56;
+
+	v3 ^= id;
+	SIPROUND(v0, v1, v2, v3);
+	v0 ^= id;
+	v3 ^= len;
+	SIPROUND(v0, v1, v2, v3);
+	v0 ^= len;
+	v2 ^= 0xff;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+static size_t
+home(const struct rv_idmap *m, uint64_t id)
+{
+	return (size_t)siphash13(m->key, id) & m->mask;
+}
+
+/*
+ * A new secret from getrandom(2), without waiting (a filter must not
+ * stall at boot).  Where it gives none (an old kernel, no entropy yet)
+ * the clock, the process and the map's address, mixed with the secret
+ * before, stand in: weaker against someone who can guess them, but what
+ * the key decides is only where ids sit in the table, never an output.
+ */
+static void
+draw_key(struct rv_idmap *m)
+{
+	uint64_t k[2], salt;
+	struct timespec ts;
+
+	if (getrandom(k, sizeof(k), GRND_NONBLOCK) == (ssize_t)sizeof(k)) {
+		memcpy(m->key, k, sizeof(k));
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	salt = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	salt ^= ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)m;
+	k[0] = siphash13(m->key, salt);
+	k[1] = siphash13(m->key, ~salt);
+	memcpy(m->key, k, sizeof(k));
 }
 
 void
@@ -25,6 +95,10 @@ rv_idmap_init(struct rv_idmap *m, size_t cap)
 		size *= 2;
 	m->tab = xcalloc(size, sizeof(*m->tab));
 	m->mask = size - 1;
+	m->key[0] = m->key[1] = 0;
+	draw_key(m);
+	m->reach = 0;
+	m->rekeys = 0;
 	m->id = xcalloc(cap, sizeof(*m->id));
 	m->prev = xcalloc(cap, sizeof(*m->prev));
 	m->next = xcalloc(cap, sizeof(*m->next));
@@ -45,9 +119,11 @@ rv_idmap_release(struct rv_idmap *m)
 uint32_t
 rv_idmap_find(const struct rv_idmap *m, uint64_t id)
 {
-	size_t i = id_hash(id) & m->mask;
+	size_t i = home(m, id), d;
 
-	for (; m->tab[i] != 0; i = (i + 1) & m->mask)
+	/* no entry sits more than reach slots past its home */
+	for (d = 0; d <= m->reach && m->tab[i] != 0;
+	    d++, i = (i + 1) & m->mask)
 		if (m->id[m->tab[i] - 1] == id)
 			return m->tab[i] - 1;
 	return RV_IDMAP_NIL;
@@ -78,17 +154,58 @@ list_append(struct rv_idmap *m, uint32_t s)
 	m->tail = s;
 }
 
+/* Put slot s's id in the table at the first free place from its home:
+ * 0, or, when bounded, -1 with nothing done where that place is more
+ * than RV_IDMAP_PROBE_MAX slots on. */
+static int
+place(struct rv_idmap *m, uint32_t s, int bounded)
+{
+	size_t i = home(m, m->id[s]), d = 0;
+
+	for (; m->tab[i] != 0; i = (i + 1) & m->mask)
+		if (++d > RV_IDMAP_PROBE_MAX && bounded)
+			return -1;
+	m->tab[i] = s + 1;
+	if (d > m->reach)
+		m->reach = d;
+	return 0;
+}
+
+/* Hash the ids of the age list again under a new secret, until none is
+ * too far from its home (a fresh key almost never leaves one; after
+ * REDRAWS tries the last layout stays, still correct). */
+static void
+rebuild(struct rv_idmap *m)
+{
+	uint32_t s;
+	int tries;
+
+	for (tries = 0; tries < REDRAWS; tries++) {
+		draw_key(m);
+		m->rekeys++;
+		memset(m->tab, 0, (m->mask + 1) * sizeof(*m->tab));
+		m->reach = 0;
+		for (s = m->head; s != RV_IDMAP_NIL; s = m->next[s])
+			if (place(m, s, tries + 1 < REDRAWS) < 0)
+				break;
+		if (s == RV_IDMAP_NIL)
+			return;
+	}
+}
+
 static void
 hash_remove(struct rv_idmap *m, uint32_t s)
 {
-	size_t i = id_hash(m->id[s]) & m->mask, j, k;
+	size_t i = home(m, m->id[s]), j, k;
 
 	while (m->tab[i] != s + 1)
 		i = (i + 1) & m->mask;
 	m->tab[i] = 0;
-	/* pull back every later entry of the run that may sit at i */
-	for (j = (i + 1) & m->mask; m->tab[j] != 0; j = (j + 1) & m->mask) {
-		k = id_hash(m->id[m->tab[j] - 1]) & m->mask;
+	/* pull back every later entry of the run that may sit at i: one
+	 * more than reach slots past the hole, none may */
+	for (j = (i + 1) & m->mask; m->tab[j] != 0 &&
+	    ((j - i) & m->mask) <= m->reach; j = (j + 1) & m->mask) {
+		k = home(m, m->id[m->tab[j] - 1]);
 		if (((j - k) & m->mask) >= ((j - i) & m->mask)) {
 			m->tab[i] = m->tab[j];
 			m->tab[j] = 0;
@@ -101,7 +218,6 @@ uint32_t
 rv_idmap_insert(struct rv_idmap *m, uint64_t id)
 {
 	uint32_t s;
-	size_t i;
 
 	if (m->free != RV_IDMAP_NIL) {
 		s = m->free;
@@ -115,9 +231,13 @@ rv_idmap_insert(struct rv_idmap *m, uint64_t id)
 		m->n--;
 	}
 	m->id[s] = id;
-	for (i = id_hash(id) & m->mask; m->tab[i] != 0; i = (i + 1) & m->mask)
-		;
-	m->tab[i] = s + 1;
+	/* under a secret key a run this long is all but impossible: an
+	 * attacker who found one gets a new secret (s is in no list yet,
+	 * so the rebuild leaves it out) */
+	if (place(m, s, 1) < 0) {
+		rebuild(m);
+		place(m, s, 0);
+	}
 	list_append(m, s);
 	m->n++;
 	return s;
@@ -138,4 +258,16 @@ rv_idmap_touch(struct rv_idmap *m, uint32_t s)
 {
 	list_unlink(m, s);
 	list_append(m, s);
+}
+
+size_t
+rv_idmap_reach(const struct rv_idmap *m)
+{
+	return m->reach + 1;
+}
+
+uint64_t
+rv_idmap_rekeys(const struct rv_idmap *m)
+{
+	return m->rekeys;
 }

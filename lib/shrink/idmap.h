@@ -8,6 +8,15 @@
  * holds slot + 1 and slots are handed out in order before the free list
  * is used, so zeroed (untouched) pages are valid state: a map of a
  * million slots costs memory only as ids arrive.  Fields are private.
+ *
+ * Ids come from the stream and from feedback lines, so an attacker
+ * chooses them: the hash is keyed with a secret of the map's own
+ * (getrandom(2)), and no probe goes further than RV_IDMAP_PROBE_MAX
+ * slots from an id's home (the map draws a new secret and rebuilds when
+ * an insert would).  Which slot an id gets, which id is evicted and
+ * everything the caller sees follow from the order of the calls alone,
+ * never from the secret: only the table's layout does, which nothing
+ * outside this file reads, so outputs stay the same bytes for a seed.
  */
 #ifndef RV_IDMAP_H
 #define RV_IDMAP_H
@@ -16,10 +25,14 @@
 #include <stdint.h>
 
 #define RV_IDMAP_NIL	UINT32_MAX	/* "no slot" */
+#define RV_IDMAP_PROBE_MAX	128	/* farthest entry from its home */
 
 struct rv_idmap {
 	uint32_t *tab;
 	size_t mask;
+	uint64_t key[2];	/* the hash's secret */
+	size_t reach;		/* no entry sits further from its home */
+	uint64_t rekeys;	/* secrets drawn after the first */
 	uint64_t *id;
 	uint32_t *prev, *next;
 	uint32_t head, tail, free;
@@ -39,5 +52,10 @@ uint32_t rv_idmap_insert(struct rv_idmap *m, uint64_t id);
 void rv_idmap_remove(struct rv_idmap *m, uint32_t s);
 /* Slot s (in the map) becomes the youngest: the last to be evicted. */
 void rv_idmap_touch(struct rv_idmap *m, uint32_t s);
+/* The most slots a lookup reads now (RV_IDMAP_PROBE_MAX + 1 at most,
+ * unless 8 fresh secrets in a row failed), and how many times the map has
+ * drawn a new secret: for tests. */
+size_t rv_idmap_reach(const struct rv_idmap *m);
+uint64_t rv_idmap_rekeys(const struct rv_idmap *m);
 
 #endif

@@ -452,6 +452,9 @@ setup_model(struct trainer *t, const struct rv_tin_item *b)
 	snprintf(t->res->model, sizeof(t->res->model), "%s",
 	    is_preset(conf->model, &t->net) ? conf->model : "custom");
 	t->res->params = t->net.nparams;
+	/* both at most RV_TRAIN_BATCH_MAX: the input refuses larger
+	 * batch records, so the stream cannot size the buffers beyond what
+	 * -b could */
 	bmax = (int)b->n > (int)conf->batch ? (int)b->n : (int)conf->batch;
 	if ((t->be = make_backend(t, bmax)) == NULL)
 		return -1;

@@ -14,6 +14,20 @@
 #include "nn/nn.h"
 
 /*
+ * The largest batch the trainer trains: the top of -b's range, and the
+ * most samples a batch record may hold.  The largest batch sizes the
+ * model's buffers (activations, gradients, per-sample outputs: about
+ * 14 KB a sample for mlp on 1x1x1 input), so its count must not be the
+ * stream's to choose freely: a 333-byte stream of one batch of 200000
+ * samples made the trainer take 2.8 GB.  The bound cannot be -b itself:
+ * batch records are trained as they come, larger than -b too (train.bats
+ * trains rv-batch -b 32's batches with -b 7; bench/gpu.sh feeds batches
+ * of 256 to a trainer without -b).  So it is the most -b may ask for: a
+ * batch record costs no more than the user could have asked with -b.
+ */
+#define RV_TRAIN_BATCH_MAX	65536
+
+/*
  * The schedules, at the position t of a step: its epoch position (the
  * epoch ends seen plus the part of this epoch done), or with a step
  * budget (rv_train_conf.steps > 0) the step itself, counted from 0.

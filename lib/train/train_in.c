@@ -21,6 +21,7 @@
 #include "stream/batch.h"
 #include "stream/record.h"
 #include "stream/stream.h"
+#include "train/train.h"
 #include "train/train_in.h"
 
 struct rv_tin {
@@ -183,6 +184,13 @@ read_all(struct rv_tin *t)
 			seen += rec.count;
 		switch (rec.kind) {
 		case RV_BATCH:
+			/* its count would size the model's buffers */
+			if (rec.count > RV_TRAIN_BATCH_MAX) {
+				r = rv_seterr("batch of %u samples is over "
+				    "the limit of %u (the largest -b)",
+				    rec.count, RV_TRAIN_BATCH_MAX);
+				break;
+			}
 			r = rv_batch_check_weights(&rec);
 			if (r == 0)
 				r = rv_batcher_end_epoch(t->bt);

@@ -5,7 +5,11 @@
  * corruption (each truncation, each flipped byte, a bad magic, version or
  * header length, impossible sizes, bad shapes) refused with -1 and a
  * message, never a crash or a leak (the ASan build checks the latter).
+ * And the bound on a batch record's samples (issue 47): one over
+ * RV_TRAIN_BATCH_MAX is refused, naming it, before the model is built;
+ * one at it trains, whatever -b says.
  */
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +22,7 @@
 #include "base/err.h"
 #include "base/io.h"
 #include "stream/record.h"
+#include "stream/stream.h"
 #include "train/ckpt.h"
 #include "train/train.h"
 #include "unit.h"
@@ -672,6 +677,94 @@ test_ckpt_files(void)
 	EXPECT(rv_errmsg()[0] != '\0');
 }
 
+/*
+ * A stream of classes metadata, one u8 batch of n 1x1x1 samples (ids 0,
+ * labels 0, weights 1, pixels 0) and its epoch-end; *off the batch's
+ * byte offset.  0, or -1 with a message.
+ */
+static int
+batch_stream(const char *path, uint32_t n, uint64_t *off)
+{
+	static const char meta[] = "classes=10\n";
+	const float one = 1;
+	size_t plen = 17 * (size_t)n, i;
+	unsigned char *p = calloc(plen, 1);
+	struct rv_writer *w = NULL;
+	struct rv_rec r;
+	int fd, rc = -1;
+
+	if (p == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		memcpy(p + 12 * (size_t)n + 4 * i, &one, 4);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0 ||
+	    (w = rv_writer_new(fd, path, 1)) == NULL)
+		goto end;
+	rv_rec_init(&r, RV_META);
+	r.payload_len = sizeof(meta) - 1;
+	if (rv_writer_put(w, &r, meta) < 0 || rv_writer_flush(w) < 0)
+		goto end;
+	*off = rv_writer_bytes(w);
+	rv_rec_init(&r, RV_BATCH);
+	r.dtype = RV_DT_U8;
+	r.height = r.width = r.channels = 1;
+	r.count = n;
+	r.payload_len = plen;
+	if (rv_writer_put(w, &r, p) < 0)
+		goto end;
+	rv_rec_init(&r, RV_EPOCH_END);
+	r.count = n;
+	if (rv_writer_put(w, &r, NULL) < 0)
+		goto end;
+	rc = 0;
+end:
+	if (rv_writer_close(w) < 0)
+		rc = -1;
+	if (fd >= 0)
+		close(fd);
+	free(p);
+	return rc;
+}
+
+static void
+test_batch_bound(void)
+{
+	char path[128], want[512];
+	char *inputs[1] = { path };
+	struct rv_train_conf c;
+	struct rv_train_result r;
+	uint64_t off = 0;
+
+	snprintf(path, sizeof(path), "%s/batch.rvs", dir);
+	memset(&c, 0, sizeof(c));
+	c.model = "linear";
+	c.backend = &rv_nn_cpu;
+	c.threads = 1;
+	c.batch = 7;
+	c.hyper.lr = 0.05f;
+	c.target_acc = -1;
+	c.inputs = inputs;
+	c.ninputs = 1;
+	c.max_steps = 1;
+	c.quiet = 1;
+	EXPECT_EQ(batch_stream(path, RV_TRAIN_BATCH_MAX + 1, &off), 0);
+	memset(&r, 0, sizeof(r));
+	EXPECT_EQ(rv_train_run(&c, &r), -1);
+	snprintf(want, sizeof(want), "'%s': record 1 at byte %llu: batch of "
+	    "%u samples is over the limit of %u (the largest -b)", path,
+	    (unsigned long long)off, RV_TRAIN_BATCH_MAX + 1,
+	    RV_TRAIN_BATCH_MAX);
+	EXPECT_STR(rv_errmsg(), want);
+	EXPECT_EQ(r.steps, 0);
+	/* at the bound, with -b 7: trained as it comes, in one step */
+	EXPECT_EQ(batch_stream(path, RV_TRAIN_BATCH_MAX, &off), 0);
+	memset(&r, 0, sizeof(r));
+	EXPECT_EQ(rv_train_run(&c, &r), 0);
+	EXPECT_EQ(r.steps, 1);
+	EXPECT_EQ(r.samples, RV_TRAIN_BATCH_MAX);
+	EXPECT_EQ(unlink(path), 0);
+}
+
 int
 main(void)
 {
@@ -692,6 +785,7 @@ main(void)
 	RUN(test_ckpt_flipped);
 	RUN(test_ckpt_bad_header);
 	RUN(test_ckpt_files);
+	RUN(test_batch_bound);
 	EXPECT_EQ(rmdir(dir), 0);
 	return UNIT_DONE();
 }
