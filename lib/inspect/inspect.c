@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "base/err.h"
+#include "base/hash.h"
 #include "base/xmem.h"
 #include "inspect/font.h"
 
@@ -52,26 +53,22 @@ struct tent {
 	int used;
 };
 
-/* Open addressing on (a, b); v is the caller's counter. */
+/* Open addressing on (a, b); v is the caller's counter.  The pairs are
+ * the stream's (epochs, ids, labels, shapes): hashed under the tally's
+ * own secret (base/hash.h), so that pairs chosen to collide find no run
+ * of slots to walk; only sorted copies of the entries are ever shown. */
 struct tally {
 	struct tent *e;
 	size_t n, cap;
+	struct rv_hkey key;
 };
-
-static uint64_t
-mix(uint64_t a, uint64_t b)
-{
-	uint64_t z = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static size_t
 tally_pos(const struct tally *t, uint64_t a, uint64_t b)
 {
-	size_t mask = t->cap - 1, i = (size_t)mix(a, b) & mask;
+	uint64_t ab[2] = { a, b };
+	size_t mask = t->cap - 1;
+	size_t i = (size_t)rv_hash_bytes(&t->key, ab, sizeof(ab)) & mask;
 
 	while (t->e[i].used && (t->e[i].a != a || t->e[i].b != b))
 		i = (i + 1) & mask;
@@ -86,6 +83,9 @@ tally_grow(struct tally *t)
 
 	nt.cap = t->cap ? t->cap * 2 : 16;
 	nt.n = t->n;
+	nt.key = t->key;
+	if (t->cap == 0)
+		rv_hkey_draw(&nt.key);
 	nt.e = xcalloc(nt.cap, sizeof(*nt.e));
 	for (i = 0; i < t->cap; i++)
 		if (t->e[i].used)

@@ -5,85 +5,23 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "base/hash.h"
 #include "base/xmem.h"
 
 #define REDRAWS	8	/* secrets a rebuild tries before it settles */
 
-#define ROTL(x, b)	((x) << (b) | (x) >> (64 - (b)))
-#define SIPROUND(v0, v1, v2, v3) do { \
-	v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32); \
-	v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2; \
-	v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0; \
-	v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32); \
-} while (0)
-
 /*
- * SipHash-1-3 of the id's 8 little-endian bytes under the 128-bit key k.
- * The ids are the attacker's: the old hash, splitmix64's finaliser, is
- * a bijection anyone can invert, so 150000 ids chosen to share a home
- * made every insert walk one run of the whole table (20 s for what takes
- * 0.15 s).  A keyed hash whose output says nothing of its key takes that
- * away.  SipHash was designed and analysed for exactly this (Python's and
- * Rust's hash tables use it), and its 1-3 rounds, Rust's default, cost
- * about 10 ns an id, nothing next to scoring a sample.  A keyed
- * multiply-xorshift would be a little faster, but no analysis says its
- * key survives an attacker who times lookups.
+ * The ids are the attacker's: the old hash, splitmix64's finaliser, is a
+ * bijection anyone can invert, so 150000 ids chosen to share a home made
+ * every insert walk one run of the whole table (20 s for what takes
+ * 0.15 s).  SipHash-1-3 under the map's own secret (base/hash.h) takes
+ * that away, at about 10 ns an id, nothing next to scoring a sample.
  */
-static uint64_t
-siphash13(const uint64_t k[2], uint64_t id)
-{
-	uint64_t v0 = k[0] ^ 0x736f6d6570736575ull;
-	uint64_t v1 = k[1] ^ 0x646f72616e646f6dull;
-	uint64_t v2 = k[0] ^ 0x6c7967656e657261ull;
-	uint64_t v3 = k[1] ^ 0x7465646279746573ull;
-	const uint64_t len = (uint64_t)8 << 56;
-
-	v3 ^= id;
-	SIPROUND(v0, v1, v2, v3);
-	v0 ^= id;
-	v3 ^= len;
-	SIPROUND(v0, v1, v2, v3);
-	v0 ^= len;
-	v2 ^= 0xff;
-	SIPROUND(v0, v1, v2, v3);
-	SIPROUND(v0, v1, v2, v3);
-	SIPROUND(v0, v1, v2, v3);
-	return v0 ^ v1 ^ v2 ^ v3;
-}
-
 static size_t
 home(const struct rv_idmap *m, uint64_t id)
 {
-	return (size_t)siphash13(m->key, id) & m->mask;
-}
-
-/*
- * A new secret from getrandom(2), without waiting (a filter must not
- * stall at boot).  Where it gives none (an old kernel, no entropy yet)
- * the clock, the process and the map's address, mixed with the secret
- * before, stand in: weaker against someone who can guess them, but what
- * the key decides is only where ids sit in the table, never an output.
- */
-static void
-draw_key(struct rv_idmap *m)
-{
-	uint64_t k[2], salt;
-	struct timespec ts;
-
-	if (getrandom(k, sizeof(k), GRND_NONBLOCK) == (ssize_t)sizeof(k)) {
-		memcpy(m->key, k, sizeof(k));
-		return;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	salt = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	salt ^= ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)m;
-	k[0] = siphash13(m->key, salt);
-	k[1] = siphash13(m->key, ~salt);
-	memcpy(m->key, k, sizeof(k));
+	return (size_t)rv_hash_u64(&m->key, id) & m->mask;
 }
 
 void
@@ -95,8 +33,8 @@ rv_idmap_init(struct rv_idmap *m, size_t cap)
 		size *= 2;
 	m->tab = xcalloc(size, sizeof(*m->tab));
 	m->mask = size - 1;
-	m->key[0] = m->key[1] = 0;
-	draw_key(m);
+	memset(&m->key, 0, sizeof(m->key));
+	rv_hkey_draw(&m->key);
 	m->reach = 0;
 	m->rekeys = 0;
 	m->id = xcalloc(cap, sizeof(*m->id));
@@ -181,7 +119,7 @@ rebuild(struct rv_idmap *m)
 	int tries;
 
 	for (tries = 0; tries < REDRAWS; tries++) {
-		draw_key(m);
+		rv_hkey_draw(&m->key);
 		m->rekeys++;
 		memset(m->tab, 0, (m->mask + 1) * sizeof(*m->tab));
 		m->reach = 0;

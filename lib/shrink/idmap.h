@@ -24,13 +24,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/hash.h"
+
 #define RV_IDMAP_NIL	UINT32_MAX	/* "no slot" */
 #define RV_IDMAP_PROBE_MAX	128	/* farthest entry from its home */
 
 struct rv_idmap {
 	uint32_t *tab;
 	size_t mask;
-	uint64_t key[2];	/* the hash's secret */
+	struct rv_hkey key;	/* the hash's secret */
 	size_t reach;		/* no entry sits further from its home */
 	uint64_t rekeys;	/* secrets drawn after the first */
 	uint64_t *id;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/hash.h"
 #include "base/opt.h"
 #include "base/xmem.h"
 
@@ -62,22 +63,13 @@ key_ok(const char *k, size_t n)
  * record, a record of a million keys then a thousand tiny ones took 58 s.
  * Slots hold position + 1; 0 is empty.
  */
-static size_t
-khash(const char *k, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325u;	/* FNV-1a */
-
-	while (n-- > 0)
-		h = (h ^ (unsigned char)*k++) * 0x100000001b3u;
-	return (size_t)h;
-}
-
-/* The slot holding key k, or the empty slot where it would go; m is
- * indexed (kindex_fit). */
+/* The keys are the input's: hashed under m's own secret (base/hash.h),
+ * so that keys chosen to collide, as they can be under FNV-1a, find no
+ * run of slots to walk. */
 static size_t *
 kindex_find(const struct rv_meta *m, const char *k, size_t kn)
 {
-	size_t h = khash(k, kn) & m->mask;
+	size_t h = (size_t)rv_hash_bytes(&m->hkey, k, kn) & m->mask;
 
 	while (m->slot[h] != 0) {
 		const char *key = m->key[m->slot[h] - 1];
@@ -100,6 +92,8 @@ kindex_fit(struct rv_meta *m)
 
 	if (m->slot != NULL && m->n + 1 <= m->mask / 2)
 		return;
+	if (m->slot == NULL)
+		rv_hkey_draw(&m->hkey);
 	while (cap / 2 < m->n + 1)
 		cap *= 2;
 	free(m->slot);

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/hash.h"
 #include "stream/record.h"
 #include "stream/stream.h"
 
@@ -27,9 +28,10 @@ struct rv_meta {
 	size_t n, cap;
 	char **key, **val;	/* owned */
 	/* Private to meta.c: the key index (open addressing, position + 1,
-	 * 0 empty, at most half full), the encoded bytes, and whether a
-	 * pair was refused for the caps. */
+	 * 0 empty, at most half full, keyed by a secret of its own), the
+	 * encoded bytes, and whether a pair was refused for the caps. */
 	size_t *slot, mask;
+	struct rv_hkey hkey;	/* the index's secret */
 	size_t bytes;
 	int refused;
 };
