@@ -239,11 +239,13 @@ meta_samples(struct trainer *t)
 		t->meta_samples = n;
 }
 
-/* Merge a metadata record, remembering where mean and std came from. */
-static void
+/* Merge a metadata record, remembering where mean and std came from: 0,
+ * or -1 when it would take the merged metadata past its caps (meta.h). */
+static int
 merge_meta(struct trainer *t, const struct rv_tin_item *it)
 {
-	rv_meta_merge(&t->meta, &it->meta);
+	if (rv_meta_merge(&t->meta, &it->meta) < 0)
+		return rv_preferr("%s", it->msg);
 	if (rv_meta_get(&it->meta, "mean") != NULL)
 		snprintf(t->mean_at, sizeof(t->mean_at), "%s", it->msg);
 	if (rv_meta_get(&it->meta, "std") != NULL)
@@ -256,6 +258,7 @@ merge_meta(struct trainer *t, const struct rv_tin_item *it)
 		rv_progress_total(&t->prog, t->conf->epochs > 0 &&
 		    t->meta_samples > 0 ? (uint64_t)(t->conf->epochs *
 		    (double)t->meta_samples) : rv_meta_total(&t->meta));
+	return 0;
 }
 
 /*
@@ -862,7 +865,7 @@ loop(struct trainer *t, struct rv_tin *in)
 		if (rc == 0 && !skip) {
 			switch (it->kind) {
 			case RV_TIN_META:
-				merge_meta(t, it);
+				rc = merge_meta(t, it);
 				break;
 			case RV_TIN_BATCH:
 				rc = train_batch(t, it, &held);

@@ -213,10 +213,15 @@ under() {
 	[ "$(cat "$T/err")" = "rv-inspect: '$D/atcap6.rvs': record 1 at byte $off: metadata over the limit of 16777216 bytes" ]
 	within "$SECS" 2
 	under "$KB" 65536
-	# rv-refurbish merges too (its message has no byte offset)
+	# rv-refurbish and rv-train-gpu merge too
 	run -1 --separate-stderr rv-refurbish -q --partial flip --final flip \
 	    "$D/atcap6.rvs"
-	[[ "$stderr" == "rv-refurbish: '$D/atcap6.rvs': record 1"*": metadata over the limit of 16777216 bytes" ]]
+	[ "$stderr" = "rv-refurbish: '$D/atcap6.rvs': record 1 at byte $off: metadata over the limit of 16777216 bytes" ]
+	rv-batch -q -b 4 "$D/s.rvs" > "$T/b.rvs"
+	cat "$D/atcap6.rvs" "$T/b.rvs" > "$T/atcap6-b.rvs"
+	run -1 --separate-stderr rv-train-gpu -q -j 1 -b 4 -m linear \
+	    --device cpu "$T/atcap6-b.rvs"
+	[ "$stderr" = "rv-train-gpu: '$T/atcap6-b.rvs': record 1 at byte $off: metadata over the limit of 16777216 bytes" ]
 }
 
 @test "hostile-meta: merged past 1048576 keys, refused in one line" {
