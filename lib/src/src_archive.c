@@ -1543,11 +1543,14 @@ open_part(struct reader *r, uint64_t off)
 			    unz_error(r->unz));
 		/* A zip is read by seeking only when it is the whole file;
 		 * else as a stream, as on a pipe (zip_tail); any other
-		 * file gets only the zip reader that streams. */
+		 * file gets only the zip reader that streams.  A file that
+		 * begins with zero bytes is read as a stream too, which
+		 * skips them as padding (libarchive's reader would not). */
 		pk = k >= 2 && m[0] == 'P' && m[1] == 'K';
 		whole = pk && zip_tail(r) == 1;
 
-		if (unz_detect(m, (size_t)k) == UNZ_NONE && (!pk || whole)) {
+		if (k > 0 && m[0] != 0 && unz_detect(m, (size_t)k) ==
+		    UNZ_NONE && (!pk || whole)) {
 			la_support(r->a, whole);
 			/* libarchive's own reader: it can seek (zip), and
 			 * a listing reads a header and seeks past the
