@@ -109,3 +109,47 @@ sanitized() {
 	esac
 	return 1
 }
+
+# mksample OUT H W C [KIND]: one u8 sample of zeros (KIND batch: a batch
+# of one) and an epoch-end, each one zstd frame with its content size and
+# checksum, made from a sparse file so that no pipe carries the zeros.
+mksample() {
+	local out=$1 h=$2 w=$3 c=$4 kind=${5:-sample}
+	/usr/bin/python3 - "$out" "$h" "$w" "$c" "$kind" <<'EOF'
+import struct
+import sys
+
+out, h, w, c, kind = sys.argv[1], *map(int, sys.argv[2:5]), sys.argv[5]
+batch = kind == "batch"
+px = h * w * c
+plen = px + 16 if batch else px
+
+
+def hdr(k, dtype, h, w, c, count, label, n):
+    return struct.pack("<IHHBBHIQiIIIIIffQ", 0x31525652, 1, 64, k, dtype, 0,
+                       0, 0, label, h, w, c, count, 0, 1.0, float("nan"), n)
+
+
+with open(out + ".raw", "wb") as f:
+    f.write(hdr(2 if batch else 1, 1, h, w, c, 1, 0, plen))
+    if batch:   # id 0, label 0, weight 1.0; the pixels are the file's hole
+        f.write(struct.pack("<Qif", 0, 0, 1.0))
+    f.truncate(64 + plen)
+with open(out + ".end", "wb") as f:
+    f.write(hdr(3, 0, 0, 0, 0, 1, -1, 0))
+EOF
+	zstd -q -1 -c "$out.raw" > "$out"
+	zstd -q -c "$out.end" >> "$out"
+	rm -f "$out.raw" "$out.end"
+}
+
+# Every stream reader, as the hostile-*.bats campaigns run them.
+# shellcheck disable=SC2034
+READERS=(
+	"rv-augment flip"
+	"rv-refurbish -q --partial flip --final flip"
+	"rv-inspect"
+	"rv-score -q"
+	"rv-batch -b 4"
+	"rv-train-gpu -q -j 1 -b 4 -m linear --device cpu"
+)

@@ -110,16 +110,6 @@ setup() {
 	T="$BATS_TEST_TMPDIR"
 }
 
-# Every stream reader, as hostile-memory.bats runs them.
-READERS=(
-	"rv-augment flip"
-	"rv-refurbish -q --partial flip --final flip"
-	"rv-inspect"
-	"rv-score -q"
-	"rv-batch -b 4"
-	"rv-train-gpu -q -j 1 -b 4 -m linear --device cpu"
-)
-
 sanitized() {
 	case ${RV_BUILD:-build} in
 	*asan* | *san*) return 0 ;;

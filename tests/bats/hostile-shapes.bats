@@ -14,33 +14,6 @@
 
 load helpers
 
-# mksample OUT H W C: one u8 sample of zeros and an epoch-end, each one
-# zstd frame with its content size and checksum (hostile-memory.bats).
-mksample() {
-	local out=$1 h=$2 w=$3 c=$4
-	/usr/bin/python3 - "$out" "$h" "$w" "$c" <<'EOF'
-import struct
-import sys
-
-out, h, w, c = sys.argv[1], *map(int, sys.argv[2:5])
-
-
-def hdr(k, dtype, h, w, c, count, label, n):
-    return struct.pack("<IHHBBHIQiIIIIIffQ", 0x31525652, 1, 64, k, dtype, 0,
-                       0, 0, label, h, w, c, count, 0, 1.0, float("nan"), n)
-
-
-with open(out + ".raw", "wb") as f:
-    f.write(hdr(1, 1, h, w, c, 1, 0, h * w * c))
-    f.truncate(64 + h * w * c)
-with open(out + ".end", "wb") as f:
-    f.write(hdr(3, 0, 0, 0, 0, 1, -1, 0))
-EOF
-	zstd -q -1 -c "$out.raw" > "$out"
-	zstd -q -c "$out.end" >> "$out"
-	rm -f "$out.raw" "$out.end"
-}
-
 # mkpng OUT W H: a grey 8-bit PNG of zeros.  Its zlib stream is built
 # from one compressed MiB repeated: after a full flush deflate starts
 # afresh, so every later MiB of zeros compresses to the same bytes, and

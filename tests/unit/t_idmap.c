@@ -14,60 +14,8 @@
 
 #include "base/rng.h"
 #include "shrink/idmap.h"
+#include "crafted.h"
 #include "unit.h"
-
-#define C1	0xBF58476D1CE4E5B9ull
-#define C2	0x94D049BB133111EBull
-
-static double
-cpu_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* The old hash, and the x of y = x ^ (x >> s), and 1/c mod 2^64. */
-static uint64_t
-old_hash(uint64_t x)
-{
-	x = (x ^ (x >> 30)) * C1;
-	x = (x ^ (x >> 27)) * C2;
-	return x ^ (x >> 31);
-}
-
-static uint64_t
-unshift(uint64_t y, int s)
-{
-	uint64_t x = y, t;
-
-	for (t = y >> s; t != 0; t >>= s)
-		x ^= t;
-	return x;
-}
-
-static uint64_t
-inverse(uint64_t c)
-{
-	uint64_t x = c;
-	int i;
-
-	for (i = 0; i < 5; i++)
-		x *= 2 - c * x;
-	return x;
-}
-
-/* The k-th id whose old hash is 0 modulo 2^21: one home in every map
- * of up to a million ids, as an attacker would make them. */
-static uint64_t
-crafted(uint64_t k)
-{
-	uint64_t x = unshift(k << 21, 31) * inverse(C2);
-
-	x = unshift(x, 27) * inverse(C1);
-	return unshift(x, 30);
-}
 
 static uint64_t
 random_id(struct rv_rng *r)

@@ -19,6 +19,7 @@
 #include "base/err.h"
 #include "base/rng.h"
 #include "shrink/shrink.h"
+#include "crafted.h"
 #include "unit.h"
 
 #define SZ	8	/* synthetic images are SZ x SZ grey */
@@ -1597,40 +1598,6 @@ t_budget_given(void)
 	}
 	EXPECT_EQ(bad, 0);
 	rv_shrink_free(s);
-}
-
-static double
-cpu_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint64_t
-unshift(uint64_t y, int s)
-{
-	uint64_t x = y, t;
-
-	for (t = y >> s; t != 0; t >>= s)
-		x ^= t;
-	return x;
-}
-
-/*
- * The k-th (k >= 1) id whose hash under the id maps' old, unkeyed hash
- * (splitmix64's finaliser) is 0 modulo 2^21: one home in every map of up
- * to a million ids.  The multipliers are the inverses, mod 2^64, of the
- * finaliser's.
- */
-static uint64_t
-crafted(uint64_t k)
-{
-	uint64_t x = unshift(k << 21, 31) * 0x319642b2d24d8ec3ull;
-
-	x = unshift(x, 27) * 0x96de1b173f119089ull;
-	return unshift(x, 30);
 }
 
 /*
