@@ -1148,8 +1148,10 @@ data_from(struct reader *r, uint64_t off)
 	ssize_t k;
 	int data = 0;
 
-	if ((k = unz_ends_before(r->unz, off)) != 0)
-		return k < 0 ? -1 : 0;	/* nothing there */
+	/* nothing there: the usual end of a file, told without a read (a
+	 * listing of 8,192 tars reads no padding) */
+	if ((k = unz_ends_before(r->unz, off + 1)) != 0)
+		return k < 0 ? -1 : 0;
 	b = xmalloc(READ_PEEK);
 	while (!data && (k = unz_peek(r->unz, off, b, READ_PEEK)) > 0) {
 		data = !all_zero(b, (size_t)k);
@@ -1485,19 +1487,23 @@ la_support(struct archive *a, int seek_zip)
 		archive_read_support_filter_xz,
 		archive_read_support_filter_zstd,
 	};
+	/* In the order of libarchive's own _all, tar first: a bidder that
+	 * scans for a self-extracting archive (7-zip, cab, RAR) does not
+	 * when a better bid came before it, which saves a listing of a tar
+	 * 48 KiB of reads. */
 	static int (*const formats[])(struct archive *) = {
-		archive_read_support_format_7zip,
+		archive_read_support_format_tar,
 		archive_read_support_format_ar,
-		archive_read_support_format_cab,
 		archive_read_support_format_cpio,
 		archive_read_support_format_empty,
-		archive_read_support_format_iso9660,
 		archive_read_support_format_lha,
+		archive_read_support_format_xar,
+		archive_read_support_format_warc,
+		archive_read_support_format_7zip,
+		archive_read_support_format_cab,
 		archive_read_support_format_rar,
 		archive_read_support_format_rar5,
-		archive_read_support_format_tar,
-		archive_read_support_format_warc,
-		archive_read_support_format_xar,
+		archive_read_support_format_iso9660,
 	};
 	size_t i;
 
