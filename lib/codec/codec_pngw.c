@@ -8,6 +8,7 @@
 #include "codec/codec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,7 +165,7 @@ write_in_place(const char *path, const unsigned char *px, uint32_t h,
 	int rc = 0;
 
 	memset(&s, 0, sizeof(s));
-	if (!(s.fp = fopen(path, "wb")))
+	if (!(s.fp = fopen(path, "wbe")))
 		return rv_seterr("'%s':", path);
 	if (encode(px, h, w, c, &s) < 0) {
 		errno = s.io_errno;
@@ -197,6 +198,8 @@ rv_png_write(const char *path, const unsigned char *px, uint32_t h,
 		return write_in_place(path, px, h, w, c);
 	tmp = xasprintf("%.*s.%s.tmp.XXXXXX", dirlen, path, path + dirlen);
 	fd = mkstemp(tmp);
+	if (fd >= 0)
+		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 	if (fd < 0) {
 		rv_seterr("'%s':", path);
 		free(tmp);

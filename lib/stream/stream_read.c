@@ -142,7 +142,7 @@ open_input(const char *path)
 
 	if (strcmp(path, "-") == 0)
 		return STDIN_FILENO;
-	fd = open(path, O_RDONLY);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return rv_seterr("'%s':", path);
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {

@@ -835,7 +835,7 @@ open_outputs(struct trainer *t)
 	if (conf->save_path != NULL && check_dir(conf->save_path) < 0)
 		return -1;
 	if (conf->log_path != NULL && (t->log = fopen(conf->log_path,
-	    conf->resume_path != NULL ? "a" : "w")) == NULL)
+	    conf->resume_path != NULL ? "ae" : "we")) == NULL)
 		return rv_seterr("'%s':", conf->log_path);
 	return 0;
 }
