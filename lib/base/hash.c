@@ -34,6 +34,27 @@ round_(struct sip *s)
 }
 
 static void
+start(struct sip *s, const struct rv_hkey *key)
+{
+	s->v0 = key->k[0] ^ 0x736f6d6570736575ull;
+	s->v1 = key->k[1] ^ 0x646f72616e646f6dull;
+	s->v2 = key->k[0] ^ 0x6c7967656e657261ull;
+	s->v3 = key->k[1] ^ 0x7465646279746573ull;
+}
+
+/* The finalisation: d rounds, and the state folded to 64 bits. */
+static uint64_t
+finish(struct sip *s, int d)
+{
+	int r;
+
+	s->v2 ^= 0xff;
+	for (r = 0; r < d; r++)
+		round_(s);
+	return s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
+}
+
+static void
 word(struct sip *s, uint64_t m, int c)
 {
 	int i;
@@ -52,12 +73,8 @@ rv_siphash(const struct rv_hkey *key, const void *p, size_t n, int c,
 	struct sip s;
 	uint64_t last = (uint64_t)n << 56;
 	size_t i;
-	int r;
 
-	s.v0 = key->k[0] ^ 0x736f6d6570736575ull;
-	s.v1 = key->k[1] ^ 0x646f72616e646f6dull;
-	s.v2 = key->k[0] ^ 0x6c7967656e657261ull;
-	s.v3 = key->k[1] ^ 0x7465646279746573ull;
+	start(&s, key);
 	for (; n >= 8; n -= 8, b += 8) {
 		uint64_t m = 0;
 
@@ -68,10 +85,7 @@ rv_siphash(const struct rv_hkey *key, const void *p, size_t n, int c,
 	for (i = 0; i < n; i++)
 		last |= (uint64_t)b[i] << (8 * i);
 	word(&s, last, c);
-	s.v2 ^= 0xff;
-	for (r = 0; r < d; r++)
-		round_(&s);
-	return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
+	return finish(&s, d);
 }
 
 uint64_t
@@ -84,19 +98,12 @@ uint64_t
 rv_hash_u64(const struct rv_hkey *key, uint64_t x)
 {
 	struct sip s;
-	int r;
 
 	/* rv_siphash of the 8 bytes, without the loop over them */
-	s.v0 = key->k[0] ^ 0x736f6d6570736575ull;
-	s.v1 = key->k[1] ^ 0x646f72616e646f6dull;
-	s.v2 = key->k[0] ^ 0x6c7967656e657261ull;
-	s.v3 = key->k[1] ^ 0x7465646279746573ull;
+	start(&s, key);
 	word(&s, x, 1);
 	word(&s, (uint64_t)8 << 56, 1);
-	s.v2 ^= 0xff;
-	for (r = 0; r < 3; r++)
-		round_(&s);
-	return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
+	return finish(&s, 3);
 }
 
 void

@@ -550,14 +550,12 @@ rv_index_load(const char *path, struct rv_index *ix)
 	if (S_ISREG(st.st_mode) && (size_t)st.st_size >= cap)
 		cap = (size_t)st.st_size + 1;
 	p = xmalloc(cap);
-	got = rv_read_full(fd, p, sizeof(RV_INDEX_MAGIC) - 1);
-	if (got < 0 || !rv_index_sniff(p, (size_t)got)) {
-		close(fd);
-		free(p);
-		if (got < 0)
-			return rv_preferr("'%s'", path);
-		return rv_seterr("'%s': not an rv index (its first line is not "
+	if ((got = rv_read_full(fd, p, sizeof(RV_INDEX_MAGIC) - 1)) < 0)
+		goto ioerr;
+	if (!rv_index_sniff(p, (size_t)got)) {
+		rv_seterr("'%s': not an rv index (its first line is not "
 		    "'rv-index<TAB>%d')", path, RV_INDEX_VERSION);
+		goto fail;
 	}
 	n = (size_t)got;
 	for (;;) {
@@ -566,25 +564,19 @@ rv_index_load(const char *path, struct rv_index *ix)
 			    cap * 2;
 			p = xrealloc(p, cap);
 		}
-		if ((got = rv_read_full(fd, p + n, cap - n)) < 0) {
-			close(fd);
-			free(p);
-			return rv_preferr("'%s'", path);
-		}
+		if ((got = rv_read_full(fd, p + n, cap - n)) < 0)
+			goto ioerr;
 		/* Text, checked as it comes: a FIFO of zeros is refused
 		 * at its first bytes, not after a GiB of them. */
 		if (memchr(p + n, '\0', (size_t)got) != NULL) {
-			close(fd);
-			free(p);
-			return rv_seterr("'%s': holds a NUL byte: not an index",
-			    path);
+			rv_seterr("'%s': holds a NUL byte: not an index", path);
+			goto fail;
 		}
 		n += (size_t)got;
 		if (n > RV_INDEX_MAX) {
-			close(fd);
-			free(p);
-			return rv_seterr("'%s': not an rv index (over %zu "
-			    "bytes)", path, RV_INDEX_MAX);
+			rv_seterr("'%s': not an rv index (over %zu bytes)",
+			    path, RV_INDEX_MAX);
+			goto fail;
 		}
 		if (n < cap)
 			break;	/* rv_read_full stops short only at the end */
@@ -599,6 +591,12 @@ rv_index_load(const char *path, struct rv_index *ix)
 		    strncmp(path, "/dev/", 5) == 0 ||
 		    strncmp(path, "/proc/", 6) == 0;
 	return r;
+ioerr:
+	rv_preferr("'%s'", path);
+fail:
+	close(fd);
+	free(p);
+	return -1;
 }
 
 /* ---- checksum ---- */

@@ -66,6 +66,8 @@
 #define SLACK		((size_t)16 << 20)
 /* No zip64 end record is this big (its extensible data is unused). */
 #define MAX_RECORD	((uint64_t)1 << 30)
+/* A 7-zip archive's first bytes. */
+#define SEVEN_MAGIC	"7z\xbc\xaf\x27\x1c"
 
 enum link { LK_NONE, LK_HARD, LK_SYM };
 
@@ -148,6 +150,9 @@ struct reader {
 	size_t nm, capm;
 	struct rv_buf buf;	/* one member's data, reused */
 	struct rv_codec *codec;	/* reads image headers; made when needed */
+	uint64_t max_held;	/* the dataset's bound on image bytes held */
+	int filters;		/* la_support's in-process filters, a bit
+				 * each; -1 until probed */
 	uint32_t nlabels;	/* highest sidecar label + 1 */
 	char err[256];
 };
@@ -643,7 +648,7 @@ ignore(struct reader *r, const char *path, const char *why)
 static int
 hold(struct reader *r, size_t n)
 {
-	uint64_t max = src_max_held(r->c->o);
+	uint64_t max = r->max_held;
 
 	if (!r->c->held)
 		return 0;
@@ -1007,7 +1012,7 @@ seven_at(struct reader *r)
 
 	return unz_kind(r->unz) == UNZ_NONE &&
 	    unz_peek(r->unz, r->base, m, sizeof(m)) == (ssize_t)sizeof(m) &&
-	    memcmp(m, "7z\xbc\xaf\x27\x1c", 6) == 0;
+	    memcmp(m, SEVEN_MAGIC, 6) == 0;
 }
 
 /* The archive cannot be read at all: say what we looked for. */
@@ -1088,7 +1093,7 @@ other_magic(const unsigned char *p)
 {
 	static const char *const magic[] = {
 		"PK\3\4", "PK\5\6", "070701", "070702", "070707",
-		"7z\xbc\xaf\x27\x1c", "!<arch>\n", "Rar!\x1a\x07",
+		SEVEN_MAGIC, "!<arch>\n", "Rar!\x1a\x07",
 	};
 	size_t i;
 
@@ -1226,7 +1231,7 @@ zip_tail(struct reader *r)
 
 	if (fstat(r->fd, &st) < 0 || st.st_size < 22)
 		return 0;
-	size = (uint64_t)st.st_size - (uint64_t)unz_base(r->unz);
+	size = (uint64_t)st.st_size;
 	n = size < 22 + 65535 ? (size_t)size : 22 + 65535;
 	p = xmalloc(n);
 	if (unz_peek(r->unz, size - n, p, n) == (ssize_t)n)
@@ -1269,7 +1274,7 @@ seven_end(struct reader *r)
 	uint64_t off, len;
 
 	if (unz_peek(r->unz, 0, q, sizeof(q)) != (ssize_t)sizeof(q) ||
-	    memcmp(q, "7z\xbc\xaf\x27\x1c", 6) != 0)
+	    memcmp(q, SEVEN_MAGIC, 6) != 0)
 		return 0;
 	off = le64(q + 12);
 	len = le64(q + 20);
@@ -1472,7 +1477,7 @@ read_all(struct reader *r)
  * stream.
  */
 static void
-la_support(struct archive *a, int seek_zip)
+la_support(struct reader *r, int seek_zip)
 {
 	static int (*const filters[])(struct archive *) = {
 		archive_read_support_filter_bzip2,
@@ -1505,15 +1510,23 @@ la_support(struct archive *a, int seek_zip)
 		archive_read_support_format_rar5,
 		archive_read_support_format_iso9660,
 	};
+	struct archive *a = r->a;
 	size_t i;
 
-	for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++) {
-		struct archive *probe = archive_read_new();
+	/* probed once for the input, not once for each of its archives */
+	if (r->filters < 0) {
+		r->filters = 0;
+		for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++) {
+			struct archive *probe = archive_read_new();
 
-		if (probe && filters[i](probe) == ARCHIVE_OK)
-			(void)filters[i](a);
-		archive_read_free(probe);
+			if (probe && filters[i](probe) == ARCHIVE_OK)
+				r->filters |= 1 << i;
+			archive_read_free(probe);
+		}
 	}
+	for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++)
+		if (r->filters & 1 << i)
+			(void)filters[i](a);
 	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
 		(void)formats[i](a);
 	/* The seeking zip reader takes any file whose tail looks like a
@@ -1557,7 +1570,7 @@ open_part(struct reader *r, uint64_t off)
 
 		if (k > 0 && m[0] != 0 && unz_detect(m, (size_t)k) ==
 		    UNZ_NONE && (!pk || whole)) {
-			la_support(r->a, whole);
+			la_support(r, whole);
 			/* libarchive's own reader: it can seek (zip), and
 			 * a listing reads a header and seeks past the
 			 * member: a kilobyte or two a member, not 64 KiB
@@ -1571,7 +1584,7 @@ open_part(struct reader *r, uint64_t off)
 			return st == ARCHIVE_OK ? 1 : no_archive(r);
 		}
 	}
-	la_support(r->a, 0);
+	la_support(r, 0);
 	if ((st = unz_start(r->unz, off)) < 0)
 		return refuse_err(r, off);
 	r->any |= st == 1 || unz_pos(r->unz) > 0;	/* zeros, at least */
@@ -1944,7 +1957,12 @@ archive_open(struct src_ctx *c, struct src *s)
 	s->priv = r.ar;
 	s->ops = &archive_ops;
 	s->desc = xasprintf("archive:%s", s->name);
-	r.fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	/* the default bound asks the system once an input, not a member */
+	r.max_held = c->o->max_held ? c->o->max_held :
+	    rv_src_max_held_default();
+	r.filters = -1;
+	r.fd = strcmp(path, "-") == 0 ? STDIN_FILENO :
+	    open(path, O_RDONLY | O_CLOEXEC);
 	if (r.fd < 0)
 		return rv_seterr("'%s': cannot open:", s->name);
 	r.seekable = fstat(r.fd, &sb) == 0 && S_ISREG(sb.st_mode);

@@ -470,9 +470,3 @@ rv_src_max_held_default(void)
 
 	return half > ((uint64_t)256 << 20) ? half : (uint64_t)256 << 20;
 }
-
-uint64_t
-src_max_held(const struct rv_src_opts *o)
-{
-	return o->max_held ? o->max_held : rv_src_max_held_default();
-}

@@ -109,8 +109,6 @@ struct src_ctx {
 				 * struct rv_dataset's): NULL, unbounded */
 };
 
-/* o->max_held, or its default. */
-uint64_t src_max_held(const struct rv_src_opts *o);
 
 /*
  * Warnings.  src_skip: a sample is lost; counted, and under --strict the
