@@ -25,7 +25,7 @@ static const char usage[] =
     "                    [--device auto|cpu|cuda[:N]] [--precision P]\n"
     "                    [--autotune] [--lr LR] [--momentum M]\n"
     "                    [--nesterov] [--wd WD] [--label-smoothing E]\n"
-    "                    [--schedule const|step|cosine]\n"
+    "                    [--schedule const|step|cosine|linear]\n"
     "                    [--epochs E | --steps N] [--step-size E]\n"
     "                    [--gamma G] [--warmup N]\n"
     "                    [--mean M[,M ...]] [--std S[,S ...]] [--classes N]\n"
@@ -50,11 +50,13 @@ static const char usage[] =
     "      --nesterov          Nesterov momentum\n"
     "      --wd WD             weight decay (default 5e-4)\n"
     "      --label-smoothing E label smoothing, 0 <= E < 1 (default 0)\n"
-    "      --schedule S        const (default), step or cosine\n"
-    "      --epochs E          cosine: the schedule's length in epochs\n"
-    "      --steps N           train N steps, the schedule counted in\n"
-    "                          steps: cosine over N, --step-size in steps\n"
-    "      --step-size E       step: epochs between decays (default 30)\n"
+    "      --schedule S        const (default), step, cosine or linear\n"
+    "      --epochs E          cosine, linear: the length in epochs\n"
+    "      --steps N           train N steps, every schedule fitted to\n"
+    "                          them: cosine and linear reach 0 at N,\n"
+    "                          step decays at N/3 and 2N/3\n"
+    "      --step-size E       step: epochs between decays (default 30;\n"
+    "                          with --steps, steps, default N/3)\n"
     "      --gamma G           step: decay factor (default 0.1)\n"
     "      --warmup N          linear warm-up over the first N steps\n"
     "      --mean M[,M ...]    mean of the pixels scaled to [0,1]: one\n"
@@ -218,7 +220,6 @@ parse_args(int argc, char *argv[], struct opts *o)
 	t->hyper.lr = 0.05f;
 	t->hyper.momentum = 0.9f;
 	t->hyper.weight_decay = 5e-4f;
-	t->step_size = 30;
 	t->gamma = 0.1;
 	t->target_acc = -1;
 	t->feedback_queue = 1u << 16;
@@ -289,9 +290,11 @@ parse_args(int argc, char *argv[], struct opts *o)
 				t->sched = RV_SCHED_STEP;
 			else if (strcmp(optarg, "cosine") == 0)
 				t->sched = RV_SCHED_COSINE;
+			else if (strcmp(optarg, "linear") == 0)
+				t->sched = RV_SCHED_LINEAR;
 			else
 				rv_usage_die(usage, "--schedule: '%s': want "
-				    "const, step or cosine", optarg);
+				    "const, step, cosine or linear", optarg);
 			break;
 		case OPT_EPOCHS:
 			t->epochs = rv_opt_f64("--epochs", optarg, 1e-3, 1e6,
@@ -374,9 +377,15 @@ parse_args(int argc, char *argv[], struct opts *o)
 	if (t->steps > 0 && t->epochs > 0)
 		rv_usage_die(usage, "--steps and --epochs: give the schedule's "
 		    "length once, in steps or in epochs");
-	if (t->sched == RV_SCHED_COSINE && t->epochs == 0 && t->steps == 0)
-		rv_usage_die(usage, "--schedule cosine needs --epochs E or "
-		    "--steps N");
+	if ((t->sched == RV_SCHED_COSINE || t->sched == RV_SCHED_LINEAR) &&
+	    t->epochs == 0 && t->steps == 0)
+		rv_usage_die(usage, "--schedule %s needs --epochs E or "
+		    "--steps N (the length it decays to 0 over)",
+		    t->sched == RV_SCHED_COSINE ? "cosine" : "linear");
+	/* the step schedule's period: 30 epochs, or a third of a step
+	 * budget (rv_train_lr) */
+	if (t->step_size == 0 && t->steps == 0)
+		t->step_size = 30;
 	if (t->target_acc >= 0 && t->eval_path == NULL)
 		rv_usage_die(usage, "--target-acc needs --eval FILE");
 	if (t->no_epoch_eval && t->eval_every == 0)

@@ -16,8 +16,11 @@ in PyTorch".
             --eval test.rvs --epochs 5
 
 With --steps N instead of --epochs, it trains N steps and counts the
-cosine schedule in steps, as rv-train-gpu --steps does, so that a run on a
+schedule in steps, as rv-train-gpu --steps does, so that a run on a
 shrunk stream sees the curve of a run on every sample at the same step.
+--schedule cosine (default) or linear (to 0 at the end: the budgeted
+training schedule, as rv-train-gpu --schedule linear); either is fitted to
+the run's length, decayed to 0 at its last step.
 
 Progress goes to stderr, one line per epoch; the summary to stdout.
 """
@@ -64,10 +67,14 @@ def main():
                     help="write rv-feedback(5) lines to PATH (a FIFO)")
     length = ap.add_mutually_exclusive_group()
     length.add_argument("--epochs", type=int, default=None,
-                        help="the cosine schedule's length (default 5)")
+                        help="the schedule's length (default 5)")
     length.add_argument("--steps", type=int, default=None,
-                        help="train this many steps, the cosine schedule "
+                        help="train this many steps, the schedule "
                              "counted in steps (as rv-train-gpu --steps)")
+    ap.add_argument("--schedule", choices=("cosine", "linear"),
+                    default="cosine",
+                    help="the rate's decay to 0 over the run: cosine "
+                         "(default) or linear")
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--momentum", type=float, default=0.9)
     ap.add_argument("--wd", type=float, default=5e-4)
@@ -134,7 +141,8 @@ def main():
                     frac = n / per_epoch if per_epoch else 0.0
                     t = min((ep.epoch + min(frac, 1.0)) / a.epochs, 1.0)
                 for g in opt.param_groups:
-                    g["lr"] = a.lr * 0.5 * (1 + math.cos(math.pi * t))
+                    g["lr"] = a.lr * (1 - t if a.schedule == "linear"
+                                      else 0.5 * (1 + math.cos(math.pi * t)))
                 x = b.float()
                 hid = model.body(x)
                 z = model.head(hid)
@@ -164,7 +172,8 @@ def main():
                 log.write(json.dumps(dict(
                     event="epoch", epoch=ep.epoch, samples=seen, steps=step,
                     wall=round(wall, 3), loss=loss_sum / max(n, 1),
-                    eval_acc=acc)) + "\n")
+                    eval_acc=acc,
+                    lr=opt.param_groups[0]["lr"] if opt else None)) + "\n")
                 log.flush()
             if a.target_acc is not None and acc is not None and \
                     acc >= a.target_acc:

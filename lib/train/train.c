@@ -92,16 +92,21 @@ double
 rv_train_lr(const struct rv_train_conf *c, uint64_t step, double epoch_pos)
 {
 	double lr = c->hyper.lr;
-	/* where the step stands, and the cosine's length, in one unit */
+	/* where the step stands, and the schedule's length, in one unit */
 	double t = c->steps > 0 ? (double)step : epoch_pos;
 	double len = c->steps > 0 ? (double)c->steps : c->epochs;
+	/* the step schedule fitted to a step budget: three equal parts */
+	double size = c->step_size > 0 ? c->step_size : len / 3;
 
 	switch (c->sched) {
 	case RV_SCHED_STEP:
-		lr *= pow(c->gamma, floor(t / c->step_size));
+		lr *= pow(c->gamma, floor(t / size));
 		break;
 	case RV_SCHED_COSINE:
 		lr *= 0.5 * (1 + cos(3.14159265358979323846 * fmin(t / len, 1)));
+		break;
+	case RV_SCHED_LINEAR:
+		lr *= fmax(1 - t / len, 0);
 		break;
 	default:
 		break;

@@ -37,6 +37,9 @@ enum rv_sched {
 	RV_SCHED_STEP,		/* lr * gamma^floor(t / step_size) */
 	RV_SCHED_COSINE,	/* lr * (1 + cos(pi * min(t / len, 1))) / 2,
 				 * len: epochs, or steps */
+	RV_SCHED_LINEAR,	/* lr * max(1 - t / len, 0): to 0 at the
+				 * end of the budget (Li et al., "Budgeted
+				 * Training", ICLR 2020) */
 };
 
 struct rv_train_conf {
@@ -52,8 +55,9 @@ struct rv_train_conf {
 	struct rv_nn_hyper hyper;	/* lr is the base rate */
 	enum rv_sched sched;
 	double step_size, gamma;	/* RV_SCHED_STEP, in epochs (in
-					 * steps with a step budget) */
-	double epochs;			/* RV_SCHED_COSINE's length */
+					 * steps with a step budget; 0
+					 * there: a third of it) */
+	double epochs;			/* cosine's and linear's length */
 	uint64_t steps;			/* the step budget, 0 none: the
 					 * schedule counted in steps, its
 					 * length (cosine) and the run's;

@@ -131,7 +131,7 @@ setup() {
 	[ "$stderr" = "torch-train: $T/text: record 0 at byte 0: not an rv stream: no Zstandard frame here (magic 6c6c6568)" ]
 }
 
-@test "torch-train.py --steps N: stops at step N, mid-epoch, whatever the epochs; not with --epochs" {
+@test "torch-train.py --steps N: stops at step N, mid-epoch, whatever the epochs, the schedule fitted to N; not with --epochs" {
 	slow
 	rv-decode -q --limit 640 --epochs 3 "$IMG" "$LAB" | rv-batch -q -b 64 \
 	    > "$T/b.rvs"
@@ -143,6 +143,14 @@ setup() {
 	run -0 python3 -c 'import json, sys
 print(" ".join("%d:%d" % (o["epoch"], o["steps"]) for o in map(json.loads, open(sys.argv[1]))))' "$T/log"
 	[ "$output" = "0:10 1:15" ]
+	# --schedule linear: the rate of the last step of each epoch, steps
+	# 9 and 14 counted from 0, on the line to 0 at step 15
+	run -0 --separate-stderr "$PY" "$REPO/pipelines/torch-train.py" -q \
+	    --steps 15 --schedule linear --lr 0.3 --threads 1 --log "$T/lin" \
+	    "$T/b.rvs"
+	run -0 python3 -c 'import json, sys
+print(" ".join("%.6f" % o["lr"] for o in map(json.loads, open(sys.argv[1]))))' "$T/lin"
+	[ "$output" = "0.120000 0.020000" ]
 	run -2 --separate-stderr "$PY" "$REPO/pipelines/torch-train.py" \
 	    --steps 15 --epochs 2 "$T/b.rvs"
 	[[ "$stderr" == *"argument --epochs: not allowed with argument --steps" ]]

@@ -266,8 +266,10 @@ skip_if_cuda() {
 --lr x|--lr: 'x': not a number
 --lr -1|--lr: '-1': out of range [0, 100]
 --lr 101|--lr: '101': out of range [0, 100]
---schedule foo|--schedule: 'foo': want const, step or cosine
---schedule cosine|--schedule cosine needs --epochs E or --steps N
+--schedule foo|--schedule: 'foo': want const, step, cosine or linear
+--schedule cosine|--schedule cosine needs --epochs E or --steps N (the length it decays to 0 over)
+--schedule linear|--schedule linear needs --epochs E or --steps N (the length it decays to 0 over)
+--schedule linear --steps 10 --epochs 2|--steps and --epochs: give the schedule's length once, in steps or in epochs
 --steps 0|--steps: '0': out of range [1, 18446744073709551615]
 --steps 100 --epochs 2|--steps and --epochs: give the schedule's length once, in steps or in epochs
 --device tpu|--device: 'tpu': want auto, cpu or cuda
@@ -957,6 +959,33 @@ PY
 		    "$T/r.rvs"
 		ck_same "$W/a.ck" "$W/c.ck"
 	done
+}
+
+@test "rv-train-gpu: --steps N fits linear and step to the budget: linear reaches 0 at N, step decays at N/3 and 2N/3" {
+	run -0 --separate-stderr train --lr 0.1 --schedule linear --steps 30 \
+	    --warmup 3 --log-every 1 --log "$W/lin.log" "$T/r.rvs"
+	[ "$(summary_value steps)" = 30 ]
+	run -0 --separate-stderr train --lr 0.1 --schedule step --steps 30 \
+	    --gamma 0.5 --log-every 1 --log "$W/step.log" "$T/r.rvs"
+	[ "$(summary_value steps)" = 30 ]
+	python3 - "$W/lin.log" "$W/step.log" <<'PY'
+import json, sys
+def rates(path):
+    return [(o["step"], o["lr"]) for o in map(json.loads, open(path))
+            if o["event"] == "step"]
+lin, step = rates(sys.argv[1]), rates(sys.argv[2])
+assert [s for s, _ in lin] == list(range(1, 31)), lin
+for s, got in lin:
+    lr = 0.1 * (1 - (s - 1) / 30)
+    if s <= 3:
+        lr *= s / 3
+    assert abs(got - lr) <= 1e-5 * lr, (s, got, lr)
+# the last step's rate is the smallest of the line, 1/30 of the start
+assert abs(lin[-1][1] - 0.1 / 30) <= 1e-7, lin[-1]
+for s, got in step:
+    lr = 0.1 * 0.5 ** ((s - 1) // 10)
+    assert abs(got - lr) <= 1e-5 * lr, (s, got, lr)
+PY
 }
 
 @test "rv-train-gpu: --steps N counts the schedule in steps: a shrunk stream gets the same rates, and training ends at step N, evaluated" {

@@ -90,6 +90,52 @@ test_lr_step(void)
 }
 
 static void
+test_lr_linear(void)
+{
+	struct rv_train_conf c;
+
+	conf_init(&c, RV_SCHED_LINEAR);
+	c.epochs = 4;
+	EXPECT(near(rv_train_lr(&c, 0, 0), 0.5));
+	EXPECT(near(rv_train_lr(&c, 5, 1), 0.375));
+	EXPECT(near(rv_train_lr(&c, 5, 3), 0.125));
+	EXPECT(rv_train_lr(&c, 9, 4) == 0);
+	/* past its end it stays at 0, never negative */
+	EXPECT(rv_train_lr(&c, 9, 7) == 0);
+	/* fitted to a step budget: the epoch is not read */
+	c.epochs = 0;
+	c.steps = 1000;
+	EXPECT(near(rv_train_lr(&c, 0, 99), 0.5));
+	EXPECT(near(rv_train_lr(&c, 250, 0), 0.375));
+	EXPECT(near(rv_train_lr(&c, 999, 0), 0.0005));
+	EXPECT(rv_train_lr(&c, 1000, 0) == 0);
+	/* warm-up multiplies, as for the others */
+	c.warmup = 10;
+	EXPECT(near(rv_train_lr(&c, 4, 0), 0.5 * (1 - 0.004) * 0.5));
+}
+
+static void
+test_lr_step_budget(void)
+{
+	struct rv_train_conf c;
+
+	/* with a step budget and no step size: decays at N/3 and 2N/3 */
+	conf_init(&c, RV_SCHED_STEP);
+	c.steps = 900;
+	c.step_size = 0;
+	c.gamma = 0.1;
+	EXPECT(near(rv_train_lr(&c, 0, 0), 0.5));
+	EXPECT(near(rv_train_lr(&c, 299, 0), 0.5));
+	EXPECT(near(rv_train_lr(&c, 300, 0), 0.05));
+	EXPECT(near(rv_train_lr(&c, 599, 0), 0.05));
+	EXPECT(near(rv_train_lr(&c, 600, 0), 0.005));
+	EXPECT(near(rv_train_lr(&c, 899, 0), 0.005));
+	/* a step size given still counts steps */
+	c.step_size = 100;
+	EXPECT(near(rv_train_lr(&c, 100, 0), 0.05));
+}
+
+static void
 test_lr_cosine(void)
 {
 	struct rv_train_conf c;
@@ -775,6 +821,8 @@ main(void)
 	}
 	RUN(test_lr_const);
 	RUN(test_lr_step);
+	RUN(test_lr_linear);
+	RUN(test_lr_step_budget);
 	RUN(test_lr_cosine);
 	RUN(test_lr_steps);
 	RUN(test_lr_warmup);
