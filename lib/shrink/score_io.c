@@ -16,6 +16,7 @@ static const char *const policy_name[] = {
 	[RV_POLICY_ASSISTANT] = "assistant",
 	[RV_POLICY_HISTORY] = "history",
 	[RV_POLICY_UNIFORM] = "uniform",
+	[RV_POLICY_RS2] = "rs2",
 };
 
 int
@@ -128,7 +129,8 @@ rv_score_meta_conf(struct rv_meta *m, const struct rv_shrink_conf *c)
 	if (c->policy == RV_POLICY_HISTORY)
 		rc |= set_f64(m, "score.beta", c->beta);
 	/* under a budget, the uniform policy's p is any constant */
-	if (c->policy == RV_POLICY_UNIFORM && !(c->budget > 0))
+	if ((c->policy == RV_POLICY_UNIFORM && !(c->budget > 0)) ||
+	    c->policy == RV_POLICY_RS2)
 		rc |= set_f64(m, "score.keep", c->keep);
 	if (c->budget > 0) {
 		rc |= set_f64(m, "score.budget", c->budget);

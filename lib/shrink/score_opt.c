@@ -112,7 +112,7 @@ rv_score_opt(struct rv_score_opts *o, int ch, const char *arg,
 	case RV_SCORE_OPT_POLICY:
 		if (rv_score_policy(arg, &cf->policy) < 0)
 			rv_usage_die(usage, "--policy: '%s': want assistant, "
-			    "history or uniform", arg);
+			    "history, uniform or rs2", arg);
 		return 1;
 	case RV_SCORE_OPT_REWEIGHT:
 		cf->reweight = 1;
@@ -173,6 +173,12 @@ rv_score_opts_finish(struct rv_score_opts *o, uint64_t seed,
 	if (o->keep_set && cf->budget > 0)
 		rv_usage_die(usage, "--keep: not with --budget, which sets the "
 		    "fraction kept");
+	if (cf->policy == RV_POLICY_RS2 && cf->budget > 0)
+		rv_usage_die(usage, "--policy rs2: not with --budget: rs2 "
+		    "keeps its --keep share of each epoch itself");
+	if (cf->policy == RV_POLICY_RS2 && cf->reweight)
+		rv_usage_die(usage, "--reweight: not with --policy rs2, whose "
+		    "kept samples all had the same chance (weight 1)");
 	if (o->assistant_set && cf->policy != RV_POLICY_ASSISTANT)
 		rv_usage_die(usage, "--assistant: only with --policy "
 		    "assistant");

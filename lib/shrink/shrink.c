@@ -77,6 +77,8 @@ struct rv_shrink {
 /* rv_rng ops of the score stage: never renumber, outputs depend on them */
 #define OP_KEEP		0	/* a sample's keep draw */
 #define OP_WINDOW	1	/* a budget window's systematic draw */
+#define OP_RS2		3	/* rs2: an id's place in a cycle (op 2 is
+				 * assist.c's initial weights) */
 
 void
 rv_shrink_conf_init(struct rv_shrink_conf *c)
@@ -112,8 +114,12 @@ static int
 check_conf(const struct rv_shrink_conf *c, uint32_t channels)
 {
 	if (c->policy != RV_POLICY_ASSISTANT &&
-	    c->policy != RV_POLICY_HISTORY && c->policy != RV_POLICY_UNIFORM)
+	    c->policy != RV_POLICY_HISTORY && c->policy != RV_POLICY_UNIFORM &&
+	    c->policy != RV_POLICY_RS2)
 		return rv_seterr("shrink: policy %d: unknown", (int)c->policy);
+	if (c->policy == RV_POLICY_RS2 && c->budget > 0)
+		return rv_seterr("shrink: rs2 chooses its own share of each "
+		    "epoch: not with a budget");
 	if (!(c->floor >= 0 && c->floor <= 1))
 		return rv_seterr("shrink: floor %g: must be in [0, 1]",
 		    c->floor);
@@ -371,6 +377,29 @@ note_epoch(struct rv_shrink *s, uint32_t epoch)
 }
 
 /*
+ * rs2: is id in epoch e's subset?  Cycle c gives each id a place r; epoch
+ * e covers [e k, (e + 1) k) of the cycles laid end to end, at most two of
+ * them for k <= 1, and c + r is computed alike for every epoch, so that
+ * the boundary an epoch ends at is the one the next begins at, to the
+ * bit: each id falls in exactly one epoch of each cycle.
+ */
+int
+rv_shrink_rs2_member(uint64_t seed, double k, uint64_t id, uint32_t epoch)
+{
+	double a = (double)epoch * k, b = ((double)epoch + 1) * k, c, t;
+	struct rv_rng r;
+	int i;
+
+	for (i = 0, c = floor(a); i < 2 && c < b; i++, c++) {
+		rv_rng_init(&r, seed, RV_STAGE_SCORE, OP_RS2, (uint64_t)c, id);
+		t = c + rv_rng_uniform(&r);
+		if (t >= a && t < b)
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * The policy's keep probability of a sample, before warm-up (which the
  * callers apply); the assistant's p in *score (NaN under the others), and
  * its features in s->phi.
@@ -468,6 +497,23 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 	if (check_shape(s, h, w, c) < 0)
 		return -1;
 	note_epoch(s, epoch);
+	if (cf->policy == RV_POLICY_RS2) {
+		/* no warm-up: every epoch its subset, from the first */
+		s->warm = 1;
+		out->keep = rv_shrink_rs2_member(cf->seed, cf->keep, id,
+		    epoch);
+		out->p_keep = 1;
+		out->weight = 1;
+		out->score = NAN;
+		s->seen++;
+		s->total_seen++;
+		if (!out->keep)
+			return 0;
+		s->kept++;
+		s->total_kept++;
+		fly_put(s, id, label, s->cur);
+		return 0;
+	}
 	/* the published assistant has no first-epoch warm-up */
 	if (!s->warm && (epoch != s->first_epoch || s->aa) &&
 	    (s->a == NULL || s->feedback >= cf->min_feedback))

@@ -9,6 +9,16 @@
  *              the sample's last known gradient norm among recent ones
  *              (Selective-Backprop, Jiang et al. 2019); unknown ids keep
  *   uniform    keep with probability `keep` (the control)
+ *   rs2        repeated sampling of random subsets (Okanovic et al., ICLR
+ *              2024): each epoch keeps a fresh random share `keep` of the
+ *              samples, without replacement across epochs, so that every
+ *              sample is kept once before any is kept twice.  Sample id
+ *              is drawn a place r in [0, 1) in each cycle c (a pass over
+ *              the data, rv_rng(seed, RV_STAGE_SCORE, op 3, c, id)), and
+ *              is kept in epoch e when c + r falls in [e keep, (e + 1)
+ *              keep): a stateless rule, the same on every rank and after a
+ *              resume, whose share of an epoch is `keep` up to the
+ *              binomial spread.  No warm-up, no feedback, p_keep 1.
  *
  * Everything is kept during the first epoch seen (warm-up) and, for the
  * assistant, until it has learned from `min_feedback` lines; the published
@@ -79,13 +89,15 @@ enum rv_policy {
 	RV_POLICY_ASSISTANT = 0,
 	RV_POLICY_HISTORY,
 	RV_POLICY_UNIFORM,
+	RV_POLICY_RS2,
 };
 
 struct rv_shrink_conf {
 	enum rv_policy policy;
 	double floor;		/* b, 0..1 (default 0.3) */
 	double beta;		/* history exponent (default 1) */
-	double keep;		/* uniform: the fraction kept (default 0.5) */
+	double keep;		/* uniform, rs2: the fraction kept (default
+				 * 0.5) */
 	int reweight;		/* weight kept samples by 1/P(keep) */
 	uint64_t seed;
 	uint64_t min_feedback;	/* assistant warm-up lines (default 1000) */
@@ -155,6 +167,11 @@ struct rv_keep {
 int rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
     int32_t label, const uint8_t *px, uint32_t h, uint32_t w, uint32_t c,
     struct rv_keep *out);
+
+/* rs2's rule: 1 if sample id is in epoch's subset, of share k in (0, 1],
+ * under seed; stateless (see rs2 above). */
+int rv_shrink_rs2_member(uint64_t seed, double k, uint64_t id,
+    uint32_t epoch);
 
 /*
  * Budget mode.  rv_shrink_offer() adds a sample to the window, with its

@@ -101,7 +101,11 @@ setup() {
 		    { echo "$args: got '${stderr_lines[0]}'"; return 1; }
 		[[ "${stderr_lines[1]}" == "usage: rv-score "* ]]
 	done <<'EOF'
---policy best|--policy: 'best': want assistant, history or uniform
+--policy best|--policy: 'best': want assistant, history, uniform or rs2
+--policy rs2 --keep 0|--keep: '0': out of range (0, 1]
+--policy rs2 --keep 1.01|--keep: '1.01': out of range [0, 1]
+--policy rs2 --budget 0.5|--policy rs2: not with --budget: rs2 keeps its --keep share of each epoch itself
+--policy rs2 --reweight|--reweight: not with --policy rs2, whose kept samples all had the same chance (weight 1)
 --floor 2|--floor: '2': out of range [0, 1]
 --keep 0|--keep: '0': out of range (0, 1]
 --keep 1.5|--keep: '1.5': out of range [0, 1]
@@ -177,6 +181,33 @@ EOF
 	run -0 awk '$1 == "sample" && ($5 != 1 || $4 != 8) { bad++ }
 	    END { print bad + 0 }' <(records "$W/n.rvs")
 	[ "$output" = 0 ]
+}
+
+@test "rv-score --policy rs2: a fresh random K of each epoch from the first, every sample once before any twice, the same bytes for a seed" {
+	rv-decode -q --epochs 8 --shuffle --limit 2000 \
+	    "$FMNIST/train-images-idx3-ubyte.gz" \
+	    "$FMNIST/train-labels-idx1-ubyte.gz" > "$W/s8.rvs"
+	run -0 --separate-stderr rv-score -v --policy rs2 --keep 0.25 \
+	    --seed 3 -o "$W/a.rvs" "$W/s8.rvs"
+	[[ "${stderr_lines[8]}" == "rv-score: 16000 seen, "*" in 8 epochs; feedback 0 lines (0 unmatched)" ]]
+	records "$W/a.rvs" > "$W/r"
+	# each epoch about a quarter (binomial sd 19), none whole; every id
+	# once in epochs 0-3 and once in 4-7; weight 1, no score
+	run -0 awk '
+	    $1 == "sample" { n[$2]++; c[int($2 / 4) " " $3]++
+		if ($5 != 1 || $6 != "nan") bad++ }
+	    $1 == "end" && (n[$2] < 400 || n[$2] > 600 || n[$2] != $3) { bad++ }
+	    END { for (k in c) { ids++; if (c[k] != 1) bad++ }
+		print ids, bad + 0 }' "$W/r"
+	[ "$output" = "4000 0" ]
+	grep -qx '#score.policy=rs2' "$W/r"
+	grep -qx '#score.keep=0.25' "$W/r"
+	rv-score -q --policy rs2 --keep 0.25 --seed 3 < "$W/s8.rvs" \
+	    > "$W/c.rvs"
+	cmp "$W/c.rvs" "$W/a.rvs"
+	rv-score -q --policy rs2 --keep 0.25 --seed 4 "$W/s8.rvs" > "$W/b.rvs"
+	! cmp -s <(records "$W/a.rvs" | grep '^sample') \
+	    <(records "$W/b.rvs" | grep '^sample')
 }
 
 @test "rv-score: the same seed and feedback give the same bytes, another seed others" {

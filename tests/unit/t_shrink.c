@@ -1650,6 +1650,83 @@ t_flood(void)
 	}
 }
 
+/*
+ * rs2: each epoch a share k, no sample kept twice before every one is kept
+ * once (after any number of epochs the counts differ by at most 1), the
+ * same subsets for the same seed, others for another, k 1 keeping all,
+ * and through rv_shrink_decide no warm-up and weight 1.
+ */
+static void
+t_rs2(void)
+{
+	enum { N = 5000, E = 23 };
+	static const double ks[] = { 0.3, 0.45, 0.1, 0.7, 1.0 / 3 };
+	static unsigned cnt[N];
+	struct rv_shrink_conf c;
+	struct rv_shrink *s;
+	struct rv_keep k;
+	uint8_t px[SZ * SZ] = { 0 };
+	unsigned lo, hi, kept, same, e, i, j;
+
+	for (j = 0; j < sizeof(ks) / sizeof(ks[0]); j++) {
+		memset(cnt, 0, sizeof(cnt));
+		for (e = 0; e < E; e++) {
+			kept = 0;
+			for (i = 0; i < N; i++)
+				if (rv_shrink_rs2_member(7, ks[j], i, e)) {
+					cnt[i]++;
+					kept++;
+				}
+			/* binomial: sd sqrt(N k (1 - k)) <= 36 */
+			EXPECT(fabs(kept - N * ks[j]) < 200);
+			lo = hi = cnt[0];
+			for (i = 1; i < N; i++) {
+				lo = cnt[i] < lo ? cnt[i] : lo;
+				hi = cnt[i] > hi ? cnt[i] : hi;
+			}
+			EXPECT(hi - lo <= 1);
+			EXPECT(lo == (unsigned)floor((e + 1) * ks[j]) ||
+			    lo + 1 == (unsigned)ceil((e + 1) * ks[j]));
+		}
+	}
+	/* k 1: every sample, every epoch */
+	for (e = 0; e < 5; e++)
+		for (i = 0; i < 100; i++)
+			EXPECT(rv_shrink_rs2_member(1, 1, i, e));
+	/* another seed, another subset; the same seed, the same one */
+	same = 0;
+	for (i = 0; i < N; i++) {
+		same += rv_shrink_rs2_member(1, 0.5, i, 3) ==
+		    rv_shrink_rs2_member(2, 0.5, i, 3);
+		EXPECT(rv_shrink_rs2_member(1, 0.5, i, 3) ==
+		    rv_shrink_rs2_member(1, 0.5, i, 3));
+	}
+	EXPECT(same > N / 2 - 250 && same < N / 2 + 250);
+
+	/* the policy: the rule from the first sample, weight 1 */
+	rv_shrink_conf_init(&c);
+	c.policy = RV_POLICY_RS2;
+	c.keep = 0.25;
+	c.seed = 9;
+	c.reweight = 1;
+	s = rv_shrink_new(&c, 1, 10);
+	EXPECT(s != NULL);
+	kept = 0;
+	for (i = 0; i < 1000; i++) {
+		EXPECT(rv_shrink_decide(s, i, 0, 1, px, SZ, SZ, 1, &k) == 0);
+		EXPECT(k.keep == rv_shrink_rs2_member(9, 0.25, i, 0));
+		kept += (unsigned)k.keep;
+		if (k.keep)
+			EXPECT(k.weight == 1);
+	}
+	EXPECT(kept > 200 && kept < 300);
+	rv_shrink_free(s);
+	/* not with a budget */
+	c.budget = 0.5;
+	EXPECT(rv_shrink_new(&c, 1, 10) == NULL);
+	EXPECT(strstr(rv_errmsg(), "rs2") != NULL);
+}
+
 int
 main(void)
 {
@@ -1662,6 +1739,7 @@ main(void)
 	RUN(t_inflight);
 	RUN(t_inflight_model);
 	RUN(t_history);
+	RUN(t_rs2);
 	RUN(t_determinism);
 	RUN(t_errors);
 	RUN(t_budget_k);
