@@ -377,26 +377,81 @@ note_epoch(struct rv_shrink *s, uint32_t epoch)
 }
 
 /*
- * rs2: is id in epoch e's subset?  Cycle c gives each id a place r; epoch
- * e covers [e k, (e + 1) k) of the cycles laid end to end, at most two of
- * them for k <= 1, and c + r is computed alike for every epoch, so that
- * the boundary an epoch ends at is the one the next begins at, to the
- * bit: each id falls in exactly one epoch of each cycle.
+ * rs2: is id in epoch e's subset?  The cycles (passes over the data) laid
+ * end to end on a line, cycle c on [c, c + 1), epoch e on [e k, (e + 1)
+ * k); the id's turn in cycle c is at c + r_c, r_c its place, and it is
+ * kept in the epoch that holds the point.  An epoch that straddles the
+ * boundary j between cycles j - 1 and j holds the tail [lo, 1) of cycle
+ * j - 1 and the head [0, h) of cycle j; an id whose turn fell in that tail
+ * must not have its next turn in that head, or the epoch would hold it
+ * twice.  So r_j is drawn, from u uniform, as:
+ *   an id of the tail:  r = h + u (1 - h), past the head;
+ *   any other id:       with probability q = h / lo, r = u lo in the head,
+ *                       else r = h + (u - q) / (1 - q) (1 - h);
+ * the head gets its share h of the ids and the rest of the cycle a uniform
+ * density, so every r_j is uniform on [0, 1): each epoch keeps k of the
+ * samples up to the binomial spread, each id once per cycle, never twice
+ * in an epoch.  The place depends on the last, so it is found by going
+ * through the id's cycles from the first: about e k draws.  Every bound is
+ * the same expression, e * k - c, in the draw and in the test, so they
+ * agree to the bit.
  */
+static double
+rs2_place(uint64_t seed, double k, uint64_t id, uint64_t c)
+{
+	struct rv_rng g;
+	double r, u, lo, h, q;
+	uint64_t j, e;
+
+	rv_rng_init(&g, seed, RV_STAGE_SCORE, OP_RS2, 0, id);
+	r = rv_rng_uniform(&g);
+	for (j = 1; j <= c; j++) {
+		rv_rng_init(&g, seed, RV_STAGE_SCORE, OP_RS2, j, id);
+		u = rv_rng_uniform(&g);
+		/* the epoch that holds the point j */
+		e = (uint64_t)floor((double)j / k);
+		while (e > 0 && (double)e * k > (double)j)
+			e--;
+		while (((double)e + 1) * k <= (double)j)
+			e++;
+		if ((double)e * k == (double)j) {
+			r = u;		/* an epoch starts at the boundary */
+			continue;
+		}
+		lo = (double)e * k - (double)(j - 1);
+		h = ((double)e + 1) * k - (double)j;
+		if (r >= lo) {
+			r = h + u * (1 - h);
+		} else {
+			q = h / lo;
+			r = u < q ? u * lo : h + (u - q) / (1 - q) * (1 - h);
+		}
+		if (r >= 1)	/* rounding, u near 1 */
+			r = nextafter(1, 0);
+	}
+	return r;
+}
+
 int
 rv_shrink_rs2_member(uint64_t seed, double k, uint64_t id, uint32_t epoch)
 {
-	double a = (double)epoch * k, b = ((double)epoch + 1) * k, c, t;
-	struct rv_rng r;
-	int i;
+	double a = (double)epoch * k, b = ((double)epoch + 1) * k, r;
+	uint64_t c = (uint64_t)floor(a);
 
-	for (i = 0, c = floor(a); i < 2 && c < b; i++, c++) {
-		rv_rng_init(&r, seed, RV_STAGE_SCORE, OP_RS2, (uint64_t)c, id);
-		t = c + rv_rng_uniform(&r);
-		if (t >= a && t < b)
-			return 1;
-	}
-	return 0;
+	if (k >= 1)
+		return 1;
+	/* the cycles the epoch covers: the one holding a, maybe the next */
+	while (c > 0 && (double)c > a)
+		c--;
+	while ((double)c + 1 <= a)
+		c++;
+	r = rs2_place(seed, k, id, c);
+	if (r >= a - (double)c && r < b - (double)c)
+		return 1;
+	if ((double)c + 1 >= b)
+		return 0;
+	r = rs2_place(seed, k, id, c + 1);
+	return r < b - (double)(c + 1);
 }
 
 /*

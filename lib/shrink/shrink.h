@@ -12,12 +12,14 @@
  *   rs2        repeated sampling of random subsets (Okanovic et al., ICLR
  *              2024): each epoch keeps a fresh random share `keep` of the
  *              samples, without replacement across epochs, so that every
- *              sample is kept once before any is kept twice.  Sample id
- *              is drawn a place r in [0, 1) in each cycle c (a pass over
- *              the data, rv_rng(seed, RV_STAGE_SCORE, op 3, c, id)), and
- *              is kept in epoch e when c + r falls in [e keep, (e + 1)
- *              keep): a stateless rule, the same on every rank and after a
- *              resume, whose share of an epoch is `keep` up to the
+ *              sample is kept once before any is kept twice: the cycles
+ *              (passes over the data) laid end to end, each id has a
+ *              place in each cycle (rv_rng(seed, RV_STAGE_SCORE, op 3,
+ *              cycle, id), drawn so that an epoch that straddles two
+ *              cycles holds no id twice), and epoch e keeps the ids whose
+ *              turn falls in [e keep, (e + 1) keep).  Stateless: the same
+ *              on every rank and after a resume, its share of an epoch
+ *              `keep` up to the
  *              binomial spread.  No warm-up, no feedback, p_keep 1.
  *
  * Everything is kept during the first epoch seen (warm-up) and, for the

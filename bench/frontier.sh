@@ -1,0 +1,419 @@
+#!/usr/bin/env bash
+# The shrinking frontier (issue 48): instance shrinking judged as the
+# field judges it (Li et al., "Budgeted Training", ICLR 2020; Kaddour et
+# al., "No Train No Gain", NeurIPS 2023; Okanovic et al., "RS2", ICLR
+# 2024).  For one REGIME, a grid of budgets, each a number of the
+# trainer's steps, and for every policy and seed a separate run whose
+# learning-rate schedule is fitted to its own budget (rv-train-gpu
+# --steps B: decayed to 0 at step B), no early stop, final accuracy on the
+# whole test set.  A policy that trains B steps on samples it chose is
+# thus compared with training B steps on every sample in turn under the
+# same decayed schedule, not with a run whose schedule a shrunk run
+# compresses.
+#
+# usage: bash bench/frontier.sh [REGIME]     (default clean)
+#
+# Regimes, cnn-small on Fashion-MNIST, bench/shrink.sh's recipe (SGD lr
+# 0.05, momentum 0.9, wd 5e-4, batch 128, no augmentation, mean and std
+# 0.5, the CPU backend):
+#   clean   the training set as Debian ships it
+#   noisy   FRONTIER_NOISE (default 0.3) of the training labels replaced
+#           by a wrong class drawn at random (seed FRONTIER_NOISE_SEED,
+#           default 48), made here in Python, not by rv-decode; the test
+#           set clean
+# Budgets are fractions of a reference schedule, 10 epochs of every
+# sample: 4,690 steps of 128 for the 60,000 training images.
+#
+# Policies (rv-score between rv-decode and rv-batch, the trainer's
+# feedback back to it through a FIFO; FRONTIER_FLOOR, default 0.3):
+#   uniform     every sample, no rv-score: the baseline
+#   rs2         rv-score --policy rs2 --keep K, K the assistant's kept
+#               share (of the same seed and budget, else the mean over
+#               the seeds at that budget, else FRONTIER_KEEP)
+#   random      rv-score --policy uniform --keep K, K the assistant's
+#               kept share after its warm-up epoch: the control that
+#               follows its keep rate, to tell which samples from how many
+#   assistant   rv-score's default: the rv assistant
+#   autoassist  --assistant autoassist, the published assistant
+#   history     --policy history --beta 1: Selective-Backprop
+# The controls read the assistant's share from results.jsonl, so the
+# assistant runs first.
+#
+# Environment: FRONTIER_SEEDS (default "0 1"), FRONTIER_BUDGETS
+# (fractions of the reference, default "0.2 0.36 0.52 0.68 0.84 1"),
+# FRONTIER_POLICIES (default "assistant uniform rs2 random"; add
+# autoassist and history, or any of the list above), FRONTIER_SCHEDULE
+# (linear, default, or cosine: the schedule every run fits to its
+# budget), FRONTIER_THREADS (the trainer's -j, default nproc),
+# FRONTIER_LIMIT (the first N training images only, for a quick check;
+# the reference becomes 10 epochs of them), FRONTIER_TEST_LIMIT (the first
+# N test images only; default all 10,000), FRONTIER_TARGETS (test
+# accuracies, fractions, that frontier.md gives the budget to; default
+# clean "0.915 0.92", noisy "0.9 0.905"), FRONTIER_OUT (default
+# bench/out/frontier), FRONTIER_REPORT=1 (run nothing: the report of
+# what results.jsonl holds), RV_BUILD (default build).
+#
+# The default grid, 2 seeds x 6 budgets x 4 policies, takes about 2 hours
+# on 2 cores (the 6 budgets sum to 3.6 references, about 15 minutes a
+# policy and seed); seeds 0 1 2 and all six policies take about 4.5.
+# Results accumulate: a run already in results.jsonl (the same regime,
+# policy, seed, budget, schedule, training images and test images) is not
+# run again, so the grid can be filled in several sittings, and a
+# failed or interrupted run leaves nothing in it.
+#
+# Output in FRONTIER_OUT/REGIME/: results.jsonl, one object a run
+# (regime, policy, seed, budget_steps, budget (the fraction), grads,
+# final_acc, wall_s, data_cpu_s (the CPU seconds of rv-decode, rv-score
+# and rv-batch), train_cpu_s, kept (the share of the samples rv-score saw
+# that it kept), kept_after (the same after its first epoch), keep_arg
+# (the K a control ran with), schedule, n_train, n_test); runs/ (each
+# run's trainer log and rv-score -v lines); frontier.md (bench/
+# frontier_report.py: final accuracy per budget, mean +- sd over the
+# seeds; the smallest budget at which each policy's mean reaches each
+# target, interpolated between budgets, and its ratio to uniform's; a
+# dagger where the seeds' ranges do not overlap uniform's); and
+# frontier.png (gnuplot: final accuracy against budget and against wall
+# time, one line per policy, error bars over the seeds).
+set -euo pipefail
+export LC_ALL=C
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+build=${RV_BUILD:-build}
+case $build in
+/*) bin=$build/bin ;;
+*) bin=$root/$build/bin ;;
+esac
+fmnist=${FRONTIER_FMNIST:-/usr/share/datasets/fashion-mnist}
+prog=frontier.sh
+unset RV_LEVEL
+
+die() {
+	echo "$prog: $*" >&2
+	exit 1
+}
+usage() {
+	echo "$prog: $*" >&2
+	echo "usage: bash bench/frontier.sh [clean|noisy]" >&2
+	exit 2
+}
+# shellcheck source=scripts/jsonl.bash
+. "$root/scripts/jsonl.bash"
+
+[ "$#" -le 1 ] || usage "one REGIME at most, got $#"
+regime=${1:-clean}
+case $regime in
+clean | noisy) ;;
+*) usage "'$regime': not a regime (clean or noisy)" ;;
+esac
+
+read -r -a seeds <<<"${FRONTIER_SEEDS:-0 1}"
+read -r -a fracs <<<"${FRONTIER_BUDGETS:-0.2 0.36 0.52 0.68 0.84 1}"
+read -r -a policies <<<"${FRONTIER_POLICIES:-assistant uniform rs2 random}"
+schedule=${FRONTIER_SCHEDULE:-linear}
+threads=${FRONTIER_THREADS:-$(nproc)}
+limit=${FRONTIER_LIMIT:-}
+test_limit=${FRONTIER_TEST_LIMIT:-}
+noise=${FRONTIER_NOISE:-0.3}
+noise_seed=${FRONTIER_NOISE_SEED:-48}
+floor=${FRONTIER_FLOOR:-0.3}
+keep_default=${FRONTIER_KEEP:-0.45}
+report=${FRONTIER_REPORT:-0}
+out=${FRONTIER_OUT:-$here/out/frontier}/$regime
+case $regime in
+clean) targets=${FRONTIER_TARGETS:-0.915 0.92} ;;
+noisy) targets=${FRONTIER_TARGETS:-0.9 0.905} ;;
+esac
+batch=128
+lr=0.05
+
+# --- the settings, checked before anything runs ----------------------------
+frac_re='^(0?\.[0-9]*[1-9][0-9]*|1|1\.0*)$'
+[ "${#seeds[@]}" -ge 1 ] || die "FRONTIER_SEEDS: no seed"
+[ "${#fracs[@]}" -ge 1 ] || die "FRONTIER_BUDGETS: no budget"
+[ "${#policies[@]}" -ge 1 ] || die "FRONTIER_POLICIES: no policy"
+declare -A seen=()
+for s in "${seeds[@]}"; do
+	[[ $s =~ ^[0-9]+$ ]] ||
+	    die "FRONTIER_SEEDS: '$s': not a non-negative integer"
+	[ -z "${seen[s$s]:-}" ] || die "FRONTIER_SEEDS: '$s' twice"
+	seen[s$s]=1
+done
+for f in "${fracs[@]}"; do
+	[[ $f =~ $frac_re ]] ||
+	    die "FRONTIER_BUDGETS: '$f': not a fraction of the reference in (0, 1]"
+	[ -z "${seen[f$f]:-}" ] || die "FRONTIER_BUDGETS: '$f' twice"
+	seen[f$f]=1
+done
+for p in "${policies[@]}"; do
+	case $p in
+	uniform | rs2 | random | assistant | autoassist | history) ;;
+	*) die "FRONTIER_POLICIES: '$p': not a policy (uniform, rs2, random, assistant, autoassist or history)" ;;
+	esac
+	[ -z "${seen[p$p]:-}" ] || die "FRONTIER_POLICIES: '$p' twice"
+	seen[p$p]=1
+done
+case $schedule in
+linear | cosine) ;;
+*) die "FRONTIER_SCHEDULE: '$schedule': want linear or cosine" ;;
+esac
+[[ $threads =~ ^[1-9][0-9]*$ ]] ||
+    die "FRONTIER_THREADS: '$threads': not a positive integer"
+for v in limit test_limit; do
+	[ -z "${!v}" ] || [[ ${!v} =~ ^[1-9][0-9]*$ ]] ||
+	    die "FRONTIER_${v^^}: '${!v}': not a positive integer"
+done
+[[ $noise =~ ^0?\.[0-9]+$ ]] && awk -v n="$noise" 'BEGIN { exit !(n < 1) }' ||
+    die "FRONTIER_NOISE: '$noise': not a fraction in [0, 1)"
+[[ $noise_seed =~ ^[0-9]+$ ]] ||
+    die "FRONTIER_NOISE_SEED: '$noise_seed': not a non-negative integer"
+[[ $floor =~ ^(0?\.[0-9]+|0|1)$ ]] ||
+    die "FRONTIER_FLOOR: '$floor': not a fraction from 0 to 1"
+[[ $keep_default =~ $frac_re ]] ||
+    die "FRONTIER_KEEP: '$keep_default': not a fraction in (0, 1]"
+for t in $targets; do
+	[[ $t =~ ^0?\.[0-9]+$ ]] ||
+	    die "FRONTIER_TARGETS: '$t': not an accuracy in (0, 1)"
+done
+
+n_train=60000
+[ -z "$limit" ] || [ "$limit" -ge "$n_train" ] || n_train=$limit
+n_test=10000
+[ -z "$test_limit" ] || [ "$test_limit" -ge "$n_test" ] || n_test=$test_limit
+# the reference: 10 epochs of every sample, in steps of 128
+ref=$((10 * ((n_train + batch - 1) / batch)))
+declare -A budget=()
+for f in "${fracs[@]}"; do
+	budget[$f]=$(awk -v f="$f" -v r="$ref" 'BEGIN {
+	    b = int(f * r + 0.5); print b < 1 ? 1 : b }')
+done
+
+if [ "$report" != 1 ]; then
+	for p in rv-decode rv-score rv-batch rv-train-gpu; do
+		[ -x "$bin/$p" ] || die "'$bin/$p' is missing: run 'make' first"
+	done
+	[ -f "$fmnist/train-images-idx3-ubyte.gz" ] ||
+	    die "'$fmnist' is missing: apt-get install dataset-fashion-mnist"
+	[ -x /usr/bin/time ] || die "/usr/bin/time is missing: apt-get install time"
+fi
+mkdir -p "$out/runs" || die "cannot make '$out/runs'"
+results=$out/results.jsonl
+touch "$results" || die "cannot write '$results'"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# --- the data ------------------------------------------------------------------
+images=$fmnist/train-images-idx3-ubyte.gz
+labels=$fmnist/train-labels-idx1-ubyte.gz
+if [ "$regime" = noisy ]; then
+	# the noisy labels, made once for a noise and seed: a wrong class
+	# for a share `noise` of the images, drawn by Python's Mersenne
+	# Twister, so the same file on every machine
+	labels=$out/data/train-labels-noise$noise-seed$noise_seed-idx1-ubyte.gz
+	if [ "$report" != 1 ] && [ ! -s "$labels" ]; then
+		mkdir -p "$out/data"
+		/usr/bin/python3 - "$fmnist/train-labels-idx1-ubyte.gz" \
+		    "$labels.tmp" "$noise" "$noise_seed" <<'PY' ||
+import gzip, random, struct, sys
+src, dst, noise, seed = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+raw = gzip.open(src).read()
+magic, n = struct.unpack(">II", raw[:8])
+assert magic == 0x801, "not an IDX label file"
+lab = bytearray(raw[8:8 + n])
+rng = random.Random(seed)
+flip = rng.sample(range(n), round(noise * n))
+for i in flip:
+    lab[i] = rng.choice([c for c in range(10) if c != lab[i]])
+with gzip.GzipFile(dst, "wb", mtime=0) as f:
+    f.write(raw[:8] + bytes(lab))
+wrong = sum(a != b for a, b in zip(lab, raw[8:8 + n]))
+print(f"# noisy labels: {wrong} of {n} wrong ({wrong / n:.4f})")
+PY
+		    die "writing the noisy labels failed (python3)"
+		mv "$labels.tmp" "$labels"
+	fi
+fi
+
+limitopt=()
+[ -z "$limit" ] || limitopt=(--limit "$limit")
+testlimit=()
+[ -z "$test_limit" ] || testlimit=(--limit "$test_limit")
+
+echo "# frontier, regime $regime: cnn-small on Fashion-MNIST ($n_train" \
+    "training images${limit:+, the first}, $n_test test images), reference" \
+    "$ref steps of $batch; budgets ${fracs[*]} of it; schedule $schedule" \
+    "fitted to each; seeds ${seeds[*]}; policies ${policies[*]}"
+if [ "$report" != 1 ]; then
+	echo "# machine: $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' \
+	    /proc/cpuinfo | head -1); load $(cut -d' ' -f1-3 /proc/loadavg);" \
+	    "$(date -u '+%Y-%m-%d %H:%M UTC')"
+fi
+
+# policy_args P K: rv-score's options for policy P (K: a control's share).
+policy_args() {
+	case $1 in
+	rs2) printf '%s\n' --policy rs2 --keep "$2" ;;
+	random) printf '%s\n' --policy uniform --keep "$2" ;;
+	assistant) printf '%s\n' --policy assistant --floor "$floor" ;;
+	autoassist) printf '%s\n' --policy assistant --assistant autoassist \
+	    --floor "$floor" ;;
+	history) printf '%s\n' --policy history --floor "$floor" --beta 1 ;;
+	esac
+}
+
+# done_run P S B: is the run in results.jsonl?
+done_run() {
+	jfield - regime policy seed budget_steps schedule n_train n_test \
+	    <"$results" | grep -qxF "$regime	$1	$2	$3	$schedule	$n_train	$n_test"
+}
+
+# control_keep P S B: the share a control runs with: the assistant's of
+# seed S at budget B, else the mean over its seeds at B, else the default.
+# rs2 takes the share of everything it saw (rs2 has no warm-up), random
+# the share after the warm-up epoch (uniform, like the assistant, keeps
+# the first epoch whole).
+control_keep() {
+	local key=kept
+	[ "$1" = random ] && key=kept_after
+	jfield - regime policy seed budget_steps schedule n_train n_test \
+	    "$key" <"$results" | awk -F '\t' -v r="$regime" -v s="$2" \
+	    -v b="$3" -v sc="$schedule" -v n="$n_train" -v nt="$n_test" \
+	    -v d="$keep_default" '
+	    $1 == r && $2 == "assistant" && $4 == b && $5 == sc && $6 == n &&
+	    $7 == nt && $8 != "null" && $8 != "-" {
+		if ($3 == s) own = $8; sum += $8; cnt++ }
+	    END {
+		k = own != "" ? own : cnt ? sum / cnt : d
+		k = k < 0.01 ? 0.01 : k > 1 ? 1 : k
+		printf "%.4f\n", k }'
+}
+
+# cpu_of FILE: user + system seconds from /usr/bin/time -f '%U %S'.
+cpu_of() {
+	awk 'NF == 2 && $1 ~ /^[0-9.]+$/ { u = $1 + $2 } END { printf "%.2f", u + 0 }' "$1"
+}
+
+# run_one P S F: one run of policy P, seed S, budget fraction F, its
+# result appended to results.jsonl.
+run_one() {
+	local p=$1 seed=$2 f=$3 b=${budget[$3]} k=null name fb t0 wall e
+	local -a pargs st score=() stages
+	name=$p-s$seed-b$b
+	done_run "$p" "$seed" "$b" && { echo "# $name: in results.jsonl"; return 0; }
+	case $p in
+	rs2 | random) k=$(control_keep "$p" "$seed" "$b") ;;
+	esac
+	mapfile -t pargs < <(policy_args "$p" "$k")
+	# epochs enough for the budget at a tenth kept: rv-decode stops
+	# when the trainer has had its steps (SIGPIPE)
+	e=$(((b * batch + n_train / 10 - 1) / (n_train / 10 > 0 ? n_train / 10 : 1) + 2))
+	rm -f "$out/runs/$name".* "$tmp"/time.*
+	fb=$tmp/fb
+	rm -f "$fb"
+	local -a dec=(/usr/bin/time -f '%U %S' -o "$tmp/time.decode"
+	    "$bin/rv-decode" -q -j 1 --epochs "$e" --shuffle --seed "$seed"
+	    "${limitopt[@]}" "$images" "$labels")
+	local -a bat=(/usr/bin/time -f '%U %S' -o "$tmp/time.batch"
+	    "$bin/rv-batch" -q -b "$batch")
+	local -a train=(/usr/bin/time -f '%U %S' -o "$tmp/time.train"
+	    "$bin/rv-train-gpu" -q -m cnn-small -j "$threads" --device cpu
+	    --lr "$lr" --momentum 0.9 --wd 5e-4 --schedule "$schedule"
+	    --steps "$b" --mean 0.5 --std 0.5 --eval "$tmp/test.rvs"
+	    --eval-every "$b" --no-epoch-eval --log "$out/runs/$name.log"
+	    --seed "$seed")
+	echo "# $name: ${pargs[*]:-no rv-score}"
+	t0=$(date +%s.%N)
+	set +e
+	if [ "$p" = uniform ]; then
+		stages=(rv-decode rv-batch rv-train-gpu)
+		"${dec[@]}" | "${bat[@]}" | "${train[@]}" \
+		    >"$tmp/summary" 2>"$tmp/err"
+		st=("${PIPESTATUS[@]}")
+	else
+		stages=(rv-decode rv-score rv-batch rv-train-gpu)
+		mkfifo "$fb"
+		score=(/usr/bin/time -f '%U %S' -o "$tmp/time.score"
+		    "$bin/rv-score" -q -v "${pargs[@]}" --feedback "$fb"
+		    --seed "$seed")
+		"${dec[@]}" | "${score[@]}" 2>"$out/runs/$name.score" |
+		    "${bat[@]}" | "${train[@]}" --feedback "$fb" \
+		    >"$tmp/summary" 2>"$tmp/err"
+		st=("${PIPESTATUS[@]}")
+	fi
+	set -e
+	wall=$(calc "b - a" -v a="$t0" -v b="$(date +%s.%N)")
+	rm -f "$fb"
+	local i s bad= last=$((${#st[@]} - 1))
+	for i in "${!st[@]}"; do
+		s=${st[$i]}
+		[ "$s" = 0 ] && continue
+		# upstream stages die of SIGPIPE when the trainer has its steps;
+		# /usr/bin/time reports that as 128 + 13 = 141 too
+		[ "$i" -lt "$last" ] && [ "$s" = 141 ] && continue
+		bad="$bad ${stages[$i]} exited $s;"
+	done
+	if [ -n "$bad" ]; then
+		sed 's/^/    /' "$tmp/err" >&2
+		[ ! -f "$out/runs/$name.score" ] ||
+		    grep -v '^rv-score: epoch ' "$out/runs/$name.score" |
+		    sed 's/^/    /' >&2 || true
+		die "$name failed:${bad%;}"
+	fi
+	local steps grads acc
+	IFS=$'\t' read -r steps grads acc < <(jfield summary steps grads \
+	    eval_acc <"$out/runs/$name.log" | tail -n 1) ||
+	    die "$name: no summary line in its log"
+	[ "$steps" = "$b" ] ||
+	    die "$name: trained $steps steps of its budget of $b (the input ended)"
+	[ "$acc" != null ] && [ "$acc" != - ] || die "$name: no final evaluation"
+	local kept=1 kept_after=1 data_cpu train_cpu
+	if [ "$p" != uniform ]; then
+		read -r kept kept_after < <(awk '
+		    /^rv-score: epoch [0-9]+: / {
+			match($0, /[0-9]+ seen/); s = substr($0, RSTART, RLENGTH) + 0
+			match($0, /[0-9]+ kept/); k = substr($0, RSTART, RLENGTH) + 0
+			ts += s; tk += k; if (n++) { as += s; ak += k } }
+		    END { printf "%.4f %s\n", ts ? tk / ts : 1,
+			as ? sprintf("%.4f", ak / as) : "null" }' \
+		    "$out/runs/$name.score")
+	fi
+	data_cpu=$(cat "$tmp/time.decode" "$tmp/time.batch" \
+	    $([ "$p" = uniform ] || echo "$tmp/time.score") | awk '
+	    NF == 2 && $1 ~ /^[0-9.]+$/ { t += $1 + $2 }
+	    END { printf "%.2f", t + 0 }')
+	train_cpu=$(cpu_of "$tmp/time.train")
+	printf '{"regime":"%s","policy":"%s","seed":%s,"budget_steps":%s,"budget":%s,"grads":%s,"final_acc":%s,"wall_s":%.2f,"data_cpu_s":%s,"train_cpu_s":%s,"kept":%s,"kept_after":%s,"keep_arg":%s,"schedule":"%s","n_train":%s,"n_test":%s,"date":"%s"}\n' \
+	    "$regime" "$p" "$seed" "$b" "$f" "$grads" "$acc" "$wall" \
+	    "$data_cpu" "$train_cpu" "$kept" "$kept_after" "$k" "$schedule" \
+	    "$n_train" "$n_test" "$(date -u +%Y-%m-%dT%H:%MZ)" >>"$results"
+	echo "# $name: final accuracy $acc, $grads grads, wall ${wall}s," \
+	    "data CPU ${data_cpu}s, kept $kept"
+}
+
+if [ "$report" != 1 ]; then
+	"$bin/rv-decode" -q -j 1 "${testlimit[@]}" \
+	    "$fmnist/t10k-images-idx3-ubyte.gz" \
+	    "$fmnist/t10k-labels-idx1-ubyte.gz" -o "$tmp/test.rvs" ||
+	    die "rv-decode of the Fashion-MNIST test set failed"
+	# the assistant first: the controls follow its kept share
+	order=()
+	for p in assistant autoassist history uniform rs2 random; do
+		[ -n "${seen[p$p]:-}" ] && order+=("$p")
+	done
+	for f in "${fracs[@]}"; do
+		for s in "${seeds[@]}"; do
+			for p in "${order[@]}"; do
+				run_one "$p" "$s" "$f"
+			done
+		done
+	done
+fi
+
+/usr/bin/python3 "$here/frontier_report.py" --results "$results" \
+    --regime "$regime" --schedule "$schedule" --n-train "$n_train" \
+    --n-test "$n_test" --ref "$ref" --targets "$targets" \
+    --policies "${policies[*]}" --budgets "$(for f in "${fracs[@]}"; do
+	printf '%s ' "${budget[$f]}"; done)" \
+    --seeds "${seeds[*]}" --md "$out/frontier.md" --png "$out/frontier.png" ||
+    die "the report failed"
+cat "$out/frontier.md"

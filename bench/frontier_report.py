@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""frontier.md and frontier.png from bench/frontier.sh's results.jsonl.
+
+Reads every run of one regime, schedule and data size (whatever sitting
+ran it), and writes:
+  - final test accuracy per budget and policy, mean +- sd over the seeds;
+  - for each target accuracy, the smallest budget at which each policy's
+    mean final accuracy reaches it, interpolated linearly between the two
+    budgets around the first crossing, and its ratio to uniform's; per seed
+    the same from that seed's own runs, whose range gives the spread;
+  - the cost at each budget: wall seconds and data-stage CPU seconds,
+    and the share rv-score kept;
+a dagger wherever a policy's values over the seeds and uniform's do not
+overlap (disjoint minimum-maximum ranges: with two or three seeds each,
+two policies that do not differ are that far apart rarely, not never).
+The PNG (gnuplot): final accuracy against the budget in steps and against
+wall seconds, one line per policy, error bars of one sd over the seeds.
+Standard library only; gnuplot draws.
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+ORDER = ["uniform", "rs2", "random", "assistant", "autoassist", "history"]
+LABEL = {
+    "uniform": "uniform (every sample)",
+    "rs2": "rs2 (random subset, no replacement)",
+    "random": "random (the assistant keep rate)",
+    "assistant": "assistant (rv-score default)",
+    "autoassist": "autoassist (published)",
+    "history": "history (Selective-Backprop)",
+}
+
+
+def mean_sd(v):
+    if not v:
+        return None, None
+    m = sum(v) / len(v)
+    if len(v) < 2:
+        return m, None
+    return m, math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1))
+
+
+def disjoint(a, b):
+    """Do the ranges of a and b (two seeds at least each) not overlap?"""
+    if len(a) < 2 or len(b) < 2:
+        return False
+    return max(a) < min(b) or max(b) < min(a)
+
+
+def crossing(points, t):
+    """The budget at which the curve [(budget, acc)] first reaches t,
+    interpolated linearly from the budget before; None if it never does,
+    ('<=', b) if its first budget already does."""
+    prev = None
+    for b, a in points:
+        if a >= t:
+            if prev is None:
+                return ("<=", b)
+            b0, a0 = prev
+            return ("=", b0 + (t - a0) / (a - a0) * (b - b0))
+        prev = (b, a)
+    return None
+
+
+def fmt_cross(c):
+    if c is None:
+        return "not reached"
+    return ("<= %d" if c[0] == "<=" else "%d") % round(c[1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for a in ("results", "regime", "schedule", "md", "png", "targets",
+              "policies", "budgets", "seeds"):
+        ap.add_argument("--" + a, required=a in ("results", "regime",
+                                                 "schedule", "md"))
+    ap.add_argument("--n-train", type=int, required=True)
+    ap.add_argument("--n-test", type=int, required=True)
+    ap.add_argument("--ref", type=int, required=True)
+    a = ap.parse_args()
+    targets = [float(x) for x in (a.targets or "").split()]
+
+    runs = []
+    with open(a.results) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+            except ValueError:
+                sys.exit(f"frontier_report: {a.results}:{n}: not a JSON "
+                         f"object")
+            if (r.get("regime"), r.get("schedule"), r.get("n_train"),
+                    r.get("n_test")) == (a.regime, a.schedule, a.n_train,
+                                         a.n_test):
+                runs.append(r)
+    pols = [p for p in ORDER if any(r["policy"] == p for r in runs)]
+    budgets = sorted({r["budget_steps"] for r in runs})
+    seeds = sorted({r["seed"] for r in runs})
+    # acc[p][b][seed], and the costs
+    acc, wall, dcpu, kept = {}, {}, {}, {}
+    for r in runs:
+        k = (r["policy"], r["budget_steps"])
+        acc.setdefault(k, {})[r["seed"]] = r["final_acc"] * 100
+        wall.setdefault(k, []).append(r["wall_s"])
+        dcpu.setdefault(k, []).append(r["data_cpu_s"])
+        kept.setdefault(k, []).append(r["kept"])
+
+    out = []
+    w = out.append
+    w(f"# Shrinking frontier: regime {a.regime}\n")
+    w(f"cnn-small on Fashion-MNIST ({a.n_train} training images, "
+      f"{a.n_test} test images), every run's {a.schedule} schedule fitted "
+      f"to its own budget (`rv-train-gpu --schedule {a.schedule} --steps "
+      f"B`), final test accuracy, no early stop.  Reference: {a.ref} "
+      f"steps of 128 (10 epochs of every sample).  Seeds: "
+      f"{' '.join(map(str, seeds)) or 'none'}.  Made by "
+      f"`bash bench/frontier.sh {a.regime}` from {len(runs)} runs in "
+      f"results.jsonl.\n")
+    if not runs:
+        w("No runs yet.\n")
+    else:
+        w("## Final test accuracy (%) per budget\n")
+        w("mean ± sd over the seeds (runs); † where the seeds' range and "
+          "uniform's do not overlap.\n")
+        w("| budget (steps) | x ref | " + " | ".join(pols) + " |")
+        w("| --: | --: | " + " | ".join("--:" for _ in pols) + " |")
+        for b in budgets:
+            cells = []
+            u = list(acc.get(("uniform", b), {}).values())
+            for p in pols:
+                v = list(acc.get((p, b), {}).values())
+                m, sd = mean_sd(v)
+                if m is None:
+                    cells.append("")
+                    continue
+                c = f"{m:.2f}" + (f" ± {sd:.2f}" if sd is not None else "")
+                c += f" ({len(v)})"
+                if p != "uniform" and disjoint(v, u):
+                    c += " †"
+                cells.append(c)
+            w(f"| {b} | {b / a.ref:.2f} | " + " | ".join(cells) + " |")
+        w("")
+        if targets:
+            w("## Budget to a target accuracy\n")
+            w("The smallest budget (steps) at which the policy's mean final "
+              "accuracy over the seeds reaches the target, interpolated "
+              "between the budgets around the first crossing; in "
+              "brackets, the same from each seed's own runs (min-max), and "
+              "the ratio to uniform's; † where the seeds' ranges and "
+              "uniform's do not overlap.\n")
+            w("| target | " + " | ".join(pols) + " |")
+            w("| --: | " + " | ".join("---" for _ in pols) + " |")
+            for t in targets:
+                tt = t * 100
+                cross, per_seed = {}, {}
+                for p in pols:
+                    pts = []
+                    for b in budgets:
+                        v = list(acc.get((p, b), {}).values())
+                        if v:
+                            pts.append((b, sum(v) / len(v)))
+                    cross[p] = crossing(pts, tt)
+                    ps = []
+                    for s in seeds:
+                        sp = [(b, acc[(p, b)][s]) for b in budgets
+                              if s in acc.get((p, b), {})]
+                        c = crossing(sp, tt)
+                        if c is not None and c[0] == "=":
+                            ps.append(c[1])
+                    per_seed[p] = ps
+                cells = []
+                cu = cross.get("uniform")
+                for p in pols:
+                    c = cross[p]
+                    cell = fmt_cross(c)
+                    ps = per_seed[p]
+                    if len(ps) >= 2:
+                        cell += f" [{min(ps):.0f}-{max(ps):.0f}]"
+                    if (p != "uniform" and c is not None and cu is not None
+                            and c[0] == "=" and cu[0] == "="):
+                        cell += f", {c[1] / cu[1]:.2f}x"
+                        if disjoint(ps, per_seed["uniform"]):
+                            cell += " †"
+                    cells.append(cell)
+                w(f"| {tt:.1f} % | " + " | ".join(cells) + " |")
+            w("")
+        w("## Cost\n")
+        w("Per budget and policy: wall seconds of the whole pipeline, CPU "
+          "seconds of the data stages (rv-decode, rv-score, rv-batch), "
+          "and the share of the samples rv-score saw that it kept; means "
+          "over the seeds.\n")
+        w("| budget (steps) | " + " | ".join(pols) + " |")
+        w("| --: | " + " | ".join("---" for _ in pols) + " |")
+        for b in budgets:
+            cells = []
+            for p in pols:
+                if (p, b) not in wall:
+                    cells.append("")
+                    continue
+                wm = mean_sd(wall[(p, b)])[0]
+                dm = mean_sd(dcpu[(p, b)])[0]
+                km = mean_sd(kept[(p, b)])[0]
+                cells.append(f"{wm:.0f} s, data {dm:.0f} s, kept {km:.2f}")
+            w(f"| {b} | " + " | ".join(cells) + " |")
+        w("")
+    tmp = a.md + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(out))
+    os.replace(tmp, a.md)
+
+    if not a.png or not runs:
+        return
+    with tempfile.TemporaryDirectory() as d:
+        dat = os.path.join(d, "f.dat")
+        with open(dat, "w") as f:
+            for p in pols:
+                f.write(f"# {p}\n")
+                for b in budgets:
+                    v = list(acc.get((p, b), {}).values())
+                    if not v:
+                        continue
+                    m, sd = mean_sd(v)
+                    f.write(f"{b} {m:.4f} {sd or 0:.4f} "
+                            f"{mean_sd(wall[(p, b)])[0]:.2f}\n")
+                f.write("\n\n")
+        n = len(pols)
+        plots = lambda x: ", ".join(
+            f"'{dat}' index {i} using {x}:2:3 with yerrorlines "
+            f"title '{LABEL[p]}'" for i, p in enumerate(pols))
+        gp = f"""set terminal pngcairo size 1400,560 font ',10'
+set output '{a.png}.tmp'
+set multiplot layout 1,2 title 'regime {a.regime}: final test accuracy, each run its {a.schedule} schedule fitted to its budget (mean, sd over seeds)'
+set grid
+set key bottom right
+set ylabel 'final test accuracy (%)'
+set xlabel 'budget (trainer steps of 128)'
+plot {plots(1)}
+set xlabel 'wall seconds (pipeline, 2-core machine)'
+plot {plots(4)}
+unset multiplot
+"""
+        del n
+        r = subprocess.run(["gnuplot"], input=gp, text=True,
+                           capture_output=True)
+        if r.returncode != 0:
+            sys.exit("frontier_report: gnuplot: " + r.stderr.strip())
+        os.replace(a.png + ".tmp", a.png)
+
+
+if __name__ == "__main__":
+    main()
