@@ -36,6 +36,9 @@
 #   assistant   rv-score's default: the rv assistant
 #   autoassist  --assistant autoassist, the published assistant
 #   history     --policy history --beta 1: Selective-Backprop
+#   assistant-nc, history-nc   the same with --noise-cut auto: samples
+#               whose last loss was above log(classes) and twice the mean
+#               suspected mislabelled, kept 5% of the time
 # The controls read the assistant's share from results.jsonl, so the
 # assistant runs first.
 #
@@ -147,8 +150,9 @@ for f in "${fracs[@]}"; do
 done
 for p in "${policies[@]}"; do
 	case $p in
-	uniform | rs2 | random | assistant | autoassist | history) ;;
-	*) die "FRONTIER_POLICIES: '$p': not a policy (uniform, rs2, random, assistant, autoassist or history)" ;;
+	uniform | rs2 | random | assistant | autoassist | history | \
+	    assistant-nc | history-nc) ;;
+	*) die "FRONTIER_POLICIES: '$p': not a policy (uniform, rs2, random, assistant, autoassist, history, assistant-nc or history-nc)" ;;
 	esac
 	[ -z "${seen[p$p]:-}" ] || die "FRONTIER_POLICIES: '$p' twice"
 	seen[p$p]=1
@@ -258,6 +262,10 @@ policy_args() {
 	autoassist) printf '%s\n' --policy assistant --assistant autoassist \
 	    --floor "$floor" ;;
 	history) printf '%s\n' --policy history --floor "$floor" --beta 1 ;;
+	assistant-nc) printf '%s\n' --policy assistant --floor "$floor" \
+	    --noise-cut auto ;;
+	history-nc) printf '%s\n' --policy history --floor "$floor" --beta 1 \
+	    --noise-cut auto ;;
 	esac
 }
 
@@ -397,7 +405,8 @@ if [ "$report" != 1 ]; then
 	    die "rv-decode of the Fashion-MNIST test set failed"
 	# the assistant first: the controls follow its kept share
 	order=()
-	for p in assistant autoassist history uniform rs2 random; do
+	for p in assistant autoassist history assistant-nc history-nc \
+	    uniform rs2 random; do
 		[ -n "${seen[p$p]:-}" ] && order+=("$p")
 	done
 	for f in "${fracs[@]}"; do

@@ -26,7 +26,8 @@ import subprocess
 import sys
 import tempfile
 
-ORDER = ["uniform", "rs2", "random", "assistant", "autoassist", "history"]
+ORDER = ["uniform", "rs2", "random", "assistant", "autoassist", "history",
+         "assistant-nc", "history-nc"]
 LABEL = {
     "uniform": "uniform (every sample)",
     "rs2": "rs2 (random subset, no replacement)",
@@ -34,6 +35,8 @@ LABEL = {
     "assistant": "assistant (rv-score default)",
     "autoassist": "autoassist (published)",
     "history": "history (Selective-Backprop)",
+    "assistant-nc": "assistant, noise cut",
+    "history-nc": "history, noise cut",
 }
 
 

@@ -140,6 +140,12 @@ rv_score_meta_conf(struct rv_meta *m, const struct rv_shrink_conf *c)
 		rc |= set_u64(m, "score.window_keep",
 		    rv_shrink_budget_k(c->budget, c->window));
 	}
+	if (c->noise_cut < 0)
+		rc |= rv_meta_set(m, "score.noise_cut", "auto");
+	else if (c->noise_cut > 0)
+		rc |= set_f64(m, "score.noise_cut", c->noise_cut);
+	if (c->noise_cut != 0)
+		rc |= set_f64(m, "score.noise_keep", c->noise_keep);
 	rc |= set_u64(m, "score.reweight", (uint64_t)c->reweight);
 	rc |= set_u64(m, "score.seed", c->seed);
 	if (c->policy == RV_POLICY_ASSISTANT) {
@@ -193,6 +199,8 @@ rv_score_meta_epoch(struct rv_meta *m, uint32_t epoch,
 	rc |= set_f64(m, "score.assist.auc", st->assist.auc);
 	rc |= set_f64(m, "score.assist.pos_rate", st->assist.pos_rate);
 	rc |= set_u64(m, "score.warm", (uint64_t)(st->warm != 0));
+	if (st->noise_cut > 0)
+		rc |= set_u64(m, "score.suspects", st->suspects);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -219,6 +227,9 @@ rv_score_epoch_line(char *buf, size_t len, uint32_t epoch,
 		n += snprintf(buf + n, len - (size_t)n, ", lag %.0f samples "
 		    "mean, %llu max", st->lag_mean,
 		    (unsigned long long)st->lag_max);
+	if (st->noise_cut > 0 && n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, "; %llu suspected",
+		    (unsigned long long)st->suspects);
 	if (p == RV_POLICY_ASSISTANT && n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, "; assistant acc %.3f "
 		    "auc %.3f pos %.3f", st->assist.acc, st->assist.auc,

@@ -109,6 +109,19 @@ rv_score_opt(struct rv_score_opts *o, int ch, const char *arg,
 		    UINT64_MAX, usage);
 		o->min_feedback_set = 1;
 		return 1;
+	case RV_SCORE_OPT_NOISE_CUT:
+		if (strcmp(arg, "auto") == 0)
+			cf->noise_cut = -1;
+		else if (strcmp(arg, "off") == 0)
+			cf->noise_cut = 0;
+		else
+			cf->noise_cut = positive("--noise-cut", arg, 1e6,
+			    usage);
+		return 1;
+	case RV_SCORE_OPT_NOISE_KEEP:
+		cf->noise_keep = rv_opt_f64("--noise-keep", arg, 0, 1, usage);
+		o->noise_keep_set = 1;
+		return 1;
 	case RV_SCORE_OPT_POLICY:
 		if (rv_score_policy(arg, &cf->policy) < 0)
 			rv_usage_die(usage, "--policy: '%s': want assistant, "
@@ -182,6 +195,12 @@ rv_score_opts_finish(struct rv_score_opts *o, uint64_t seed,
 	if (o->assistant_set && cf->policy != RV_POLICY_ASSISTANT)
 		rv_usage_die(usage, "--assistant: only with --policy "
 		    "assistant");
+	if (cf->noise_cut != 0 && cf->policy != RV_POLICY_ASSISTANT &&
+	    cf->policy != RV_POLICY_HISTORY)
+		rv_usage_die(usage, "--noise-cut: only with --policy "
+		    "assistant or history");
+	if (o->noise_keep_set && cf->noise_cut == 0)
+		rv_usage_die(usage, "--noise-keep: only with --noise-cut");
 	if (o->aa)
 		autoassist_conf(o, usage);
 	cf->seed = seed;

@@ -25,6 +25,8 @@ enum {
 	RV_SCORE_OPT_MAX_IDS,
 	RV_SCORE_OPT_MAX_INFLIGHT,
 	RV_SCORE_OPT_MIN_FEEDBACK,
+	RV_SCORE_OPT_NOISE_CUT,
+	RV_SCORE_OPT_NOISE_KEEP,
 	RV_SCORE_OPT_POLICY,
 	RV_SCORE_OPT_REWEIGHT,
 	RV_SCORE_OPT_STRICT,
@@ -47,6 +49,9 @@ enum {
 	    RV_SCORE_OPT_MAX_INFLIGHT }, \
 	{ "min-feedback", required_argument, NULL, \
 	    RV_SCORE_OPT_MIN_FEEDBACK }, \
+	{ "noise-cut", required_argument, NULL, RV_SCORE_OPT_NOISE_CUT }, \
+	{ "noise-keep", required_argument, NULL, \
+	    RV_SCORE_OPT_NOISE_KEEP }, \
 	{ "policy", required_argument, NULL, RV_SCORE_OPT_POLICY }, \
 	{ "reweight", no_argument, NULL, RV_SCORE_OPT_REWEIGHT }, \
 	{ "strict", no_argument, NULL, RV_SCORE_OPT_STRICT }, \
@@ -60,7 +65,7 @@ struct rv_score_opts {
 	int window_set;		/* --window given */
 	/* what was given, for the conflicts */
 	int keep_set, aa, assistant_set, features_set, target_set;
-	int lr_set, l2_set, min_feedback_set;
+	int lr_set, l2_set, min_feedback_set, noise_keep_set;
 	char **argv;		/* rv_score_opts_text's words, owned */
 };
 

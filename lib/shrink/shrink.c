@@ -49,6 +49,10 @@ struct rv_shrink {
 	 * (gradnorm; the assistant's target value) of each id */
 	struct rv_idmap hist;
 	float *hist_gn;
+	unsigned char *hist_sus;	/* the noise cut: suspected */
+	double loss_mean;		/* the noise cut: running mean */
+	uint64_t loss_n;
+	uint64_t suspects;		/* this epoch's */
 	float recent[RECENT], sorted[RECENT];
 	size_t recent_n, recent_pos, sorted_n;
 	uint64_t pushes;
@@ -64,6 +68,7 @@ struct rv_shrink {
 	uint64_t *win_id;
 	int32_t *win_label;
 	unsigned char *win_stratum;	/* 0 or 1 (rv_shrink_offer) */
+	unsigned char *win_sus;		/* a suspect of the noise cut */
 	double *win_p, *win_pi;
 	/* a stratum's part of the window, gathered to be decided */
 	uint32_t *st_idx;
@@ -97,6 +102,8 @@ rv_shrink_conf_init(struct rv_shrink_conf *c)
 	c->budget = 0;
 	c->window = RV_SHRINK_WINDOW;
 	c->height = c->width = 0;
+	c->noise_cut = 0;
+	c->noise_keep = 0.05;
 }
 
 void
@@ -137,6 +144,16 @@ check_conf(const struct rv_shrink_conf *c, uint32_t channels)
 	if (c->max_ids > MAX_TABLE)
 		return rv_seterr("shrink: max_ids %zu: more than %zu",
 		    c->max_ids, MAX_TABLE);
+	if (isnan(c->noise_cut) || !isfinite(c->noise_cut))
+		return rv_seterr("shrink: noise cut %g: must be a loss, 0 for "
+		    "none or below 0 for log(classes)", c->noise_cut);
+	if (!(c->noise_keep >= 0 && c->noise_keep <= 1))
+		return rv_seterr("shrink: noise keep %g: must be in [0, 1]",
+		    c->noise_keep);
+	if (c->noise_cut != 0 && c->policy != RV_POLICY_ASSISTANT &&
+	    c->policy != RV_POLICY_HISTORY)
+		return rv_seterr("shrink: the noise cut is for the assistant "
+		    "and history policies");
 	if (!(c->budget >= 0 && c->budget <= 1))
 		return rv_seterr("shrink: budget %g: must be in (0, 1], or 0 "
 		    "for none", c->budget);
@@ -169,7 +186,8 @@ static int
 uses_hist(const struct rv_shrink_conf *c)
 {
 	return c->policy == RV_POLICY_HISTORY ||
-	    (c->policy == RV_POLICY_ASSISTANT && c->hist_feat);
+	    (c->policy == RV_POLICY_ASSISTANT && c->hist_feat) ||
+	    c->noise_cut != 0;
 }
 
 /*
@@ -199,11 +217,55 @@ hist_put(struct rv_shrink *s, uint64_t id, float v)
 {
 	uint32_t slot = rv_idmap_find(&s->hist, id);
 
-	if (slot == NIL)
+	if (slot == NIL) {
 		slot = rv_idmap_insert(&s->hist, id);
-	else
+		s->hist_sus[slot] = 0;
+	} else {
 		rv_idmap_touch(&s->hist, slot);
+	}
 	s->hist_gn[slot] = v;
+}
+
+/*
+ * The noise cut: is this loss of id suspect, against the mean of those
+ * before it?  Then the mean learns it.  An id seen first here gets a
+ * value of 0 (read only by hist_features, which the assistant without
+ * history features never calls).
+ */
+static void
+noise_put(struct rv_shrink *s, uint64_t id, double loss)
+{
+	uint32_t slot;
+	int sus;
+
+	if (!isfinite(loss))
+		return;
+	sus = s->loss_n > 0 && loss > s->conf.noise_cut &&
+	    loss > RV_NOISE_RATIO * s->loss_mean;
+	/* the mean of the first 100, then decay 0.99 */
+	s->loss_n++;
+	s->loss_mean += (loss - s->loss_mean) /
+	    (double)(s->loss_n < 100 ? s->loss_n : 100);
+	slot = rv_idmap_find(&s->hist, id);
+	if (slot == NIL) {
+		slot = rv_idmap_insert(&s->hist, id);
+		s->hist_gn[slot] = 0;
+	} else {
+		rv_idmap_touch(&s->hist, slot);
+	}
+	s->hist_sus[slot] = (unsigned char)sus;
+}
+
+/* Is id a suspect of the noise cut? */
+static int
+noise_suspect(const struct rv_shrink *s, uint64_t id)
+{
+	uint32_t slot;
+
+	if (!(s->conf.noise_cut > 0))
+		return 0;
+	slot = rv_idmap_find(&s->hist, id);
+	return slot != NIL && s->hist_sus[slot];
 }
 
 struct rv_shrink *
@@ -216,6 +278,11 @@ rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
 
 	if (check_conf(c, channels) < 0)
 		return NULL;
+	if (c->noise_cut < 0 && classes < 2) {
+		rv_seterr("shrink: the noise cut auto is log(classes): the "
+		    "stream says no classes (give --noise-cut a loss)");
+		return NULL;
+	}
 	if (c->policy == RV_POLICY_ASSISTANT) {
 		ac = c->assist;
 		if (ac.kind == RV_ASSIST_AUTOASSIST)
@@ -233,6 +300,8 @@ rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
 	}
 	s = xcalloc(1, sizeof(*s));
 	s->conf = *c;
+	if (c->noise_cut < 0)
+		s->conf.noise_cut = log((double)classes);
 	s->channels = channels;
 	s->nimg = rv_feat_len(channels);
 	s->nfeat = s->nimg;
@@ -254,6 +323,7 @@ rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
 	if (uses_hist(c)) {
 		rv_idmap_init(&s->hist, c->max_ids);
 		s->hist_gn = xcalloc(c->max_ids, sizeof(*s->hist_gn));
+		s->hist_sus = xcalloc(c->max_ids, sizeof(*s->hist_sus));
 	}
 	if (c->budget > 0) {
 		s->win_id = xcalloc(c->window, sizeof(*s->win_id));
@@ -264,6 +334,7 @@ rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
 		s->win_keep = xcalloc(c->window, sizeof(*s->win_keep));
 		s->win_stratum = xcalloc(c->window,
 		    sizeof(*s->win_stratum));
+		s->win_sus = xcalloc(c->window, sizeof(*s->win_sus));
 		s->st_idx = xcalloc(c->window, sizeof(*s->st_idx));
 		s->st_p = xcalloc(c->window, sizeof(*s->st_p));
 		s->st_pi = xcalloc(c->window, sizeof(*s->st_pi));
@@ -288,6 +359,7 @@ rv_shrink_free(struct rv_shrink *s)
 	if (uses_hist(&s->conf))
 		rv_idmap_release(&s->hist);
 	free(s->hist_gn);
+	free(s->hist_sus);
 	free(s->win_id);
 	free(s->win_label);
 	free(s->win_p);
@@ -295,6 +367,7 @@ rv_shrink_free(struct rv_shrink *s)
 	free(s->win_score);
 	free(s->win_keep);
 	free(s->win_stratum);
+	free(s->win_sus);
 	free(s->st_idx);
 	free(s->st_p);
 	free(s->st_pi);
@@ -548,6 +621,7 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 	const struct rv_shrink_conf *cf = &s->conf;
 	double pk;
 	struct rv_rng r;
+	int sus;
 
 	if (check_shape(s, h, w, c) < 0)
 		return -1;
@@ -575,6 +649,11 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 		s->warm = 1;
 
 	pk = keep_prob(s, id, label, px, h, w, c, &out->score);
+	sus = s->warm && noise_suspect(s, id);
+	if (sus) {
+		pk = cf->noise_keep;
+		s->suspects++;
+	}
 	if (!s->warm || pk > 1)
 		pk = 1;
 	if (pk >= 1) {
@@ -584,7 +663,7 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 		out->keep = rv_rng_uniform(&r) < pk;
 	}
 	out->p_keep = pk;
-	out->weight = weight_of(s, pk);
+	out->weight = sus ? 1.0f : weight_of(s, pk);
 
 	s->seen++;
 	s->total_seen++;
@@ -626,6 +705,11 @@ rv_shrink_offer(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 			s->warm = 1;
 	}
 	s->win_p[n] = keep_prob(s, id, label, px, h, w, c, &s->win_score[n]);
+	s->win_sus[n] = (unsigned char)(s->win_warm && noise_suspect(s, id));
+	if (s->win_sus[n]) {
+		s->win_p[n] = s->conf.noise_keep;
+		s->suspects++;
+	}
 	s->win_id[n] = id;
 	s->win_label[n] = label;
 	s->win_stratum[n] = (unsigned char)stratum;
@@ -741,7 +825,8 @@ decide_window(struct rv_shrink *s, const size_t *given, struct rv_keep *out)
 	for (i = 0; i < n; i++) {
 		out[i].keep = s->win_keep[i];
 		out[i].p_keep = s->win_pi[i];
-		out[i].weight = weight_of(s, s->win_pi[i]);
+		out[i].weight = s->win_sus[i] ? 1.0f :
+		    weight_of(s, s->win_pi[i]);
 		out[i].score = s->win_score[i];
 		s->seen++;
 		s->total_seen++;
@@ -909,6 +994,8 @@ rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l)
 		/* what the line says of its id holds even when unmatched */
 		if (s->conf.hist_feat && isfinite(v))
 			hist_put(s, l->id, (float)v);
+		if (s->conf.noise_cut > 0)
+			noise_put(s, l->id, l->loss);
 		if (slot == NIL) {
 			s->unmatched++;
 			return;
@@ -929,6 +1016,8 @@ rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l)
 			return;
 		hist_put(s, l->id, l->gradnorm);
 		push_recent(s, l->gradnorm);
+		if (s->conf.noise_cut > 0)
+			noise_put(s, l->id, l->loss);
 		break;
 	default:
 		break;
@@ -939,7 +1028,7 @@ rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l)
 void
 rv_shrink_epoch_end(struct rv_shrink *s)
 {
-	s->seen = s->kept = 0;
+	s->seen = s->kept = s->suspects = 0;
 	s->lag_n = s->lag_sum = s->lag_max = 0;
 }
 
@@ -959,6 +1048,8 @@ rv_shrink_stats(const struct rv_shrink *s, struct rv_shrink_stats *st)
 	st->total_kept = s->total_kept;
 	st->feedback = s->feedback;
 	st->unmatched = s->unmatched;
+	st->suspects = s->suspects;
+	st->noise_cut = s->conf.noise_cut;
 	st->warm = s->warm;
 	st->lag_n = s->lag_n;
 	st->lag_mean = mean_of(s->lag_sum, s->lag_n);

@@ -22,6 +22,19 @@
  *              `keep` up to the
  *              binomial spread.  No warm-up, no feedback, p_keep 1.
  *
+ * The noise cut (noise_cut > 0, assistant and history): a sample whose
+ * last reported loss exceeded both noise_cut and RV_NOISE_RATIO times the
+ * running mean of the losses reported before it (the mean of the first
+ * 100, then decay 0.99) is suspected
+ * of a wrong label, and kept with probability noise_keep instead of its
+ * policy's, with weight 1 (its loss is not one to estimate).  Under label
+ * noise a policy that prefers high-loss samples otherwise prefers the
+ * mislabelled ones, which a model that has learnt the true classes gets
+ * confidently wrong; the ratio keeps the cut from flagging the first
+ * steps' samples, whose losses are all near log(classes).  It needs the
+ * ids' history (max_ids); a suspect is looked at again when kept by its
+ * noise_keep draw, and cleared when its next loss is not suspect.
+ *
  * Everything is kept during the first epoch seen (warm-up) and, for the
  * assistant, until it has learned from `min_feedback` lines; the published
  * AutoAssist assistant (assist.kind RV_ASSIST_AUTOASSIST) has no
@@ -77,6 +90,8 @@
  */
 #define RV_HIST_FEAT	2
 
+#define RV_NOISE_RATIO	2	/* the noise cut: times the mean loss */
+
 #define RV_SHRINK_WINDOW	256	/* budget mode: default window */
 #define RV_SHRINK_MAX_WINDOW	65536	/* and the largest allowed */
 #define RV_SHRINK_STRATA	2	/* budget mode: strata of a window */
@@ -116,6 +131,11 @@ struct rv_shrink_conf {
 				 * (default) */
 	uint32_t window;	/* W, samples of a budget window, 1 to
 				 * RV_SHRINK_MAX_WINDOW (default 256) */
+	double noise_cut;	/* the loss above which (and above
+				 * RV_NOISE_RATIO times the mean) a
+				 * sample is suspect; 0: off (default) */
+	double noise_keep;	/* a suspect's keep probability, [0, 1]
+				 * (default 0.05) */
 };
 
 /* The defaults above; policy assistant, seed 0, reweight off, budget
@@ -138,6 +158,10 @@ struct rv_shrink_stats {
 	uint64_t feedback;		/* lines used: matched ones for the
 					 * assistant, every line otherwise */
 	uint64_t unmatched;		/* lines whose id was not in flight */
+	uint64_t suspects;		/* this epoch's samples decided as
+					 * suspects of the noise cut */
+	double noise_cut;		/* the cut in force (auto resolved),
+					 * 0: off */
 	int warm;			/* 0 while everything passes */
 	/* the feedback lag: samples decided (kept or dropped) between a
 	 * kept sample's decision and its feedback line, over the lines

@@ -106,6 +106,12 @@ setup() {
 --policy rs2 --keep 1.01|--keep: '1.01': out of range [0, 1]
 --policy rs2 --budget 0.5|--policy rs2: not with --budget: rs2 keeps its --keep share of each epoch itself
 --policy rs2 --reweight|--reweight: not with --policy rs2, whose kept samples all had the same chance (weight 1)
+--noise-cut -1|--noise-cut: '-1': out of range [0, 1e+06]
+--noise-cut x|--noise-cut: 'x': not a number
+--noise-cut 2 --policy uniform|--noise-cut: only with --policy assistant or history
+--policy rs2 --noise-cut auto|--noise-cut: only with --policy assistant or history
+--noise-keep 0.1|--noise-keep: only with --noise-cut
+--noise-keep 2 --noise-cut auto|--noise-keep: '2': out of range [0, 1]
 --floor 2|--floor: '2': out of range [0, 1]
 --keep 0|--keep: '0': out of range (0, 1]
 --keep 1.5|--keep: '1.5': out of range [0, 1]
@@ -250,6 +256,35 @@ EOF
 	run -0 grep -c -x '#score.warm=0' "$W/r"
 	[ "$output" = 3 ]
 	[ "${stderr_lines[2]}" = "rv-score: epoch 2: 2000 seen, 2000 kept (100.0%), 0 dropped; feedback 0 lines (0 unmatched); assistant acc nan auc nan pos nan" ]
+}
+
+@test "rv-score --noise-cut: ids whose last loss is far above log(classes) and the mean are kept at --noise-keep, the rest by the policy" {
+	# a trainer that has learnt: 30% of the ids (id % 10 < 3) are
+	# confidently wrong, loss 4, the rest 0.3
+	seq 0 1999 | awk '{ print $1, ($1 % 10 < 3 ? 1.4 : 0.2),
+	    ($1 % 10 < 3 ? 4 : 0.3) }' |
+	    awk '{ printf "%d\t0\t%d\t%s\t%s\n", $1, NR, $3, $2 }' > "$W/fb"
+	run -0 --separate-stderr rv-score -v --policy history --floor 0.5 \
+	    --noise-cut auto --noise-keep 0.1 --reweight --feedback "$W/fb" \
+	    -o "$W/n.rvs" "$T/s3.rvs"
+	[[ "${stderr_lines[0]}" == "rv-score: epoch 0: 2000 seen, 2000 kept (100.0%), 0 dropped; feedback 2000 lines (0 unmatched); 0 suspected" ]]
+	# the first ~50 lines hold the mean up (it starts at 4): most of the
+	# 600 are suspects
+	[[ "${stderr_lines[1]}" =~ "; "(5[4-9][0-9]|600)" suspected"$ ]]
+	records "$W/n.rvs" > "$W/r"
+	run -0 awk '$1 == "sample" && $2 > 0 { if ($3 % 10 < 3) { sus++
+		if ($5 != 1) bad++ } else clean++ }
+	    END { print sus + 0, clean + 0, bad + 0 }' "$W/r"
+	local sus clean bad
+	read -r sus clean bad <<<"$output"
+	# two epochs of 600 suspects at 0.1 (plus the few not suspected):
+	# about 120, 4 standard errors 30; the 1400 others at >= 0.5 each
+	[ "$sus" -ge 90 ] && [ "$sus" -le 200 ] && [ "$clean" -ge 1400 ] &&
+	    [ "$bad" = 0 ] || { echo "kept $sus suspects, $clean others, $bad weighted"; return 1; }
+	grep -qx '#score.noise_cut=auto' "$W/r"
+	grep -qx '#score.noise_keep=0.1' "$W/r"
+	run -0 grep -c '^#score.suspects=' "$W/r"
+	[ "$output" = 3 ]
 }
 
 @test "rv-score: history keeps high-gradnorm ids and the rest at about the floor" {

@@ -1727,6 +1727,102 @@ t_rs2(void)
 	EXPECT(strstr(rv_errmsg(), "rs2") != NULL);
 }
 
+/*
+ * The noise cut: after warm-up, an id whose last loss was above the cut
+ * and twice the mean is kept with noise_keep and weight 1, the others by
+ * their policy; losses all near log(classes) (a model's first steps) make
+ * no suspect; a suspect's next loss below the cut clears it; the
+ * assistant's too; auto is log(classes); refused for uniform and rs2.
+ */
+static void
+t_noise_cut(void)
+{
+	struct rv_shrink_conf c;
+	struct rv_shrink *s;
+	struct rv_shrink_stats st;
+	struct rv_keep k;
+	uint64_t i;
+	unsigned kept_sus = 0, kept_clean = 0;
+
+	rv_shrink_conf_init(&c);
+	c.policy = RV_POLICY_HISTORY;
+	c.floor = 0.3;
+	c.noise_cut = -1;	/* auto: log 10 = 2.30 */
+	c.noise_keep = 0.1;
+	c.reweight = 1;
+	s = rv_shrink_new(&c, 1, 10);
+	EXPECT(s != NULL);
+	decide(s, 0, 0, &k);
+	/* the first steps: every loss near log 10, none suspect */
+	for (i = 0; i < 2000; i++)
+		feedback(s, i, 0, 2.2 + 0.2 * (double)(i % 3), 1);
+	for (i = 0; i < 2000; i++) {
+		decide(s, i, 1, &k);
+		EXPECT(k.p_keep >= 0.3);
+	}
+	rv_shrink_stats(s, &st);
+	EXPECT(st.suspects == 0 && st.noise_cut > 2.30 && st.noise_cut < 2.31);
+	rv_shrink_epoch_end(s);
+	/* a model that has learnt: 30% of the ids confidently wrong; the
+	 * mean comes down from 2.4 to 1.4 in about 50 lines */
+	for (i = 0; i < 2000; i++)
+		feedback(s, i, 1, i % 10 < 3 ? 4.0 : 0.3, i % 10 < 3 ? 1.4 : 0.2);
+	for (i = 200; i < 2000; i++) {
+		decide(s, i, 2, &k);
+		if (i % 10 < 3) {
+			EXPECT(k.p_keep == 0.1);
+			kept_sus += (unsigned)k.keep;
+			if (k.keep)
+				EXPECT(k.weight == 1);
+		} else {
+			EXPECT(k.p_keep >= 0.3);
+			kept_clean += (unsigned)k.keep;
+		}
+	}
+	EXPECT(near(kept_sus / 540.0, 0.1, 540, 4));
+	EXPECT(kept_clean > 400);
+	rv_shrink_stats(s, &st);
+	EXPECT(st.suspects >= 540 && st.suspects <= 600);
+	/* a suspect whose next loss is low is one no more */
+	feedback(s, 5, 2, 0.2, 0.1);
+	decide(s, 5, 3, &k);
+	EXPECT(k.p_keep >= 0.3);
+	rv_shrink_free(s);
+
+	/* the assistant, the cut given */
+	rv_shrink_conf_init(&c);
+	c.noise_cut = 3;
+	c.noise_keep = 0;
+	c.min_feedback = 10;
+	s = rv_shrink_new(&c, 1, 10);
+	EXPECT(s != NULL);
+	for (i = 0; i < 200; i++)
+		decide(s, i, 0, &k);
+	/* id 0's loss is the first: the mean it is held against is its own */
+	for (i = 0; i < 200; i++)
+		feedback(s, i, 0, i % 4 == 0 ? 3.5 : 0.5, 1);
+	for (i = 1; i < 200; i++) {
+		decide(s, i, 1, &k);
+		EXPECT(i % 4 == 0 ? k.p_keep == 0 && !k.keep :
+		    k.p_keep >= 0.3);
+	}
+	rv_shrink_free(s);
+
+	/* not for uniform or rs2; auto needs classes */
+	rv_shrink_conf_init(&c);
+	c.noise_cut = -1;
+	c.policy = RV_POLICY_UNIFORM;
+	EXPECT(rv_shrink_new(&c, 1, 10) == NULL);
+	c.policy = RV_POLICY_RS2;
+	EXPECT(rv_shrink_new(&c, 1, 10) == NULL);
+	c.policy = RV_POLICY_HISTORY;
+	EXPECT(rv_shrink_new(&c, 1, 0) == NULL);
+	EXPECT(strstr(rv_errmsg(), "log(classes)") != NULL);
+	c.noise_keep = 1.5;
+	c.noise_cut = 2;
+	EXPECT(rv_shrink_new(&c, 1, 10) == NULL);
+}
+
 int
 main(void)
 {
@@ -1740,6 +1836,7 @@ main(void)
 	RUN(t_inflight_model);
 	RUN(t_history);
 	RUN(t_rs2);
+	RUN(t_noise_cut);
 	RUN(t_determinism);
 	RUN(t_errors);
 	RUN(t_budget_k);
