@@ -93,6 +93,7 @@ unset RV_LEVEL
 
 die() {
 	echo "$prog: $*" >&2
+	[ -z "${failing:-}" ] || rm -f "$out/runs/$failing".*
 	exit 1
 }
 usage() {
@@ -167,7 +168,7 @@ for v in limit test_limit; do
 	[ -z "${!v}" ] || [[ ${!v} =~ ^[1-9][0-9]*$ ]] ||
 	    die "FRONTIER_${v^^}: '${!v}': not a positive integer"
 done
-[[ $noise =~ ^0?\.[0-9]+$ ]] && awk -v n="$noise" 'BEGIN { exit !(n < 1) }' ||
+[[ $noise =~ ^(0|0?\.[0-9]+)$ ]] ||
     die "FRONTIER_NOISE: '$noise': not a fraction in [0, 1)"
 [[ $noise_seed =~ ^[0-9]+$ ]] ||
     die "FRONTIER_NOISE_SEED: '$noise_seed': not a non-negative integer"
@@ -308,6 +309,7 @@ run_one() {
 	local -a pargs st score=() stages
 	name=$p-s$seed-b$b
 	done_run "$p" "$seed" "$b" && { echo "# $name: in results.jsonl"; return 0; }
+	failing=$name
 	case $p in
 	rs2 | random) k=$(control_keep "$p" "$seed" "$b") ;;
 	esac
@@ -351,7 +353,7 @@ run_one() {
 	set -e
 	wall=$(calc "b - a" -v a="$t0" -v b="$(date +%s.%N)")
 	rm -f "$fb"
-	local i s bad= last=$((${#st[@]} - 1))
+	local i s bad='' last=$((${#st[@]} - 1))
 	for i in "${!st[@]}"; do
 		s=${st[$i]}
 		[ "$s" = 0 ] && continue
@@ -373,7 +375,9 @@ run_one() {
 	    die "$name: no summary line in its log"
 	[ "$steps" = "$b" ] ||
 	    die "$name: trained $steps steps of its budget of $b (the input ended)"
-	[ "$acc" != null ] && [ "$acc" != - ] || die "$name: no final evaluation"
+	if [ "$acc" = null ] || [ "$acc" = - ]; then
+		die "$name: no final evaluation"
+	fi
 	local kept=1 kept_after=1 data_cpu train_cpu
 	if [ "$p" != uniform ]; then
 		read -r kept kept_after < <(awk '
@@ -385,8 +389,9 @@ run_one() {
 			as ? sprintf("%.4f", ak / as) : "null" }' \
 		    "$out/runs/$name.score")
 	fi
-	data_cpu=$(cat "$tmp/time.decode" "$tmp/time.batch" \
-	    $([ "$p" = uniform ] || echo "$tmp/time.score") | awk '
+	local -a times=("$tmp/time.decode" "$tmp/time.batch")
+	[ "$p" = uniform ] || times+=("$tmp/time.score")
+	data_cpu=$(cat "${times[@]}" | awk '
 	    NF == 2 && $1 ~ /^[0-9.]+$/ { t += $1 + $2 }
 	    END { printf "%.2f", t + 0 }')
 	train_cpu=$(cpu_of "$tmp/time.train")
@@ -394,6 +399,7 @@ run_one() {
 	    "$regime" "$p" "$seed" "$b" "$f" "$grads" "$acc" "$wall" \
 	    "$data_cpu" "$train_cpu" "$kept" "$kept_after" "$k" "$schedule" \
 	    "$n_train" "$n_test" "$(date -u +%Y-%m-%dT%H:%MZ)" >>"$results"
+	failing=
 	echo "# $name: final accuracy $acc, $grads grads, wall ${wall}s," \
 	    "data CPU ${data_cpu}s, kept $kept"
 }

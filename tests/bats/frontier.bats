@@ -1,0 +1,128 @@
+# bench/frontier.sh, the shrinking frontier, in a variant of seconds so
+# that it does not rot: a grid of two budgets and four policies on the
+# first 256 training images, results.jsonl that accumulates (a second
+# sitting runs nothing), the controls following the assistant's kept
+# share, the report and its plot, the noisy regime's labels, and bad
+# settings and a failing run refused with nothing half-written.
+# shellcheck shell=bash
+
+load helpers
+
+setup() {
+	need_fmnist
+	W="$BATS_TEST_TMPDIR"
+	SMOKE=(env FRONTIER_LIMIT=256 FRONTIER_TEST_LIMIT=200
+	    FRONTIER_BUDGETS="0.5 1" FRONTIER_SEEDS=0 FRONTIER_THREADS=1
+	    FRONTIER_OUT="$W/out" RV_BUILD="${BIN%/bin}")
+}
+
+# field FILE POLICY BUDGET KEY: KEY of that run in results.jsonl.
+field() {
+	python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o["policy"] == sys.argv[2] and o["budget_steps"] == int(sys.argv[3]):
+        print(o[sys.argv[4]])' "$@"
+}
+
+@test "frontier.sh: a grid of budgets and policies, each run its schedule fitted to its budget; results accumulate; the controls follow the assistant" {
+	run -0 "${SMOKE[@]}" FRONTIER_POLICIES="uniform assistant rs2 random" \
+	    bash "$REPO/bench/frontier.sh" clean
+	local r="$W/out/clean/results.jsonl"
+	[ "$(wc -l < "$r")" = 8 ]
+	# the reference is 10 epochs of 256 in batches of 128: 20 steps
+	run -0 python3 -c 'import json, sys
+keys = ("regime policy seed budget_steps budget grads final_acc wall_s "
+        "data_cpu_s train_cpu_s kept kept_after keep_arg schedule n_train "
+        "n_test").split()
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    assert all(k in o for k in keys), o
+    assert o["regime"] == "clean" and o["schedule"] == "linear", o
+    assert (o["n_train"], o["n_test"]) == (256, 200), o
+    assert 0 < o["final_acc"] <= 1 and o["wall_s"] > 0, o
+    assert o["grads"] <= 128 * o["budget_steps"], o
+    print(o["policy"], o["budget_steps"], o["budget"])' "$r"
+	[ "$(sort <<<"$output" | tr '\n' ' ')" = "assistant 10 0.5 assistant 20 1 random 10 0.5 random 20 1 rs2 10 0.5 rs2 20 1 uniform 10 0.5 uniform 20 1 " ]
+	# every sample for uniform; the trainer's --steps in its log
+	[ "$(field "$r" uniform 20 grads)" = 2560 ]
+	[ "$(field "$r" uniform 20 kept)" = 1 ]
+	grep -q '"steps":20,' "$W/out/clean/runs/uniform-s0-b20.log"
+	# rs2 runs at the assistant's share of everything it saw, random at
+	# its share after the warm-up epoch, both from results.jsonl
+	[ "$(field "$r" rs2 20 keep_arg)" = "$(field "$r" assistant 20 kept)" ]
+	[ "$(field "$r" random 10 keep_arg)" = "$(field "$r" assistant 10 kept_after)" ]
+	# the report: every policy at every budget, and the plot
+	grep -q '^| budget (steps) | x ref | uniform | rs2 | random | assistant |$' \
+	    "$W/out/clean/frontier.md"
+	grep -q '^| 20 | 1.00 | [0-9.]* (1) | ' "$W/out/clean/frontier.md"
+	[ "$(head -c 4 "$W/out/clean/frontier.png" | od -An -tx1 | tr -d ' ')" = 89504e47 ]
+	# a second sitting: nothing run again, one policy added
+	run -0 "${SMOKE[@]}" FRONTIER_POLICIES="uniform history" \
+	    bash "$REPO/bench/frontier.sh" clean
+	[ "$(grep -c ': in results.jsonl$' <<<"$output")" = 2 ]
+	[ "$(wc -l < "$r")" = 10 ]
+	grep -q '| history |$' "$W/out/clean/frontier.md"
+	# FRONTIER_REPORT=1 runs nothing and tabulates all of it
+	rm "$W/out/clean/frontier.md"
+	run -0 "${SMOKE[@]}" FRONTIER_REPORT=1 bash "$REPO/bench/frontier.sh" clean
+	[[ "$output" == *"from 10 runs in results.jsonl"* ]]
+	[ -s "$W/out/clean/frontier.md" ]
+}
+
+@test "frontier.sh noisy: 30% of the training labels made wrong by the bench, the test set clean" {
+	run -0 "${SMOKE[@]}" FRONTIER_POLICIES="uniform history-nc" \
+	    FRONTIER_BUDGETS=1 bash "$REPO/bench/frontier.sh" noisy
+	[[ "$output" == *"# noisy labels: 18000 of 60000 wrong (0.3000)"* ]]
+	local l="$W/out/noisy/data/train-labels-noise0.3-seed48-idx1-ubyte.gz"
+	[ -s "$l" ]
+	run -0 python3 -c 'import gzip, sys
+a = gzip.open(sys.argv[1]).read()[8:]
+b = gzip.open(sys.argv[2]).read()[8:]
+print(len(a), sum(x != y for x, y in zip(a, b)), max(a))' "$l" \
+	    "$FMNIST/train-labels-idx1-ubyte.gz"
+	[ "$output" = "60000 18000 9" ]
+	[ "$(wc -l < "$W/out/noisy/results.jsonl")" = 2 ]
+	grep -q '"regime":"noisy","policy":"history-nc"' \
+	    "$W/out/noisy/results.jsonl"
+	# the cut is on: rv-score's epoch lines count the suspects
+	grep -q '; [0-9]* suspected$' "$W/out/noisy/runs/history-nc-s0-b20.score"
+}
+
+@test "frontier.sh: bad settings are refused in one line before anything is written; a failing run leaves nothing behind" {
+	run -2 --separate-stderr "${SMOKE[@]}" bash "$REPO/bench/frontier.sh" \
+	    blurry
+	[ "${stderr_lines[0]}" = "frontier.sh: 'blurry': not a regime (clean or noisy)" ]
+	local v want
+	while IFS='|' read -r v want; do
+		run -1 --separate-stderr "${SMOKE[@]}" "$v" \
+		    bash "$REPO/bench/frontier.sh" clean
+		[ "$stderr" = "frontier.sh: $want" ] ||
+		    { echo "$v: got '$stderr'"; return 1; }
+		[ ! -e "$W/out" ]
+	done <<'EOF'
+FRONTIER_BUDGETS=0 1|FRONTIER_BUDGETS: '0': not a fraction of the reference in (0, 1]
+FRONTIER_BUDGETS=1.5|FRONTIER_BUDGETS: '1.5': not a fraction of the reference in (0, 1]
+FRONTIER_BUDGETS=0.5 0.5|FRONTIER_BUDGETS: '0.5' twice
+FRONTIER_POLICIES=best|FRONTIER_POLICIES: 'best': not a policy (uniform, rs2, random, assistant, autoassist, history, assistant-nc or history-nc)
+FRONTIER_SEEDS=x|FRONTIER_SEEDS: 'x': not a non-negative integer
+FRONTIER_SCHEDULE=step|FRONTIER_SCHEDULE: 'step': want linear or cosine
+FRONTIER_NOISE=1.2|FRONTIER_NOISE: '1.2': not a fraction in [0, 1)
+FRONTIER_TARGETS=92|FRONTIER_TARGETS: '92': not an accuracy in (0, 1)
+EOF
+	# a trainer that fails: the run's logs go, results.jsonl keeps none
+	mkdir -p "$W/b/bin"
+	local p
+	for p in rv-decode rv-score rv-batch; do
+		ln -s "$BIN/$p" "$W/b/bin/$p"
+	done
+	printf '#!/bin/sh\ncat >/dev/null\necho "rv-train-gpu: out of luck" >&2\nexit 3\n' \
+	    > "$W/b/bin/rv-train-gpu"
+	chmod +x "$W/b/bin/rv-train-gpu"
+	run -1 --separate-stderr "${SMOKE[@]}" RV_BUILD="$W/b" \
+	    FRONTIER_POLICIES=assistant bash "$REPO/bench/frontier.sh" clean
+	[[ "$stderr" == *"rv-train-gpu: out of luck"* ]]
+	[[ "${stderr_lines[-1]}" == "frontier.sh: assistant-s0-b10 failed: rv-train-gpu exited 3" ]]
+	[ ! -s "$W/out/clean/results.jsonl" ]
+	[ -z "$(ls "$W/out/clean/runs")" ]
+}
