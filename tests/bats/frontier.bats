@@ -4,7 +4,7 @@
 # sitting runs nothing), the controls following the assistant's kept
 # share, the report and its plot, the noisy regime's labels, and bad
 # settings and a failing run refused with nothing half-written.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154
 
 load helpers
 
