@@ -66,7 +66,7 @@ static const char usage[] =
     "      --min-feedback N   assistant warm-up: lines learned before any\n"
     "                         drop (default 1000; autoassist 0)\n"
     "      --noise-cut L      assistant, history: a sample whose last loss\n"
-    "                         was above L and twice the mean is suspected\n"
+    "                         was above L and twice the median is suspected\n"
     "                         mislabelled; auto: L = log(classes); off\n"
     "                         (default)\n"
     "      --noise-keep P     a suspect's keep probability (default 0.05)\n"

@@ -22,6 +22,13 @@
 #define RECENT		4096	/* recent gradnorms for percentiles */
 #define RESORT		256	/* pushes between sorts of the copy */
 
+/* The last RECENT values of a kind, and a sorted copy to rank against. */
+struct ring {
+	float v[RECENT], sorted[RECENT];
+	size_t n, pos, sorted_n;
+	uint64_t pushes;
+};
+
 struct rv_shrink {
 	struct rv_shrink_conf conf;
 	uint32_t channels;
@@ -50,12 +57,9 @@ struct rv_shrink {
 	struct rv_idmap hist;
 	float *hist_gn;
 	unsigned char *hist_sus;	/* the noise cut: suspected */
-	double loss_mean;		/* the noise cut: running mean */
-	uint64_t loss_n;
 	uint64_t suspects;		/* this epoch's */
-	float recent[RECENT], sorted[RECENT];
-	size_t recent_n, recent_pos, sorted_n;
-	uint64_t pushes;
+	struct ring gn;			/* history: recent gradnorms */
+	struct ring loss;		/* the noise cut: recent losses */
 
 	int have_first, warm;
 	uint32_t first_epoch;
@@ -226,9 +230,11 @@ hist_put(struct rv_shrink *s, uint64_t id, float v)
 	s->hist_gn[slot] = v;
 }
 
+static void push_recent(struct ring *g, float v);
+
 /*
- * The noise cut: is this loss of id suspect, against the mean of those
- * before it?  Then the mean learns it.  An id seen first here gets a
+ * The noise cut: is this loss of id suspect, against the median of the
+ * last RECENT before it?  Then the ring takes it.  An id seen first here gets a
  * value of 0 (read only by hist_features, which the assistant without
  * history features never calls).
  */
@@ -240,12 +246,10 @@ noise_put(struct rv_shrink *s, uint64_t id, double loss)
 
 	if (!isfinite(loss))
 		return;
-	sus = s->loss_n > 0 && loss > s->conf.noise_cut &&
-	    loss > RV_NOISE_RATIO * s->loss_mean;
-	/* the mean of the first 100, then decay 0.99 */
-	s->loss_n++;
-	s->loss_mean += (loss - s->loss_mean) /
-	    (double)(s->loss_n < 100 ? s->loss_n : 100);
+	/* against the median of the losses before it */
+	sus = s->loss.sorted_n > 0 && loss > s->conf.noise_cut &&
+	    loss > RV_NOISE_RATIO * s->loss.sorted[s->loss.sorted_n / 2];
+	push_recent(&s->loss, (float)loss);
 	slot = rv_idmap_find(&s->hist, id);
 	if (slot == NIL) {
 		slot = rv_idmap_insert(&s->hist, id);
@@ -384,22 +388,22 @@ cmp_float(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/* Share of the sorted recent gradnorms <= v. */
+/* Share of the ring's sorted values <= v; 1 while it has none. */
 static double
-percentile(const struct rv_shrink *s, float v)
+percentile(const struct ring *g, float v)
 {
-	size_t lo = 0, hi = s->sorted_n, mid;
+	size_t lo = 0, hi = g->sorted_n, mid;
 
-	if (s->sorted_n == 0)
+	if (g->sorted_n == 0)
 		return 1;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (s->sorted[mid] <= v)
+		if (g->sorted[mid] <= v)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return (double)lo / (double)s->sorted_n;
+	return (double)lo / (double)g->sorted_n;
 }
 
 /*
@@ -408,17 +412,17 @@ percentile(const struct rv_shrink *s, float v)
  * ranked as soon as its first feedback comes.
  */
 static void
-push_recent(struct rv_shrink *s, float v)
+push_recent(struct ring *g, float v)
 {
-	s->recent[s->recent_pos] = v;
-	s->recent_pos = (s->recent_pos + 1) % RECENT;
-	if (s->recent_n < RECENT)
-		s->recent_n++;
-	s->pushes++;
-	if (s->pushes < RESORT || s->pushes % RESORT == 0) {
-		memcpy(s->sorted, s->recent, s->recent_n * sizeof(float));
-		qsort(s->sorted, s->recent_n, sizeof(float), cmp_float);
-		s->sorted_n = s->recent_n;
+	g->v[g->pos] = v;
+	g->pos = (g->pos + 1) % RECENT;
+	if (g->n < RECENT)
+		g->n++;
+	g->pushes++;
+	if (g->pushes < RESORT || g->pushes % RESORT == 0) {
+		memcpy(g->sorted, g->v, g->n * sizeof(float));
+		qsort(g->sorted, g->n, sizeof(float), cmp_float);
+		g->sorted_n = g->n;
 	}
 }
 
@@ -560,7 +564,7 @@ keep_prob(struct rv_shrink *s, uint64_t id, int32_t label,
 		slot = rv_idmap_find(&s->hist, id);
 		if (slot == NIL)
 			return 1;
-		return fmax(cf->floor, pow(percentile(s, s->hist_gn[slot]),
+		return fmax(cf->floor, pow(percentile(&s->gn, s->hist_gn[slot]),
 		    cf->beta));
 	default:
 		return cf->keep;
@@ -1015,7 +1019,7 @@ rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l)
 		if (!isfinite(l->gradnorm))
 			return;
 		hist_put(s, l->id, l->gradnorm);
-		push_recent(s, l->gradnorm);
+		push_recent(&s->gn, l->gradnorm);
 		if (s->conf.noise_cut > 0)
 			noise_put(s, l->id, l->loss);
 		break;

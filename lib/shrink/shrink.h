@@ -24,16 +24,17 @@
  *
  * The noise cut (noise_cut > 0, assistant and history): a sample whose
  * last reported loss exceeded both noise_cut and RV_NOISE_RATIO times the
- * running mean of the losses reported before it (the mean of the first
- * 100, then decay 0.99) is suspected
- * of a wrong label, and kept with probability noise_keep instead of its
- * policy's, with weight 1 (its loss is not one to estimate).  Under label
- * noise a policy that prefers high-loss samples otherwise prefers the
- * mislabelled ones, which a model that has learnt the true classes gets
- * confidently wrong; the ratio keeps the cut from flagging the first
- * steps' samples, whose losses are all near log(classes).  It needs the
- * ids' history (max_ids); a suspect is looked at again when kept by its
- * noise_keep draw, and cleared when its next loss is not suspect.
+ * median of the last 4096 losses reported before it (ranked again every
+ * 256) is suspected of a wrong label, and kept with probability
+ * noise_keep instead of its policy's, with weight 1 (its loss is not one
+ * to estimate).  Under label noise a policy that prefers high-loss
+ * samples otherwise prefers the mislabelled ones, which a model that has
+ * learnt the true classes gets confidently wrong.  The median is the
+ * clean majority's, which the mislabelled do not pull up as they would a
+ * mean; the ratio keeps the cut from flagging the first steps' samples,
+ * whose losses are all near log(classes).  It needs the ids' history
+ * (max_ids); a suspect is looked at again when kept by its noise_keep
+ * draw, and cleared when its next loss is not suspect.
  *
  * Everything is kept during the first epoch seen (warm-up) and, for the
  * assistant, until it has learned from `min_feedback` lines; the published
@@ -90,7 +91,7 @@
  */
 #define RV_HIST_FEAT	2
 
-#define RV_NOISE_RATIO	2	/* the noise cut: times the mean loss */
+#define RV_NOISE_RATIO	2	/* the noise cut: times the median loss */
 
 #define RV_SHRINK_WINDOW	256	/* budget mode: default window */
 #define RV_SHRINK_MAX_WINDOW	65536	/* and the largest allowed */
@@ -132,7 +133,7 @@ struct rv_shrink_conf {
 	uint32_t window;	/* W, samples of a budget window, 1 to
 				 * RV_SHRINK_MAX_WINDOW (default 256) */
 	double noise_cut;	/* the loss above which (and above
-				 * RV_NOISE_RATIO times the mean) a
+				 * RV_NOISE_RATIO times the median) a
 				 * sample is suspect; 0: off (default) */
 	double noise_keep;	/* a suspect's keep probability, [0, 1]
 				 * (default 0.05) */
