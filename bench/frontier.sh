@@ -13,7 +13,7 @@
 #
 # usage: bash bench/frontier.sh [REGIME]     (default clean)
 #
-# Regimes, cnn-small on Fashion-MNIST, bench/shrink.sh's recipe (SGD lr
+# Regimes, cnn-small on Fashion-MNIST, bench/train.sh's recipe (SGD lr
 # 0.05, momentum 0.9, wd 5e-4, batch 128, no augmentation, mean and std
 # 0.5, the CPU backend):
 #   clean   the training set as Debian ships it

@@ -1,4 +1,4 @@
-# Shared by pipelines/experiment.sh, bench/regime.sh and bench/shrink.sh
+# Shared by pipelines/experiment.sh and bench/regime.sh
 # (sourced, not run; it sources jsonl.bash, the one log reader): runs over
 # seeds, each a trainer's --log, reduced to one line per run and then to
 # tables of mean +- standard deviation over the seeds, against a baseline

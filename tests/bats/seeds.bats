@@ -3,8 +3,8 @@
 # bench/regime.sh, the regime where refurbishing pays (a few hundred
 # photographs, two epochs, two seeds): its image set
 # (bench/fmnist_photos.py), its six pipelines with every stage timed and
-# its tables; bench/shrink.sh's tables over the seeds.  Both tabulate
-# through scripts/seeds.bash, as pipelines/experiment.sh does.
+# its tables, through scripts/seeds.bash, as pipelines/experiment.sh
+# tabulates.  The shrinking frontier has its own: frontier.bats.
 
 load helpers
 
@@ -202,37 +202,4 @@ PY
 	[ "${stderr_lines[-1]}" = "regime.sh: fmnist_photos.py failed" ]
 	[[ "$stderr" == *"no photographs"* ]]
 	[ ! -e "$T/out2/data/.done" ] && [ ! -e "$T/out2/results.md" ]
-}
-
-@test "shrink.sh: policies over two seeds, the assistant scoring PNGs before the decode; tables over the seeds against uniform, with the assistant's AUC" {
-	slow
-	run -0 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
-	    SHRINK_OUT="$T/shrink" SHRINK_LIMIT=5000 SHRINK_EPOCHS=2 \
-	    SHRINK_SEEDS="1 2" SHRINK_POLICIES="assistant-encoded uniform" \
-	    SHRINK_TARGET=0.95 SHRINK_EVAL_EVERY=0 SHRINK_THREADS=1 \
-	    bash "$REPO/bench/shrink.sh"
-	local o="$output"
-	# uniform, the baseline, comes first whatever the order asked
-	[[ "$o" == *"## over the seeds 1 2"* ]]
-	[[ "$o" == *"| rv-score policy | target | reached | grads | grads vs uniform | wall (s) | wall vs uniform |"* ]]
-	local ms='[0-9]+(\.[0-9]+)? ± [0-9]+(\.[0-9]+)?'
-	run -0 grep -c -E "^\| (uniform|assistant-encoded) \| 95 % \| 0/2 \| - \| - \| - \| - \|\$" <<<"$o"
-	[ "$output" -eq 2 ]
-	run -0 grep -E "^\| [a-z-]+ \| $ms % \| " <<<"$o"
-	[[ "${lines[0]}" == "| uniform | "* ]] && [ "${#lines[@]}" -eq 2 ]
-	# the assistant learnt in the second epoch: its AUC and positive
-	# share over the seeds; the others have none
-	grep -qE "^\| assistant-encoded \| $ms( †)? \| $ms( †)? \|\$" <<<"$o"
-	grep -qx '| uniform | - | - |' <<<"$o"
-	[ -s "$T/shrink/seed1/assistant-encoded.log" ] && [ -s "$T/shrink/seed2/uniform.score" ]
-	# the PNGs, once: the training images the limit keeps, by class
-	[ "$(cat "$T/shrink/png/.done")" = "v1 5000" ]
-	[ "$(find "$T/shrink/png" -name '*.png' | wc -l)" = 5000 ]
-	grep -q '^# assistant-encoded: rv-decode -q -j 1 --encoded' <<<"$o"
-	# the report mode prints the same tables from the logs
-	run -0 --separate-stderr env RV_BUILD="${RV_BUILD:-build}" \
-	    SHRINK_OUT="$T/shrink" SHRINK_LIMIT=5000 SHRINK_EPOCHS=2 \
-	    SHRINK_SEEDS="1 2" SHRINK_POLICIES="assistant-encoded uniform" \
-	    SHRINK_TARGET=0.95 SHRINK_REPORT=1 bash "$REPO/bench/shrink.sh"
-	[ "$(sed -n '/^## over the seeds/,$p' <<<"$output")" = "$(sed -n '/^## over the seeds/,$p' <<<"$o")" ]
 }
