@@ -39,6 +39,8 @@
 #   assistant-nc, history-nc   the same with --noise-cut auto: samples
 #               whose last loss was above log(classes) and twice the mean
 #               suspected mislabelled, kept 5% of the time
+#   cut-only    every sample but the suspects of --noise-cut auto (history
+#               with floor 1): what the cut does without any selection
 # The controls read the assistant's share from results.jsonl, so the
 # assistant runs first.
 #
@@ -152,8 +154,8 @@ done
 for p in "${policies[@]}"; do
 	case $p in
 	uniform | rs2 | random | assistant | autoassist | history | \
-	    assistant-nc | history-nc) ;;
-	*) die "FRONTIER_POLICIES: '$p': not a policy (uniform, rs2, random, assistant, autoassist, history, assistant-nc or history-nc)" ;;
+	    assistant-nc | history-nc | cut-only) ;;
+	*) die "FRONTIER_POLICIES: '$p': not a policy (uniform, rs2, random, assistant, autoassist, history, assistant-nc, history-nc or cut-only)" ;;
 	esac
 	[ -z "${seen[p$p]:-}" ] || die "FRONTIER_POLICIES: '$p' twice"
 	seen[p$p]=1
@@ -267,6 +269,7 @@ policy_args() {
 	    --noise-cut auto ;;
 	history-nc) printf '%s\n' --policy history --floor "$floor" --beta 1 \
 	    --noise-cut auto ;;
+	cut-only) printf '%s\n' --policy history --floor 1 --noise-cut auto ;;
 	esac
 }
 
@@ -412,7 +415,7 @@ if [ "$report" != 1 ]; then
 	# the assistant first: the controls follow its kept share
 	order=()
 	for p in assistant autoassist history assistant-nc history-nc \
-	    uniform rs2 random; do
+	    cut-only uniform rs2 random; do
 		[ -n "${seen[p$p]:-}" ] && order+=("$p")
 	done
 	for f in "${fracs[@]}"; do

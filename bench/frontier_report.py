@@ -27,7 +27,7 @@ import sys
 import tempfile
 
 ORDER = ["uniform", "rs2", "random", "assistant", "autoassist", "history",
-         "assistant-nc", "history-nc"]
+         "assistant-nc", "history-nc", "cut-only"]
 LABEL = {
     "uniform": "uniform (every sample)",
     "rs2": "rs2 (random subset, no replacement)",
@@ -37,6 +37,7 @@ LABEL = {
     "history": "history (Selective-Backprop)",
     "assistant-nc": "assistant, noise cut",
     "history-nc": "history, noise cut",
+    "cut-only": "every sample but the noise cut's suspects",
 }
 
 
