@@ -144,8 +144,10 @@ rv_score_meta_conf(struct rv_meta *m, const struct rv_shrink_conf *c)
 		rc |= rv_meta_set(m, "score.noise_cut", "auto");
 	else if (c->noise_cut > 0)
 		rc |= set_f64(m, "score.noise_cut", c->noise_cut);
-	if (c->noise_cut != 0)
+	if (c->noise_cut != 0) {
 		rc |= set_f64(m, "score.noise_keep", c->noise_keep);
+		rc |= set_u64(m, "score.noise_streak", c->noise_streak);
+	}
 	rc |= set_u64(m, "score.reweight", (uint64_t)c->reweight);
 	rc |= set_u64(m, "score.seed", c->seed);
 	if (c->policy == RV_POLICY_ASSISTANT) {

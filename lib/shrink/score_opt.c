@@ -122,6 +122,11 @@ rv_score_opt(struct rv_score_opts *o, int ch, const char *arg,
 		cf->noise_keep = rv_opt_f64("--noise-keep", arg, 0, 1, usage);
 		o->noise_keep_set = 1;
 		return 1;
+	case RV_SCORE_OPT_NOISE_STREAK:
+		cf->noise_streak = (unsigned)rv_opt_u64("--noise-streak", arg,
+		    1, 255, usage);
+		o->noise_streak_set = 1;
+		return 1;
 	case RV_SCORE_OPT_POLICY:
 		if (rv_score_policy(arg, &cf->policy) < 0)
 			rv_usage_die(usage, "--policy: '%s': want assistant, "
@@ -201,6 +206,8 @@ rv_score_opts_finish(struct rv_score_opts *o, uint64_t seed,
 		    "assistant or history");
 	if (o->noise_keep_set && cf->noise_cut == 0)
 		rv_usage_die(usage, "--noise-keep: only with --noise-cut");
+	if (o->noise_streak_set && cf->noise_cut == 0)
+		rv_usage_die(usage, "--noise-streak: only with --noise-cut");
 	if (o->aa)
 		autoassist_conf(o, usage);
 	cf->seed = seed;

@@ -27,6 +27,7 @@ enum {
 	RV_SCORE_OPT_MIN_FEEDBACK,
 	RV_SCORE_OPT_NOISE_CUT,
 	RV_SCORE_OPT_NOISE_KEEP,
+	RV_SCORE_OPT_NOISE_STREAK,
 	RV_SCORE_OPT_POLICY,
 	RV_SCORE_OPT_REWEIGHT,
 	RV_SCORE_OPT_STRICT,
@@ -52,6 +53,8 @@ enum {
 	{ "noise-cut", required_argument, NULL, RV_SCORE_OPT_NOISE_CUT }, \
 	{ "noise-keep", required_argument, NULL, \
 	    RV_SCORE_OPT_NOISE_KEEP }, \
+	{ "noise-streak", required_argument, NULL, \
+	    RV_SCORE_OPT_NOISE_STREAK }, \
 	{ "policy", required_argument, NULL, RV_SCORE_OPT_POLICY }, \
 	{ "reweight", no_argument, NULL, RV_SCORE_OPT_REWEIGHT }, \
 	{ "strict", no_argument, NULL, RV_SCORE_OPT_STRICT }, \
@@ -66,6 +69,7 @@ struct rv_score_opts {
 	/* what was given, for the conflicts */
 	int keep_set, aa, assistant_set, features_set, target_set;
 	int lr_set, l2_set, min_feedback_set, noise_keep_set;
+	int noise_streak_set;
 	char **argv;		/* rv_score_opts_text's words, owned */
 };
 

@@ -56,7 +56,8 @@ struct rv_shrink {
 	 * (gradnorm; the assistant's target value) of each id */
 	struct rv_idmap hist;
 	float *hist_gn;
-	unsigned char *hist_sus;	/* the noise cut: suspected */
+	unsigned char *hist_sus;	/* the noise cut: the id's streak of
+					 * suspect losses, up to 255 */
 	uint64_t suspects;		/* this epoch's */
 	struct ring gn;			/* history: recent gradnorms */
 	struct ring loss;		/* the noise cut: recent losses */
@@ -108,6 +109,7 @@ rv_shrink_conf_init(struct rv_shrink_conf *c)
 	c->height = c->width = 0;
 	c->noise_cut = 0;
 	c->noise_keep = 0.05;
+	c->noise_streak = 2;
 }
 
 void
@@ -151,6 +153,9 @@ check_conf(const struct rv_shrink_conf *c, uint32_t channels)
 	if (isnan(c->noise_cut) || !isfinite(c->noise_cut))
 		return rv_seterr("shrink: noise cut %g: must be a loss, 0 for "
 		    "none or below 0 for log(classes)", c->noise_cut);
+	if (c->noise_streak < 1 || c->noise_streak > 255)
+		return rv_seterr("shrink: noise streak %u: must be 1 to 255",
+		    c->noise_streak);
 	if (!(c->noise_keep >= 0 && c->noise_keep <= 1))
 		return rv_seterr("shrink: noise keep %g: must be in [0, 1]",
 		    c->noise_keep);
@@ -257,7 +262,11 @@ noise_put(struct rv_shrink *s, uint64_t id, double loss)
 	} else {
 		rv_idmap_touch(&s->hist, slot);
 	}
-	s->hist_sus[slot] = (unsigned char)sus;
+	/* a streak of suspect losses; one that is not ends it */
+	if (!sus)
+		s->hist_sus[slot] = 0;
+	else if (s->hist_sus[slot] < 255)
+		s->hist_sus[slot]++;
 }
 
 /* Is id a suspect of the noise cut? */
@@ -269,7 +278,7 @@ noise_suspect(const struct rv_shrink *s, uint64_t id)
 	if (!(s->conf.noise_cut > 0))
 		return 0;
 	slot = rv_idmap_find(&s->hist, id);
-	return slot != NIL && s->hist_sus[slot];
+	return slot != NIL && s->hist_sus[slot] >= s->conf.noise_streak;
 }
 
 struct rv_shrink *

@@ -22,19 +22,22 @@
  *              `keep` up to the
  *              binomial spread.  No warm-up, no feedback, p_keep 1.
  *
- * The noise cut (noise_cut > 0, assistant and history): a sample whose
- * last reported loss exceeded both noise_cut and RV_NOISE_RATIO times the
- * median of the last 4096 losses reported before it (ranked again every
- * 256) is suspected of a wrong label, and kept with probability
- * noise_keep instead of its policy's, with weight 1 (its loss is not one
- * to estimate).  Under label noise a policy that prefers high-loss
- * samples otherwise prefers the mislabelled ones, which a model that has
- * learnt the true classes gets confidently wrong.  The median is the
- * clean majority's, which the mislabelled do not pull up as they would a
- * mean; the ratio keeps the cut from flagging the first steps' samples,
- * whose losses are all near log(classes).  It needs the ids' history
+ * The noise cut (noise_cut > 0, assistant and history): a loss reported
+ * for a sample is suspect when it exceeds both noise_cut and
+ * RV_NOISE_RATIO times the median of the last 4096 losses reported before
+ * it (ranked again every 256); a sample whose last noise_streak losses
+ * were all suspect is suspected of a wrong label, and kept with
+ * probability noise_keep instead of its policy's, with weight 1 (its loss
+ * is not one to estimate).  Under label noise a policy that prefers
+ * high-loss samples otherwise prefers the mislabelled ones, which a model
+ * that has learnt the true classes gets confidently wrong again and
+ * again; a hard sample of the right label, confidently wrong once, is
+ * mostly learnt after being trained on, so the streak (2 by default) spares
+ * it.  The median is the clean majority's, which the mislabelled do not
+ * pull up as they would a mean; the ratio keeps the cut from flagging the
+ * first steps' losses, all near log(classes).  It needs the ids' history
  * (max_ids); a suspect is looked at again when kept by its noise_keep
- * draw, and cleared when its next loss is not suspect.
+ * draw, and cleared by a loss that is not suspect.
  *
  * Everything is kept during the first epoch seen (warm-up) and, for the
  * assistant, until it has learned from `min_feedback` lines; the published
@@ -135,6 +138,8 @@ struct rv_shrink_conf {
 	double noise_cut;	/* the loss above which (and above
 				 * RV_NOISE_RATIO times the median) a
 				 * sample is suspect; 0: off (default) */
+	unsigned noise_streak;	/* suspect losses in a row that make a
+				 * suspect, 1 to 255 (default 2) */
 	double noise_keep;	/* a suspect's keep probability, [0, 1]
 				 * (default 0.05) */
 };

@@ -1728,8 +1728,8 @@ t_rs2(void)
 }
 
 /*
- * The noise cut: after warm-up, an id whose last loss was above the cut
- * and twice the mean is kept with noise_keep and weight 1, the others by
+ * The noise cut: after warm-up, an id whose last two losses were above the
+ * cut and twice the median is kept with noise_keep and weight 1, the others by
  * their policy; losses all near log(classes) (a model's first steps) make
  * no suspect; a suspect's next loss below the cut clears it; the
  * assistant's too; auto is log(classes); refused for uniform and rs2.
@@ -1765,8 +1765,9 @@ t_noise_cut(void)
 	rv_shrink_epoch_end(s);
 	/* a model that has learnt: 30% of the ids confidently wrong; the
 	 * median of the last 4096 comes down from 2.4 to 0.3 once the new
-	 * losses are most of them: the last of three passes flags them */
-	for (j = 0; j < 3; j++)
+	 * losses are most of them: the third and fourth passes flag them, a
+	 * streak of two */
+	for (j = 0; j < 4; j++)
 		for (i = 0; i < 2000; i++)
 			feedback(s, i, 1, i % 10 < 3 ? 4.0 : 0.3,
 			    i % 10 < 3 ? 1.4 : 0.2);
@@ -1792,10 +1793,12 @@ t_noise_cut(void)
 	EXPECT(k.p_keep >= 0.3);
 	rv_shrink_free(s);
 
-	/* the assistant, the cut given */
+	/* the assistant, the cut given, a streak of one */
 	rv_shrink_conf_init(&c);
+	EXPECT(c.noise_streak == 2);
 	c.noise_cut = 3;
 	c.noise_keep = 0;
+	c.noise_streak = 1;
 	c.min_feedback = 10;
 	s = rv_shrink_new(&c, 1, 10);
 	EXPECT(s != NULL);
@@ -1811,6 +1814,28 @@ t_noise_cut(void)
 	}
 	rv_shrink_free(s);
 
+	/* the default streak of two: one suspect loss is not enough, a
+	 * loss that is not suspect ends a streak */
+	rv_shrink_conf_init(&c);
+	c.policy = RV_POLICY_HISTORY;
+	c.noise_cut = 2;
+	s = rv_shrink_new(&c, 1, 10);
+	EXPECT(s != NULL);
+	decide(s, 0, 0, &k);
+	for (i = 0; i < 300; i++)
+		feedback(s, i, 0, 0.3, 1);
+	feedback(s, 7, 0, 5, 1);
+	decide(s, 7, 1, &k);
+	EXPECT(k.p_keep >= 0.3);
+	feedback(s, 7, 1, 0.2, 1);
+	feedback(s, 7, 1, 5, 1);
+	decide(s, 7, 2, &k);
+	EXPECT(k.p_keep >= 0.3);
+	feedback(s, 7, 2, 6, 1);
+	decide(s, 7, 3, &k);
+	EXPECT(k.p_keep == 0.05);
+	rv_shrink_free(s);
+
 	/* not for uniform or rs2; auto needs classes */
 	rv_shrink_conf_init(&c);
 	c.noise_cut = -1;
@@ -1823,6 +1848,9 @@ t_noise_cut(void)
 	EXPECT(strstr(rv_errmsg(), "log(classes)") != NULL);
 	c.noise_keep = 1.5;
 	c.noise_cut = 2;
+	EXPECT(rv_shrink_new(&c, 1, 10) == NULL);
+	c.noise_keep = 0.5;
+	c.noise_streak = 0;
 	EXPECT(rv_shrink_new(&c, 1, 10) == NULL);
 }
 
