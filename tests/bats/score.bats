@@ -112,6 +112,8 @@ setup() {
 --policy rs2 --noise-cut auto|--noise-cut: only with --policy assistant or history
 --noise-keep 0.1|--noise-keep: only with --noise-cut
 --noise-keep 2 --noise-cut auto|--noise-keep: '2': out of range [0, 1]
+--noise-streak 2|--noise-streak: only with --noise-cut
+--noise-streak 0 --noise-cut auto|--noise-streak: '0': out of range [1, 255]
 --floor 2|--floor: '2': out of range [0, 1]
 --keep 0|--keep: '0': out of range (0, 1]
 --keep 1.5|--keep: '1.5': out of range [0, 1]
@@ -258,18 +260,19 @@ EOF
 	[ "${stderr_lines[2]}" = "rv-score: epoch 2: 2000 seen, 2000 kept (100.0%), 0 dropped; feedback 0 lines (0 unmatched); assistant acc nan auc nan pos nan" ]
 }
 
-@test "rv-score --noise-cut: ids whose last loss is far above log(classes) and the median are kept at --noise-keep, the rest by the policy" {
+@test "rv-score --noise-cut: ids whose last two losses were far above log(classes) and the median are kept at --noise-keep, the rest by the policy" {
 	# a trainer that has learnt: 30% of the ids (id % 10 < 3) are
-	# confidently wrong, loss 4, the rest 0.3
-	seq 0 1999 | awk '{ print $1, ($1 % 10 < 3 ? 1.4 : 0.2),
+	# confidently wrong, loss 4, the rest 0.3; each id's line twice, the
+	# default streak
+	{ seq 0 1999; seq 0 1999; } | awk '{ print $1, ($1 % 10 < 3 ? 1.4 : 0.2),
 	    ($1 % 10 < 3 ? 4 : 0.3) }' |
 	    awk '{ printf "%d\t0\t%d\t%s\t%s\n", $1, NR, $3, $2 }' > "$W/fb"
 	run -0 --separate-stderr rv-score -v --policy history --floor 0.5 \
 	    --noise-cut auto --noise-keep 0.1 --reweight --feedback "$W/fb" \
 	    -o "$W/n.rvs" "$T/s3.rvs"
-	[[ "${stderr_lines[0]}" == "rv-score: epoch 0: 2000 seen, 2000 kept (100.0%), 0 dropped; feedback 2000 lines (0 unmatched); 0 suspected" ]]
+	[[ "${stderr_lines[0]}" == "rv-score: epoch 0: 2000 seen, 2000 kept (100.0%), 0 dropped; feedback 4000 lines (0 unmatched); 0 suspected" ]]
 	# the first lines, ids 0 to 2 at loss 4, have no median below 2 to be
-	# held against: 597 of the 600
+	# held against, so no streak of two: 597 of the 600
 	[[ "${stderr_lines[1]}" =~ "; "(597|598|599|600)" suspected"$ ]]
 	records "$W/n.rvs" > "$W/r"
 	run -0 awk '$1 == "sample" && $2 > 0 { if ($3 % 10 < 3) { sus++
@@ -283,6 +286,11 @@ EOF
 	    [ "$bad" = 0 ] || { echo "kept $sus suspects, $clean others, $bad weighted"; return 1; }
 	grep -qx '#score.noise_cut=auto' "$W/r"
 	grep -qx '#score.noise_keep=0.1' "$W/r"
+	grep -qx '#score.noise_streak=2' "$W/r"
+	# a streak of three is not there yet
+	run -0 --separate-stderr rv-score -v --policy history --noise-cut auto \
+	    --noise-streak 3 --feedback "$W/fb" -o "$W/n3.rvs" "$T/s3.rvs"
+	[[ "${stderr_lines[1]}" == *"; 0 suspected" ]]
 	run -0 grep -c '^#score.suspects=' "$W/r"
 	[ "$output" = 3 ]
 }
