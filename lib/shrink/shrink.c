@@ -610,6 +610,23 @@ fly_put(struct rv_shrink *s, uint64_t id, int32_t label,
 	s->fly_label[slot] = label;
 }
 
+/*
+ * Count a decision; a dropped sample gets no feedback, so only a kept one
+ * waits for it (st as for fly_put).
+ */
+static void
+tally(struct rv_shrink *s, uint64_t id, int32_t label, int keep,
+    const unsigned char *st)
+{
+	s->seen++;
+	s->total_seen++;
+	if (!keep)
+		return;
+	s->kept++;
+	s->total_kept++;
+	fly_put(s, id, label, st);
+}
+
 /* The feedback of the sample in slot came: samples decided since. */
 static void
 note_lag(struct rv_shrink *s, uint32_t slot)
@@ -647,13 +664,7 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 		out->p_keep = 1;
 		out->weight = 1;
 		out->score = NAN;
-		s->seen++;
-		s->total_seen++;
-		if (!out->keep)
-			return 0;
-		s->kept++;
-		s->total_kept++;
-		fly_put(s, id, label, s->cur);
+		tally(s, id, label, out->keep, s->cur);
 		return 0;
 	}
 	/* the published assistant has no first-epoch warm-up */
@@ -677,15 +688,7 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 	}
 	out->p_keep = pk;
 	out->weight = sus ? 1.0f : weight_of(s, pk);
-
-	s->seen++;
-	s->total_seen++;
-	if (!out->keep)
-		return 0;
-	s->kept++;
-	s->total_kept++;
-	/* a dropped sample gets no feedback: only kept ones wait for it */
-	fly_put(s, id, label, s->cur);
+	tally(s, id, label, out->keep, s->cur);
 	return 0;
 }
 
@@ -841,14 +844,8 @@ decide_window(struct rv_shrink *s, const size_t *given, struct rv_keep *out)
 		out[i].weight = s->win_sus[i] ? 1.0f :
 		    weight_of(s, s->win_pi[i]);
 		out[i].score = s->win_score[i];
-		s->seen++;
-		s->total_seen++;
-		if (!out[i].keep)
-			continue;
-		s->kept++;
-		s->total_kept++;
-		fly_put(s, s->win_id[i], s->win_label[i], s->win_st == NULL ?
-		    NULL : s->win_st + i * s->st_len);
+		tally(s, s->win_id[i], s->win_label[i], out[i].keep,
+		    s->win_st == NULL ? NULL : s->win_st + i * s->st_len);
 	}
 	s->win_n = 0;
 	return n;
