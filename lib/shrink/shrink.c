@@ -269,7 +269,11 @@ noise_put(struct rv_shrink *s, uint64_t id, double loss)
 		s->hist_sus[slot]++;
 }
 
-/* Is id a suspect of the noise cut? */
+/*
+ * Where is id with the noise cut: 1 a suspect, -1 on probation (a streak
+ * begun and not yet long enough: kept, so that its next loss comes soon to
+ * confirm or clear it), 0 neither.
+ */
 static int
 noise_suspect(const struct rv_shrink *s, uint64_t id)
 {
@@ -278,7 +282,9 @@ noise_suspect(const struct rv_shrink *s, uint64_t id)
 	if (!(s->conf.noise_cut > 0))
 		return 0;
 	slot = rv_idmap_find(&s->hist, id);
-	return slot != NIL && s->hist_sus[slot] >= s->conf.noise_streak;
+	if (slot == NIL || s->hist_sus[slot] == 0)
+		return 0;
+	return s->hist_sus[slot] >= s->conf.noise_streak ? 1 : -1;
 }
 
 struct rv_shrink *
@@ -673,10 +679,12 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 		s->warm = 1;
 
 	pk = keep_prob(s, id, label, px, h, w, c, &out->score);
-	sus = s->warm && noise_suspect(s, id);
-	if (sus) {
+	sus = s->warm ? noise_suspect(s, id) : 0;
+	if (sus > 0) {
 		pk = cf->noise_keep;
 		s->suspects++;
+	} else if (sus < 0) {
+		pk = 1;
 	}
 	if (!s->warm || pk > 1)
 		pk = 1;
@@ -687,7 +695,7 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 		out->keep = rv_rng_uniform(&r) < pk;
 	}
 	out->p_keep = pk;
-	out->weight = sus ? 1.0f : weight_of(s, pk);
+	out->weight = sus > 0 ? 1.0f : weight_of(s, pk);
 	tally(s, id, label, out->keep, s->cur);
 	return 0;
 }
@@ -698,6 +706,7 @@ rv_shrink_offer(struct rv_shrink *s, uint64_t id, uint32_t epoch,
     uint32_t w, uint32_t c)
 {
 	size_t n = s->win_n;
+	int sus;
 
 	if (!(s->conf.budget > 0))
 		return rv_seterr("shrink: no budget: decide samples one by "
@@ -721,10 +730,13 @@ rv_shrink_offer(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 			s->warm = 1;
 	}
 	s->win_p[n] = keep_prob(s, id, label, px, h, w, c, &s->win_score[n]);
-	s->win_sus[n] = (unsigned char)(s->win_warm && noise_suspect(s, id));
-	if (s->win_sus[n]) {
+	sus = s->win_warm ? noise_suspect(s, id) : 0;
+	s->win_sus[n] = sus > 0;
+	if (sus > 0) {
 		s->win_p[n] = s->conf.noise_keep;
 		s->suspects++;
+	} else if (sus < 0) {
+		s->win_p[n] = 1;
 	}
 	s->win_id[n] = id;
 	s->win_label[n] = label;
