@@ -72,6 +72,13 @@ def crossing(points, t):
     return None
 
 
+def table_head(w, first, pols, align):
+    """A markdown table's two heading lines: first, then a column a
+    policy, numbers right-aligned (align "--:") or left ("---")."""
+    w("| " + " | ".join(first + pols) + " |")
+    w("| " + " | ".join(["--:"] * len(first) + [align] * len(pols)) + " |")
+
+
 def fmt_cross(c):
     if c is None:
         return "not reached"
@@ -133,8 +140,7 @@ def main():
         w("## Final test accuracy (%) per budget\n")
         w("mean ± sd over the seeds (runs); † where the seeds' range and "
           "uniform's do not overlap.\n")
-        w("| budget (steps) | x ref | " + " | ".join(pols) + " |")
-        w("| --: | --: | " + " | ".join("--:" for _ in pols) + " |")
+        table_head(w, ["budget (steps)", "x ref"], pols, "--:")
         for b in budgets:
             cells = []
             u = list(acc.get(("uniform", b), {}).values())
@@ -159,8 +165,7 @@ def main():
               "brackets, the same from each seed's own runs (min-max), and "
               "the ratio to uniform's; † where the seeds' ranges and "
               "uniform's do not overlap.\n")
-            w("| target | " + " | ".join(pols) + " |")
-            w("| --: | " + " | ".join("---" for _ in pols) + " |")
+            table_head(w, ["target"], pols, "---")
             for t in targets:
                 tt = t * 100
                 cross, per_seed = {}, {}
@@ -200,8 +205,7 @@ def main():
           "seconds of the data stages (rv-decode, rv-score, rv-batch), "
           "and the share of the samples rv-score saw that it kept; means "
           "over the seeds.\n")
-        w("| budget (steps) | " + " | ".join(pols) + " |")
-        w("| --: | " + " | ".join("---" for _ in pols) + " |")
+        table_head(w, ["budget (steps)"], pols, "---")
         for b in budgets:
             cells = []
             for p in pols:
@@ -234,10 +238,10 @@ def main():
                     f.write(f"{b} {m:.4f} {sd or 0:.4f} "
                             f"{mean_sd(wall[(p, b)])[0]:.2f}\n")
                 f.write("\n\n")
-        n = len(pols)
-        plots = lambda x: ", ".join(
-            f"'{dat}' index {i} using {x}:2:3 with yerrorlines "
-            f"title '{LABEL[p]}'" for i, p in enumerate(pols))
+        def plots(x):
+            return ", ".join(
+                f"'{dat}' index {i} using {x}:2:3 with yerrorlines "
+                f"title '{LABEL[p]}'" for i, p in enumerate(pols))
         gp = f"""set terminal pngcairo size 1400,560 font ',10'
 set output '{a.png}.tmp'
 set multiplot layout 1,2 title 'regime {a.regime}: final test accuracy, each run its {a.schedule} schedule fitted to its budget (mean, sd over seeds)'
@@ -250,7 +254,6 @@ set xlabel 'wall seconds (pipeline, 2-core machine)'
 plot {plots(4)}
 unset multiplot
 """
-        del n
         r = subprocess.run(["gnuplot"], input=gp, text=True,
                            capture_output=True)
         if r.returncode != 0:
