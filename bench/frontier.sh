@@ -301,9 +301,12 @@ control_keep() {
 		printf "%.4f\n", k }'
 }
 
-# cpu_of FILE: user + system seconds from /usr/bin/time -f '%U %S'.
+# cpu_of FILE...: user + system seconds, summed over the files of
+# /usr/bin/time -f '%U %S' (one line each, after a "Command terminated
+# by signal" line when the stage died of SIGPIPE).
 cpu_of() {
-	awk 'NF == 2 && $1 ~ /^[0-9.]+$/ { u = $1 + $2 } END { printf "%.2f", u + 0 }' "$1"
+	awk 'NF == 2 && $1 ~ /^[0-9.]+$/ { t += $1 + $2 }
+	    END { printf "%.2f", t + 0 }' "$@"
 }
 
 # run_one P S F: one run of policy P, seed S, budget fraction F, its
@@ -395,9 +398,7 @@ run_one() {
 	fi
 	local -a times=("$tmp/time.decode" "$tmp/time.batch")
 	[ "$p" = uniform ] || times+=("$tmp/time.score")
-	data_cpu=$(cat "${times[@]}" | awk '
-	    NF == 2 && $1 ~ /^[0-9.]+$/ { t += $1 + $2 }
-	    END { printf "%.2f", t + 0 }')
+	data_cpu=$(cpu_of "${times[@]}")
 	train_cpu=$(cpu_of "$tmp/time.train")
 	printf '{"regime":"%s","policy":"%s","seed":%s,"budget_steps":%s,"budget":%s,"grads":%s,"final_acc":%s,"wall_s":%.2f,"data_cpu_s":%s,"train_cpu_s":%s,"kept":%s,"kept_after":%s,"keep_arg":%s,"schedule":"%s","n_train":%s,"n_test":%s,"date":"%s"}\n' \
 	    "$regime" "$p" "$seed" "$b" "$f" "$grads" "$acc" "$wall" \

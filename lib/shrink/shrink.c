@@ -150,7 +150,7 @@ check_conf(const struct rv_shrink_conf *c, uint32_t channels)
 	if (c->max_ids > MAX_TABLE)
 		return rv_seterr("shrink: max_ids %zu: more than %zu",
 		    c->max_ids, MAX_TABLE);
-	if (isnan(c->noise_cut) || !isfinite(c->noise_cut))
+	if (!isfinite(c->noise_cut))
 		return rv_seterr("shrink: noise cut %g: must be a loss, 0 for "
 		    "none or below 0 for log(classes)", c->noise_cut);
 	if (c->noise_streak < 1 || c->noise_streak > 255)
@@ -220,28 +220,39 @@ hist_features(const struct rv_shrink *s, uint64_t id, float *f)
 	f[1] = 1;
 }
 
+/*
+ * id's slot in the history, touched as the most recent; a new one (the
+ * least recently updated forgotten for it) starts with value 0 and no
+ * streak of suspect losses.
+ */
+static uint32_t
+hist_slot(struct rv_shrink *s, uint64_t id)
+{
+	uint32_t slot = rv_idmap_find(&s->hist, id);
+
+	if (slot != NIL) {
+		rv_idmap_touch(&s->hist, slot);
+		return slot;
+	}
+	slot = rv_idmap_insert(&s->hist, id);
+	s->hist_gn[slot] = 0;
+	s->hist_sus[slot] = 0;
+	return slot;
+}
+
 /* Remember v as id's last value. */
 static void
 hist_put(struct rv_shrink *s, uint64_t id, float v)
 {
-	uint32_t slot = rv_idmap_find(&s->hist, id);
-
-	if (slot == NIL) {
-		slot = rv_idmap_insert(&s->hist, id);
-		s->hist_sus[slot] = 0;
-	} else {
-		rv_idmap_touch(&s->hist, slot);
-	}
-	s->hist_gn[slot] = v;
+	s->hist_gn[hist_slot(s, id)] = v;
 }
 
 static void push_recent(struct ring *g, float v);
 
 /*
  * The noise cut: is this loss of id suspect, against the median of the
- * last RECENT before it?  Then the ring takes it.  An id seen first here gets a
- * value of 0 (read only by hist_features, which the assistant without
- * history features never calls).
+ * last RECENT before it?  Then the ring takes it, and the id's streak
+ * grows or ends.
  */
 static void
 noise_put(struct rv_shrink *s, uint64_t id, double loss)
@@ -255,13 +266,7 @@ noise_put(struct rv_shrink *s, uint64_t id, double loss)
 	sus = s->loss.sorted_n > 0 && loss > s->conf.noise_cut &&
 	    loss > RV_NOISE_RATIO * s->loss.sorted[s->loss.sorted_n / 2];
 	push_recent(&s->loss, (float)loss);
-	slot = rv_idmap_find(&s->hist, id);
-	if (slot == NIL) {
-		slot = rv_idmap_insert(&s->hist, id);
-		s->hist_gn[slot] = 0;
-	} else {
-		rv_idmap_touch(&s->hist, slot);
-	}
+	slot = hist_slot(s, id);
 	/* a streak of suspect losses; one that is not ends it */
 	if (!sus)
 		s->hist_sus[slot] = 0;
@@ -270,21 +275,28 @@ noise_put(struct rv_shrink *s, uint64_t id, double loss)
 }
 
 /*
- * Where is id with the noise cut: 1 a suspect, -1 on probation (a streak
- * begun and not yet long enough: kept, so that its next loss comes soon to
- * confirm or clear it), 0 neither.
+ * The noise cut over the policy's keep probability *p of id, once the
+ * rule applies (warm): a suspect's becomes noise_keep, counted, and 1 is
+ * returned; one on probation (a streak begun and not yet long enough) is
+ * kept, so that its next loss comes soon to confirm or clear it.
  */
 static int
-noise_suspect(const struct rv_shrink *s, uint64_t id)
+noise_over(struct rv_shrink *s, uint64_t id, int warm, double *p)
 {
 	uint32_t slot;
 
-	if (!(s->conf.noise_cut > 0))
+	if (!warm || !(s->conf.noise_cut > 0))
 		return 0;
 	slot = rv_idmap_find(&s->hist, id);
 	if (slot == NIL || s->hist_sus[slot] == 0)
 		return 0;
-	return s->hist_sus[slot] >= s->conf.noise_streak ? 1 : -1;
+	if (s->hist_sus[slot] < s->conf.noise_streak) {
+		*p = 1;
+		return 0;
+	}
+	*p = s->conf.noise_keep;
+	s->suspects++;
+	return 1;
 }
 
 struct rv_shrink *
@@ -489,46 +501,44 @@ note_epoch(struct rv_shrink *s, uint32_t epoch)
  * agree to the bit.
  */
 static double
-rs2_place(uint64_t seed, double k, uint64_t id, uint64_t c)
+rs2_draw(uint64_t seed, uint64_t id, uint64_t j)
 {
 	struct rv_rng g;
-	double r, u, lo, h, q;
-	uint64_t j, e;
 
-	rv_rng_init(&g, seed, RV_STAGE_SCORE, OP_RS2, 0, id);
-	r = rv_rng_uniform(&g);
-	for (j = 1; j <= c; j++) {
-		rv_rng_init(&g, seed, RV_STAGE_SCORE, OP_RS2, j, id);
-		u = rv_rng_uniform(&g);
-		/* the epoch that holds the point j */
-		e = (uint64_t)floor((double)j / k);
-		while (e > 0 && (double)e * k > (double)j)
-			e--;
-		while (((double)e + 1) * k <= (double)j)
-			e++;
-		if ((double)e * k == (double)j) {
-			r = u;		/* an epoch starts at the boundary */
-			continue;
-		}
-		lo = (double)e * k - (double)(j - 1);
-		h = ((double)e + 1) * k - (double)j;
-		if (r >= lo) {
-			r = h + u * (1 - h);
-		} else {
-			q = h / lo;
-			r = u < q ? u * lo : h + (u - q) / (1 - q) * (1 - h);
-		}
-		if (r >= 1)	/* rounding, u near 1 */
-			r = nextafter(1, 0);
+	rv_rng_init(&g, seed, RV_STAGE_SCORE, OP_RS2, j, id);
+	return rv_rng_uniform(&g);
+}
+
+/* The place in cycle j >= 1 of an id whose place in cycle j - 1 was r. */
+static double
+rs2_next(uint64_t seed, double k, uint64_t id, uint64_t j, double r)
+{
+	double u = rs2_draw(seed, id, j), lo, h, q;
+	/* the epoch that holds the point j */
+	uint64_t e = (uint64_t)floor((double)j / k);
+
+	while (e > 0 && (double)e * k > (double)j)
+		e--;
+	while (((double)e + 1) * k <= (double)j)
+		e++;
+	if ((double)e * k == (double)j)
+		return u;		/* an epoch starts at the boundary */
+	lo = (double)e * k - (double)(j - 1);
+	h = ((double)e + 1) * k - (double)j;
+	if (r >= lo) {
+		r = h + u * (1 - h);
+	} else {
+		q = h / lo;
+		r = u < q ? u * lo : h + (u - q) / (1 - q) * (1 - h);
 	}
-	return r;
+	return r < 1 ? r : nextafter(1, 0);	/* rounding, u near 1 */
 }
 
 int
 rv_shrink_rs2_member(uint64_t seed, double k, uint64_t id, uint32_t epoch)
 {
 	double a = (double)epoch * k, b = ((double)epoch + 1) * k, r;
-	uint64_t c = (uint64_t)floor(a);
+	uint64_t c = (uint64_t)floor(a), j;
 
 	if (k >= 1)
 		return 1;
@@ -537,13 +547,14 @@ rv_shrink_rs2_member(uint64_t seed, double k, uint64_t id, uint32_t epoch)
 		c--;
 	while ((double)c + 1 <= a)
 		c++;
-	r = rs2_place(seed, k, id, c);
+	r = rs2_draw(seed, id, 0);
+	for (j = 1; j <= c; j++)
+		r = rs2_next(seed, k, id, j, r);
 	if (r >= a - (double)c && r < b - (double)c)
 		return 1;
 	if ((double)c + 1 >= b)
 		return 0;
-	r = rs2_place(seed, k, id, c + 1);
-	return r < b - (double)(c + 1);
+	return rs2_next(seed, k, id, c + 1, r) < b - (double)(c + 1);
 }
 
 /*
@@ -679,13 +690,7 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 		s->warm = 1;
 
 	pk = keep_prob(s, id, label, px, h, w, c, &out->score);
-	sus = s->warm ? noise_suspect(s, id) : 0;
-	if (sus > 0) {
-		pk = cf->noise_keep;
-		s->suspects++;
-	} else if (sus < 0) {
-		pk = 1;
-	}
+	sus = noise_over(s, id, s->warm, &pk);
 	if (!s->warm || pk > 1)
 		pk = 1;
 	if (pk >= 1) {
@@ -695,7 +700,7 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 		out->keep = rv_rng_uniform(&r) < pk;
 	}
 	out->p_keep = pk;
-	out->weight = sus > 0 ? 1.0f : weight_of(s, pk);
+	out->weight = sus ? 1.0f : weight_of(s, pk);
 	tally(s, id, label, out->keep, s->cur);
 	return 0;
 }
@@ -706,7 +711,6 @@ rv_shrink_offer(struct rv_shrink *s, uint64_t id, uint32_t epoch,
     uint32_t w, uint32_t c)
 {
 	size_t n = s->win_n;
-	int sus;
 
 	if (!(s->conf.budget > 0))
 		return rv_seterr("shrink: no budget: decide samples one by "
@@ -730,14 +734,8 @@ rv_shrink_offer(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 			s->warm = 1;
 	}
 	s->win_p[n] = keep_prob(s, id, label, px, h, w, c, &s->win_score[n]);
-	sus = s->win_warm ? noise_suspect(s, id) : 0;
-	s->win_sus[n] = sus > 0;
-	if (sus > 0) {
-		s->win_p[n] = s->conf.noise_keep;
-		s->suspects++;
-	} else if (sus < 0) {
-		s->win_p[n] = 1;
-	}
+	s->win_sus[n] = (unsigned char)noise_over(s, id, s->win_warm,
+	    &s->win_p[n]);
 	s->win_id[n] = id;
 	s->win_label[n] = label;
 	s->win_stratum[n] = (unsigned char)stratum;

@@ -19,8 +19,8 @@
  *              cycles holds no id twice), and epoch e keeps the ids whose
  *              turn falls in [e keep, (e + 1) keep).  Stateless: the same
  *              on every rank and after a resume, its share of an epoch
- *              `keep` up to the
- *              binomial spread.  No warm-up, no feedback, p_keep 1.
+ *              `keep` up to the binomial spread.  No warm-up, no
+ *              feedback, p_keep 1.
  *
  * The noise cut (noise_cut > 0, assistant and history): a loss reported
  * for a sample is suspect when it exceeds both noise_cut and
@@ -35,9 +35,10 @@
  * mostly learnt after being trained on, so the streak (2 by default) spares
  * it.  A sample whose streak has begun and is not yet long enough is on
  * probation: kept, so that its next loss comes soon to confirm or clear
- * it, where the policy would often drop it and leave it unjudged.  The median is the clean majority's, which the mislabelled do not
- * pull up as they would a mean; the ratio keeps the cut from flagging the
- * first steps' losses, all near log(classes).  It needs the ids' history
+ * it, where the policy would often drop it and leave it unjudged.  The
+ * median is the clean majority's, which the mislabelled do not pull up as
+ * they would a mean; the ratio keeps the cut from flagging the first
+ * steps' losses, all near log(classes).  It needs the ids' history
  * (max_ids); a suspect is looked at again when kept by its noise_keep
  * draw, and cleared by a loss that is not suspect.
  *
