@@ -5,7 +5,10 @@
 # its CUDA plugin and finds a device.  Then for each of fp32, tf32, bf16:
 #   learns    Fashion-MNIST (10,000 samples, 4 epochs, cnn-small,
 #             shrunk by rv-score with the trainer's feedback through a
-#             FIFO) reaches >= 0.80 test accuracy;
+#             FIFO) reaches >= 0.75 test accuracy (which samples
+#             rv-score drops hangs on when the feedback arrives: on
+#             the CPU backend, 0.80 to 0.83 over nine runs, some on a
+#             loaded machine; chance is 0.10);
 #   feedback  the trainer wrote lines for at least half the samples and
 #             rv-score read at least half of those (its summary counts);
 #   device    the summary names the CUDA device and the precision
@@ -77,7 +80,7 @@ for p in $precs; do
 	acc=$(sed -n 's/^eval .* acc \([0-9.]*\).*/\1/p' "$w/sum-$p")
 	echo "# $p: rc $rc, test accuracy ${acc:-none}"
 	sed 's/^/#   /' "$w/sum-$p" "$w/train-$p.err"
-	ok "$(awk -v a="${acc:-0}" -v r="$rc" 'BEGIN { print (r == 0 && a >= 0.80) ? 0 : 1 }')" \
+	ok "$(awk -v a="${acc:-0}" -v r="$rc" 'BEGIN { print (r == 0 && a >= 0.75) ? 0 : 1 }')" \
 	    "$p: cnn-small learns Fashion-MNIST on $device (acc ${acc:-none})"
 	# The last batches' lines find rv-score gone (its input read): most,
 	# not all, arrive.
