@@ -22,11 +22,17 @@
 #define RECENT		4096	/* recent gradnorms for percentiles */
 #define RESORT		256	/* pushes between sorts of the copy */
 
-/* The last RECENT values of a kind, and a sorted copy to rank against. */
+/*
+ * The last RECENT values of a kind, and a sorted copy to rank against;
+ * each value with a weight (1 but for the noise cut's losses), and the
+ * weighted median of the sorted copy.
+ */
 struct ring {
-	float v[RECENT], sorted[RECENT];
+	float v[RECENT], w[RECENT];
+	float sorted[RECENT];
 	size_t n, pos, sorted_n;
 	uint64_t pushes;
+	double median;
 };
 
 struct rv_shrink {
@@ -46,6 +52,7 @@ struct rv_shrink {
 	 * (autoassist: pixels) and label */
 	struct rv_idmap fly;
 	uint64_t *fly_seq;
+	float *fly_p;		/* the probability it was kept with */
 	unsigned char *fly_st;
 	int32_t *fly_label;
 	/* the feedback lag, in samples decided: this epoch's, the run's */
@@ -247,15 +254,19 @@ hist_put(struct rv_shrink *s, uint64_t id, float v)
 	s->hist_gn[hist_slot(s, id)] = v;
 }
 
-static void push_recent(struct ring *g, float v);
+static void push_recent(struct ring *g, float v, float w);
 
 /*
  * The noise cut: is this loss of id suspect, against the median of the
  * last RECENT before it?  Then the ring takes it, and the id's streak
- * grows or ends.
+ * grows or ends.  A loss counts 1/p, p the probability its sample was
+ * kept with (1 when not known): the losses that come back are those of
+ * the samples kept, and a policy that keeps high-loss samples more
+ * often would raise their plain median to where the mislabelled ones'
+ * losses sit (the median the samples seen would have had).
  */
 static void
-noise_put(struct rv_shrink *s, uint64_t id, double loss)
+noise_put(struct rv_shrink *s, uint64_t id, double loss, double p)
 {
 	uint32_t slot;
 	int sus;
@@ -264,8 +275,9 @@ noise_put(struct rv_shrink *s, uint64_t id, double loss)
 		return;
 	/* against the median of the losses before it */
 	sus = s->loss.sorted_n > 0 && loss > s->conf.noise_cut &&
-	    loss > RV_NOISE_RATIO * s->loss.sorted[s->loss.sorted_n / 2];
-	push_recent(&s->loss, (float)loss);
+	    loss > RV_NOISE_RATIO * s->loss.median;
+	push_recent(&s->loss, (float)loss, p > 0 && p < 1 ? (float)(1 / p) :
+	    1.0f);
 	slot = hist_slot(s, id);
 	/* a streak of suspect losses; one that is not ends it */
 	if (!sus)
@@ -351,6 +363,7 @@ rv_shrink_new(const struct rv_shrink_conf *c, uint32_t channels,
 	/* every policy: the lag is measured on kept samples */
 	rv_idmap_init(&s->fly, c->max_inflight);
 	s->fly_seq = xcalloc(c->max_inflight, sizeof(*s->fly_seq));
+	s->fly_p = xcalloc(c->max_inflight, sizeof(*s->fly_p));
 	if (uses_hist(c)) {
 		rv_idmap_init(&s->hist, c->max_ids);
 		s->hist_gn = xcalloc(c->max_ids, sizeof(*s->hist_gn));
@@ -385,6 +398,7 @@ rv_shrink_free(struct rv_shrink *s)
 	free(s->phi);
 	rv_idmap_release(&s->fly);
 	free(s->fly_seq);
+	free(s->fly_p);
 	free(s->fly_st);
 	free(s->fly_label);
 	if (uses_hist(&s->conf))
@@ -407,14 +421,6 @@ rv_shrink_free(struct rv_shrink *s)
 	free(s);
 }
 
-static int
-cmp_float(const void *x, const void *y)
-{
-	float a = *(const float *)x, b = *(const float *)y;
-
-	return (a > b) - (a < b);
-}
-
 /* Share of the ring's sorted values <= v; 1 while it has none. */
 static double
 percentile(const struct ring *g, float v)
@@ -433,22 +439,81 @@ percentile(const struct ring *g, float v)
 	return (double)lo / (double)g->sorted_n;
 }
 
+struct vw {
+	float v, w;
+};
+
+static int
+cmp_vw(const void *x, const void *y)
+{
+	float a = ((const struct vw *)x)->v, b = ((const struct vw *)y)->v;
+
+	return (a > b) - (a < b);
+}
+
 /*
- * The sorted copy is refreshed every RESORT pushes, and at every push
- * while there are fewer than RESORT values, so a small data set is
- * ranked as soon as its first feedback comes.
+ * The weighted median of n values: the smallest value at which the
+ * weights of the values up to it pass half the total (sorted in place;
+ * with equal weights sorted[n / 2], the upper median).
+ */
+static double
+weighted_median(struct vw *a, size_t n)
+{
+	double total = 0, acc = 0;
+	size_t i;
+
+	if (n == 0)
+		return 0;
+	qsort(a, n, sizeof(*a), cmp_vw);
+	for (i = 0; i < n; i++)
+		total += a[i].w;
+	for (i = 0; i < n; i++) {
+		acc += a[i].w;
+		if (acc > total / 2)
+			return a[i].v;
+	}
+	return a[n - 1].v;
+}
+
+double
+rv_shrink_weighted_median(const float *v, const float *w, size_t n)
+{
+	struct vw *a = xcalloc(n > 0 ? n : 1, sizeof(*a));
+	double m;
+
+	for (size_t i = 0; i < n; i++) {
+		a[i].v = v[i];
+		a[i].w = w != NULL ? w[i] : 1.0f;
+	}
+	m = weighted_median(a, n);
+	free(a);
+	return m;
+}
+
+/*
+ * The sorted copy and the weighted median are refreshed every RESORT
+ * pushes, and at every push while there are fewer than RESORT values, so
+ * a small data set is ranked as soon as its first feedback comes.
  */
 static void
-push_recent(struct ring *g, float v)
+push_recent(struct ring *g, float v, float w)
 {
 	g->v[g->pos] = v;
+	g->w[g->pos] = w;
 	g->pos = (g->pos + 1) % RECENT;
 	if (g->n < RECENT)
 		g->n++;
 	g->pushes++;
 	if (g->pushes < RESORT || g->pushes % RESORT == 0) {
-		memcpy(g->sorted, g->v, g->n * sizeof(float));
-		qsort(g->sorted, g->n, sizeof(float), cmp_float);
+		struct vw a[RECENT];
+
+		for (size_t i = 0; i < g->n; i++) {
+			a[i].v = g->v[i];
+			a[i].w = g->w[i];
+		}
+		g->median = weighted_median(a, g->n);
+		for (size_t i = 0; i < g->n; i++)
+			g->sorted[i] = a[i].v;
 		g->sorted_n = g->n;
 	}
 }
@@ -611,7 +676,7 @@ weight_of(const struct rv_shrink *s, double pk)
  * the sample, st_len bytes).
  */
 static void
-fly_put(struct rv_shrink *s, uint64_t id, int32_t label,
+fly_put(struct rv_shrink *s, uint64_t id, int32_t label, double p,
     const unsigned char *st)
 {
 	uint32_t slot = rv_idmap_find(&s->fly, id);
@@ -621,6 +686,7 @@ fly_put(struct rv_shrink *s, uint64_t id, int32_t label,
 	else
 		rv_idmap_touch(&s->fly, slot);
 	s->fly_seq[slot] = s->total_seen;
+	s->fly_p[slot] = (float)p;
 	if (s->a == NULL)
 		return;
 	memcpy(s->fly_st + (size_t)slot * s->st_len, st, s->st_len);
@@ -632,7 +698,7 @@ fly_put(struct rv_shrink *s, uint64_t id, int32_t label,
  * waits for it (st as for fly_put).
  */
 static void
-tally(struct rv_shrink *s, uint64_t id, int32_t label, int keep,
+tally(struct rv_shrink *s, uint64_t id, int32_t label, int keep, double p,
     const unsigned char *st)
 {
 	s->seen++;
@@ -641,7 +707,7 @@ tally(struct rv_shrink *s, uint64_t id, int32_t label, int keep,
 		return;
 	s->kept++;
 	s->total_kept++;
-	fly_put(s, id, label, st);
+	fly_put(s, id, label, p, st);
 }
 
 /* The feedback of the sample in slot came: samples decided since. */
@@ -681,7 +747,7 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 		out->p_keep = 1;
 		out->weight = 1;
 		out->score = NAN;
-		tally(s, id, label, out->keep, s->cur);
+		tally(s, id, label, out->keep, 1, s->cur);
 		return 0;
 	}
 	/* the published assistant has no first-epoch warm-up */
@@ -701,7 +767,7 @@ rv_shrink_decide(struct rv_shrink *s, uint64_t id, uint32_t epoch,
 	}
 	out->p_keep = pk;
 	out->weight = sus ? 1.0f : weight_of(s, pk);
-	tally(s, id, label, out->keep, s->cur);
+	tally(s, id, label, out->keep, pk, s->cur);
 	return 0;
 }
 
@@ -855,7 +921,8 @@ decide_window(struct rv_shrink *s, const size_t *given, struct rv_keep *out)
 		    weight_of(s, s->win_pi[i]);
 		out[i].score = s->win_score[i];
 		tally(s, s->win_id[i], s->win_label[i], out[i].keep,
-		    s->win_st == NULL ? NULL : s->win_st + i * s->st_len);
+		    s->win_pi[i], s->win_st == NULL ? NULL :
+		    s->win_st + i * s->st_len);
 	}
 	s->win_n = 0;
 	return n;
@@ -999,7 +1066,8 @@ void
 rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l)
 {
 	uint32_t slot = rv_idmap_find(&s->fly, l->id);
-	double v;
+	/* the probability it was kept with, 1 when unmatched */
+	double v, p = slot != NIL ? s->fly_p[slot] : 1;
 
 	if (slot != NIL) {
 		note_lag(s, slot);
@@ -1015,7 +1083,7 @@ rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l)
 		if (s->conf.hist_feat && isfinite(v))
 			hist_put(s, l->id, (float)v);
 		if (s->conf.noise_cut > 0)
-			noise_put(s, l->id, l->loss);
+			noise_put(s, l->id, l->loss, p);
 		if (slot == NIL) {
 			s->unmatched++;
 			return;
@@ -1035,9 +1103,9 @@ rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l)
 		if (!isfinite(l->gradnorm))
 			return;
 		hist_put(s, l->id, l->gradnorm);
-		push_recent(&s->gn, l->gradnorm);
+		push_recent(&s->gn, l->gradnorm, 1.0f);
 		if (s->conf.noise_cut > 0)
-			noise_put(s, l->id, l->loss);
+			noise_put(s, l->id, l->loss, p);
 		break;
 	default:
 		break;

@@ -25,7 +25,10 @@
  * The noise cut (noise_cut > 0, assistant and history): a loss reported
  * for a sample is suspect when it exceeds both noise_cut and
  * RV_NOISE_RATIO times the median of the last 4096 losses reported before
- * it (ranked again every 256); a sample whose last noise_streak losses
+ * it (ranked again every 256), each weighted by 1/p, p the probability
+ * its sample was kept with (rv_shrink_weighted_median: the median of the
+ * samples seen, not of the kept, whose losses a policy that keeps
+ * high-loss samples raises toward the mislabelled ones'); a sample whose last noise_streak losses
  * were all suspect is suspected of a wrong label, and kept with
  * probability noise_keep instead of its policy's, with weight 1 (its loss
  * is not one to estimate).  Under label noise a policy that prefers
@@ -263,6 +266,14 @@ int rv_shrink_keeps_all(const struct rv_shrink *s, uint32_t epoch);
  * with probability pi_i over u.
  */
 size_t rv_shrink_budget_k(double f, size_t w);
+
+/*
+ * The noise cut's median: of the n values v, each of weight w[i] (NULL:
+ * all 1), the smallest at which the weights of the values up to it pass
+ * half the total; with equal weights the upper median, the sorted
+ * v[n / 2].  0 for n 0.
+ */
+double rv_shrink_weighted_median(const float *v, const float *w, size_t n);
 void rv_shrink_budget_pi(const double *p, size_t w, size_t k, double *pi);
 size_t rv_shrink_budget_draw(const double *pi, size_t w, size_t k, double u,
     unsigned char *keep);

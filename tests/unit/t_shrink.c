@@ -1728,6 +1728,72 @@ t_rs2(void)
 }
 
 /*
+ * The noise cut's median counts each loss 1/p, p the probability its
+ * sample was kept with: the median of the samples seen.  A policy that
+ * keeps the high-loss samples always and the others a quarter of the
+ * time gets back more high losses than low; their plain median is a high
+ * loss, against which the mislabelled would never stand out.
+ */
+static void
+t_noise_median(void)
+{
+	float v[5] = { 5, 1, 4, 2, 3 }, w3[5] = { 1, 1, 1, 1, 10 };
+	float w1[5] = { 1, 10, 1, 1, 1 };
+	struct rv_shrink_conf c;
+	struct rv_shrink *s;
+	struct rv_shrink_stats st;
+	struct rv_keep k;
+	uint64_t i;
+	uint32_t e;
+	unsigned kept_clean = 0, n_clean = 0;
+
+	EXPECT(rv_shrink_weighted_median(v, NULL, 5) == 3);
+	EXPECT(rv_shrink_weighted_median(v, NULL, 4) == 4);	/* upper */
+	EXPECT(rv_shrink_weighted_median(v, w3, 5) == 3);
+	EXPECT(rv_shrink_weighted_median(v, w1, 5) == 1);
+	EXPECT(rv_shrink_weighted_median(v, NULL, 0) == 0);
+
+	/* history, beta 8: the 30 % of high gradient norm (the
+	 * mislabelled, loss 4) keep 1, the rest the floor, 0.25 */
+	rv_shrink_conf_init(&c);
+	c.policy = RV_POLICY_HISTORY;
+	c.floor = 0.25;
+	c.beta = 8;
+	c.noise_cut = -1;	/* log 10 */
+	c.noise_keep = 0.05;
+	s = rv_shrink_new(&c, 1, 10);
+	EXPECT(s != NULL);
+	/* the first epoch: every loss near log 10, none suspect */
+	for (i = 0; i < 4000; i++) {
+		decide(s, i, 0, &k);
+		feedback(s, i, 0, 2.4, i % 10 < 3 ? 1.4 : 0.2);
+	}
+	rv_shrink_epoch_end(s);
+	/* then only the kept come back: 1,200 losses of 4 a pass against
+	 * about 700 of 0.3 */
+	for (e = 1; e <= 5; e++) {
+		for (i = 0; i < 4000; i++) {
+			decide(s, i, e, &k);
+			if (e == 5 && i % 10 >= 3) {
+				EXPECT(k.p_keep == 0.25);
+				kept_clean += (unsigned)k.keep;
+				n_clean++;
+			}
+			if (k.keep)
+				feedback(s, i, e, i % 10 < 3 ? 4.0 : 0.3,
+				    i % 10 < 3 ? 1.4 : 0.2);
+		}
+		rv_shrink_stats(s, &st);
+		if (e < 5)
+			rv_shrink_epoch_end(s);
+	}
+	/* the fifth epoch suspects every mislabelled sample, no other */
+	EXPECT(st.suspects == 1200);
+	EXPECT(near(kept_clean / (double)n_clean, 0.25, n_clean, 4));
+	rv_shrink_free(s);
+}
+
+/*
  * The noise cut: after warm-up, an id whose last two losses were above the
  * cut and twice the median is kept with noise_keep and weight 1, the others by
  * their policy; losses all near log(classes) (a model's first steps) make
@@ -1872,6 +1938,7 @@ main(void)
 	RUN(t_history);
 	RUN(t_rs2);
 	RUN(t_noise_cut);
+	RUN(t_noise_median);
 	RUN(t_determinism);
 	RUN(t_errors);
 	RUN(t_budget_k);
