@@ -22,14 +22,18 @@
 #define RECENT		4096	/* recent gradnorms for percentiles */
 #define RESORT		256	/* pushes between sorts of the copy */
 
+/* A value and its weight. */
+struct vw {
+	float v, w;
+};
+
 /*
  * The last RECENT values of a kind, and a sorted copy to rank against;
  * each value with a weight (1 but for the noise cut's losses), and the
  * weighted median of the sorted copy.
  */
 struct ring {
-	float v[RECENT], w[RECENT];
-	float sorted[RECENT];
+	struct vw v[RECENT], sorted[RECENT];
 	size_t n, pos, sorted_n;
 	uint64_t pushes;
 	double median;
@@ -431,17 +435,13 @@ percentile(const struct ring *g, float v)
 		return 1;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (g->sorted[mid] <= v)
+		if (g->sorted[mid].v <= v)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return (double)lo / (double)g->sorted_n;
 }
-
-struct vw {
-	float v, w;
-};
 
 static int
 cmp_vw(const void *x, const void *y)
@@ -498,22 +498,15 @@ rv_shrink_weighted_median(const float *v, const float *w, size_t n)
 static void
 push_recent(struct ring *g, float v, float w)
 {
-	g->v[g->pos] = v;
-	g->w[g->pos] = w;
+	g->v[g->pos].v = v;
+	g->v[g->pos].w = w;
 	g->pos = (g->pos + 1) % RECENT;
 	if (g->n < RECENT)
 		g->n++;
 	g->pushes++;
 	if (g->pushes < RESORT || g->pushes % RESORT == 0) {
-		struct vw a[RECENT];
-
-		for (size_t i = 0; i < g->n; i++) {
-			a[i].v = g->v[i];
-			a[i].w = g->w[i];
-		}
-		g->median = weighted_median(a, g->n);
-		for (size_t i = 0; i < g->n; i++)
-			g->sorted[i] = a[i].v;
+		memcpy(g->sorted, g->v, g->n * sizeof(*g->v));
+		g->median = weighted_median(g->sorted, g->n);
 		g->sorted_n = g->n;
 	}
 }
