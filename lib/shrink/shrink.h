@@ -28,10 +28,10 @@
  * it (ranked again every 256), each weighted by 1/p, p the probability
  * its sample was kept with (rv_shrink_weighted_median: the median of the
  * samples seen, not of the kept, whose losses a policy that keeps
- * high-loss samples raises toward the mislabelled ones'); a sample whose last noise_streak losses
- * were all suspect is suspected of a wrong label, and kept with
- * probability noise_keep instead of its policy's, with weight 1 (its loss
- * is not one to estimate).  Under label noise a policy that prefers
+ * high-loss samples raises toward the mislabelled ones'); a sample whose
+ * last noise_streak losses were all suspect is suspected of a wrong
+ * label, and kept with probability noise_keep instead of its policy's,
+ * with weight 1 (its loss is not one to estimate).  Under label noise a policy that prefers
  * high-loss samples otherwise prefers the mislabelled ones, which a model
  * that has learnt the true classes gets confidently wrong again and
  * again; a hard sample of the right label, confidently wrong once, is
@@ -60,7 +60,7 @@
  * feedback, when it comes, is counted unmatched and has no lag),
  * and for the history policy the last gradient norm of at most `max_ids`
  * ids (the least recently updated forgotten first).  Memory: about
- * max_inflight * (4 * rv_feat_len + 40) + max_ids * 32 bytes, touched
+ * max_inflight * (4 * rv_feat_len + 44) + max_ids * 32 bytes, touched
  * only as ids arrive.  A floor of 0 can give p_keep 0: such a sample is
  * never kept (its weight would be 1/p_keep, capped at FLT_MAX).
  *
@@ -267,13 +267,6 @@ int rv_shrink_keeps_all(const struct rv_shrink *s, uint32_t epoch);
  */
 size_t rv_shrink_budget_k(double f, size_t w);
 
-/*
- * The noise cut's median: of the n values v, each of weight w[i] (NULL:
- * all 1), the smallest at which the weights of the values up to it pass
- * half the total; with equal weights the upper median, the sorted
- * v[n / 2].  0 for n 0.
- */
-double rv_shrink_weighted_median(const float *v, const float *w, size_t n);
 void rv_shrink_budget_pi(const double *p, size_t w, size_t k, double *pi);
 size_t rv_shrink_budget_draw(const double *pi, size_t w, size_t k, double u,
     unsigned char *keep);
@@ -283,6 +276,14 @@ size_t rv_shrink_budget_draw(const double *pi, size_t w, size_t k, double u,
  * up, ks[1] = k - ks[0]; each at most its n.  All 0 for empty strata.
  */
 void rv_shrink_budget_strata(const size_t *n, size_t k, size_t *ks);
+
+/*
+ * The noise cut's median: of the n values v, each of weight w[i] (NULL:
+ * all 1), the smallest at which the weights of the values up to it pass
+ * half the total; with equal weights the upper median, the sorted
+ * v[n / 2].  0 for n 0.
+ */
+double rv_shrink_weighted_median(const float *v, const float *w, size_t n);
 /* One feedback line from the trainer. */
 void rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l);
 /* An epoch ended: the per-epoch counters start again after this call. */
