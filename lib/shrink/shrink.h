@@ -31,12 +31,12 @@
  * high-loss samples raises toward the mislabelled ones'); a sample whose
  * last noise_streak losses were all suspect is suspected of a wrong
  * label, and kept with probability noise_keep instead of its policy's,
- * with weight 1 (its loss is not one to estimate).  Under label noise a policy that prefers
- * high-loss samples otherwise prefers the mislabelled ones, which a model
- * that has learnt the true classes gets confidently wrong again and
- * again; a hard sample of the right label, confidently wrong once, is
- * mostly learnt after being trained on, so the streak (2 by default) spares
- * it.  A sample whose streak has begun and is not yet long enough is on
+ * with weight 1 (its loss is not one to estimate).  Under label noise a
+ * policy that prefers high-loss samples otherwise prefers the mislabelled
+ * ones, which a model that has learnt the true classes gets confidently
+ * wrong again and again; a hard sample of the right label, confidently
+ * wrong once, is mostly learnt after being trained on, so the streak (2
+ * by default) spares it.  A sample whose streak has begun and is not yet long enough is on
  * probation: kept, so that its next loss comes soon to confirm or clear
  * it, where the policy would often drop it and leave it unjudged.  The
  * median is the clean majority's, which the mislabelled do not pull up as
