@@ -36,9 +36,10 @@
  * ones, which a model that has learnt the true classes gets confidently
  * wrong again and again; a hard sample of the right label, confidently
  * wrong once, is mostly learnt after being trained on, so the streak (2
- * by default) spares it.  A sample whose streak has begun and is not yet long enough is on
- * probation: kept, so that its next loss comes soon to confirm or clear
- * it, where the policy would often drop it and leave it unjudged.  The
+ * by default) spares it.  A sample whose streak has begun and is not
+ * yet long enough is on probation: kept, so that its next loss comes soon
+ * to confirm or clear it, where the policy would often drop it and leave
+ * it unjudged.  The
  * median is the clean majority's, which the mislabelled do not pull up as
  * they would a mean; the ratio keeps the cut from flagging the first
  * steps' losses, all near log(classes).  It needs the ids' history
