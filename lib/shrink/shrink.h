@@ -39,12 +39,11 @@
  * by default) spares it.  A sample whose streak has begun and is not
  * yet long enough is on probation: kept, so that its next loss comes soon
  * to confirm or clear it, where the policy would often drop it and leave
- * it unjudged.  The
- * median is the clean majority's, which the mislabelled do not pull up as
- * they would a mean; the ratio keeps the cut from flagging the first
- * steps' losses, all near log(classes).  It needs the ids' history
- * (max_ids); a suspect is looked at again when kept by its noise_keep
- * draw, and cleared by a loss that is not suspect.
+ * it unjudged.  The median is the clean majority's, which the
+ * mislabelled do not pull up as they would a mean; the ratio keeps the
+ * cut from flagging the first steps' losses, all near log(classes).  It
+ * needs the ids' history (max_ids); a suspect is looked at again when
+ * kept by its noise_keep draw, and cleared by a loss that is not suspect.
  *
  * Everything is kept during the first epoch seen (warm-up) and, for the
  * assistant, until it has learned from `min_feedback` lines; the published
