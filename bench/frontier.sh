@@ -34,11 +34,13 @@
 #               kept share after its warm-up epoch: the control that
 #               follows its keep rate, to tell which samples from how many
 #   assistant   rv-score's default: the rv assistant
+#   assistant-f15  the same with --floor 0.15: more of the learnt samples
+#               dropped, for budgets under half the reference
 #   autoassist  --assistant autoassist, the published assistant
 #   history     --policy history --beta 1: Selective-Backprop
 #   assistant-nc, history-nc   the same with --noise-cut auto: samples
-#               whose last loss was above log(classes) and twice the mean
-#               suspected mislabelled, kept 5% of the time
+#               whose last two losses were above log(classes) and twice
+#               the median suspected mislabelled, kept 5% of the time
 #   cut-only    every sample but the suspects of --noise-cut auto (history
 #               with floor 1): what the cut does without any selection
 # The controls read the assistant's share from results.jsonl, so the
@@ -154,9 +156,9 @@ for f in "${fracs[@]}"; do
 done
 for p in "${policies[@]}"; do
 	case $p in
-	uniform | rs2 | random | assistant | autoassist | history | \
-	    assistant-nc | history-nc | cut-only) ;;
-	*) die "FRONTIER_POLICIES: '$p': not a policy (uniform, rs2, random, assistant, autoassist, history, assistant-nc, history-nc or cut-only)" ;;
+	uniform | rs2 | random | assistant | assistant-f15 | autoassist | \
+	    history | assistant-nc | history-nc | cut-only) ;;
+	*) die "FRONTIER_POLICIES: '$p': not a policy (uniform, rs2, random, assistant, assistant-f15, autoassist, history, assistant-nc, history-nc or cut-only)" ;;
 	esac
 	[ -z "${seen[p$p]:-}" ] || die "FRONTIER_POLICIES: '$p' twice"
 	seen[p$p]=1
@@ -263,6 +265,7 @@ policy_args() {
 	rs2) printf '%s\n' --policy rs2 --keep "$2" ;;
 	random) printf '%s\n' --policy uniform --keep "$2" ;;
 	assistant) printf '%s\n' --policy assistant --floor "$floor" ;;
+	assistant-f15) printf '%s\n' --policy assistant --floor 0.15 ;;
 	autoassist) printf '%s\n' --policy assistant --assistant autoassist \
 	    --floor "$floor" ;;
 	history) printf '%s\n' --policy history --floor "$floor" --beta 1 ;;
@@ -416,8 +419,8 @@ if [ "$report" != 1 ]; then
 	    die "rv-decode of the Fashion-MNIST test set failed"
 	# the assistant first: the controls follow its kept share
 	order=()
-	for p in assistant autoassist history assistant-nc history-nc \
-	    cut-only uniform rs2 random; do
+	for p in assistant assistant-f15 autoassist history assistant-nc \
+	    history-nc cut-only uniform rs2 random; do
 		[ -n "${seen[p$p]:-}" ] && order+=("$p")
 	done
 	for f in "${fracs[@]}"; do

@@ -26,13 +26,14 @@ import subprocess
 import sys
 import tempfile
 
-ORDER = ["uniform", "rs2", "random", "assistant", "autoassist", "history",
-         "assistant-nc", "history-nc", "cut-only"]
+ORDER = ["uniform", "rs2", "random", "assistant", "assistant-f15",
+         "autoassist", "history", "assistant-nc", "history-nc", "cut-only"]
 LABEL = {
     "uniform": "uniform (every sample)",
     "rs2": "rs2 (random subset, no replacement)",
     "random": "random (the assistant keep rate)",
     "assistant": "assistant (rv-score default)",
+    "assistant-f15": "assistant, floor 0.15",
     "autoassist": "autoassist (published)",
     "history": "history (Selective-Backprop)",
     "assistant-nc": "assistant, noise cut",
