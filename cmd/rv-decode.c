@@ -36,7 +36,8 @@ static const char usage[] =
     "                 [--class-level N] [--encoded] [--epochs E]\n"
     "                 [--even pad|drop|none] [--index FILE]\n"
     "                 [--resume E:N:K[,K...]|E:@FILE]\n"
-    "                 [--limit N] [--max-held SIZE] [--max-pixels N]\n"
+    "                 [--hold] [--limit N] [--max-held SIZE]\n"
+    "                 [--max-pixels N]\n"
     "                 [--max-side N] [--seed S]\n"
     "                 [--shard I/N|auto] [--shuffle] [--strict] [--level L]\n"
     "                 input ...\n"
@@ -70,6 +71,8 @@ static const char usage[] =
     "                       rest of E, shared over this job's ranks\n"
     "      --resume E:@FILE the same, the samples of E trained listed in\n"
     "                       FILE, an id a line (any pipeline before)\n"
+    "      --hold           hold archives' images in memory, even those\n"
+    "                       read from the file by offset\n"
     "      --max-held SIZE  archives' images held in memory, at most\n"
     "                       (K, M, G suffixes; default half the memory)\n"
     "      --max-pixels N   refuse images larger than N pixels\n"
@@ -97,6 +100,7 @@ enum {
 	OPT_EVEN,
 	OPT_INDEX,
 	OPT_INDEX_OUT,
+	OPT_HOLD,
 	OPT_LIMIT,
 	OPT_MAX_HELD,
 	OPT_MAX_PIXELS,
@@ -118,6 +122,7 @@ struct decode_opts {
 	const char *index_out;	/* --index-out: write it, nothing else */
 	uint64_t limit;
 	uint64_t max_held;	/* 0: the default */
+	int hold;		/* --hold */
 	uint64_t max_pixels;
 	uint32_t max_side;
 	/* --resume: the job before had resume_n ranks, rank r of which had
@@ -267,6 +272,7 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 		{ "even", required_argument, NULL, OPT_EVEN },
 		{ "index", required_argument, NULL, OPT_INDEX },
 		{ "index-out", required_argument, NULL, OPT_INDEX_OUT },
+		{ "hold", no_argument, NULL, OPT_HOLD },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "max-held", required_argument, NULL, OPT_MAX_HELD },
 		{ "max-pixels", required_argument, NULL, OPT_MAX_PIXELS },
@@ -332,6 +338,9 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 		case OPT_LIMIT:
 			o->limit = rv_opt_u64("--limit", optarg, 1,
 			    UINT64_MAX, usage);
+			break;
+		case OPT_HOLD:
+			o->hold = 1;
 			break;
 		case OPT_MAX_HELD:
 			if (rv_parse_size(optarg, &o->max_held) < 0)
@@ -1307,6 +1316,7 @@ main(int argc, char *argv[])
 	so.quiet = o.c.quiet;
 	so.max_pixels = o.max_pixels;
 	so.max_held = o.max_held;
+	so.hold = o.hold;
 	so.class_level = o.class_level;
 	/* Every input is read (or listed) before the first sample: a line
 	 * of its own while that goes on. */

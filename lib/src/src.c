@@ -362,6 +362,7 @@ dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 	c.note = &d->note;
 	c.list = list;
 	c.held = &d->held;
+	c.fds = &d->fds;
 	d->src = xcalloc((size_t)n, sizeof(*d->src));
 	oi = xcalloc((size_t)n, sizeof(*oi));
 	for (i = 0; i < n; i++) {
@@ -530,6 +531,7 @@ rv_dataset_load(struct rv_dataset *d, size_t k)
 	c.warn = &d->warn;
 	c.note = &d->note;
 	c.held = &d->held;
+	c.fds = &d->fds;
 	t.name = xstrdup(s->name);
 	t.reader = s->reader;
 	t.recsize = s->recsize;
@@ -557,6 +559,8 @@ rv_dataset_load(struct rv_dataset *d, size_t k)
 	s->priv = t.priv;
 	s->mem = t.mem;
 	t.mem = 0;
+	s->fds = t.fds;
+	t.fds = 0;
 	t.ops = NULL;
 	t.priv = NULL;
 	s->have = t.n;
@@ -576,6 +580,7 @@ rv_dataset_load(struct rv_dataset *d, size_t k)
 	r = (int64_t)s->have;
 out:
 	d->held -= t.mem;	/* a load that failed holds nothing */
+	d->fds -= t.fds;
 	t.path[0] = t.path[1] = NULL;
 	src_free(&t);
 	return r;
@@ -593,6 +598,8 @@ rv_dataset_unload(struct rv_dataset *d, size_t k)
 	s->loaded = 0;
 	d->held -= s->mem;
 	s->mem = 0;
+	d->fds -= s->fds;
+	s->fds = 0;
 }
 
 void

@@ -30,10 +30,13 @@ struct rv_src_opts {
 	 * 2: the grandparent, as in train/<wnid>/images/x.JPEG). */
 	int class_level;
 	/* Archives' image bytes the dataset may hold in memory, all inputs
-	 * together (an archive is read once, its images kept encoded);
-	 * past it the open fails naming the input.  0: half the machine's
-	 * memory (rv_src_max_held_default). */
+	 * together (an archive is read once, the images it cannot leave
+	 * in the file kept encoded); past it the open fails naming the
+	 * input.  0: half the machine's memory (rv_src_max_held_default). */
 	uint64_t max_held;
+	/* Archives: hold every image in memory, even those a fetch could
+	 * read from the file by offset (src_archive.c). */
+	int hold;
 	/* Ticked with the operands opened so far (of their total), for a
 	 * progress line while a dataset of many files is opened or listed;
 	 * NULL: none. */

@@ -4,9 +4,19 @@
  * sharing a key (the path up to the first dot of the base name), its
  * image the member in a format the codec reads (src_image_ext), its label
  * from a sidecar or from the parent directory.  The archive is read once,
- * at open, and its image members are kept in memory still encoded, so the
- * dataset costs about the archive's own (uncompressed) size; fetches are
- * pointers into it.
+ * at open.  An image member whose bytes lie in a regular file as they are
+ * stored, in the file's first archive, is kept as its offset and size,
+ * and a fetch reads it with pread, as the folder reader reads its files:
+ * the dataset costs its listing, not its bytes.  A tar or cpio member is
+ * taken where its header puts it (stored()), its data never read at open
+ * but for its magic and, past PREALLOC, its image header (read_head());
+ * a member of another format (a zip's stored ones) is read through and
+ * compared with the file (in_file()).  Any other (a compressed archive, a
+ * pipe, a member libarchive decodes) is kept in memory, still encoded,
+ * and a fetch is a pointer into it; so is every member when the caller
+ * asks for memory (rv_src_opts.hold).  The file is held open for the
+ * fetches while the dataset's budget of descriptors lasts, and a fetch
+ * that finds its size or modification time changed fails.
  *
  * An input may hold several archives one after the other (cat a.tar
  * b.tar.gz c.zip, on a pipe or in a file), each compressed or not: they
@@ -32,9 +42,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/io.h"
 #include "base/xmem.h"
 #include "codec/codec.h"
 #include "src/src_impl.h"
@@ -66,6 +78,8 @@
 #define SLACK		((size_t)16 << 20)
 /* No zip64 end record is this big (its extensible data is unused). */
 #define MAX_RECORD	((uint64_t)1 << 30)
+/* Bytes compared at a time where a member is checked against the file. */
+#define CMP_CHUNK	((size_t)64 << 10)
 /* A 7-zip archive's first bytes. */
 #define SEVEN_MAGIC	"7z\xbc\xaf\x27\x1c"
 
@@ -94,6 +108,7 @@ struct member {
 	char *snip;		/* owned: L_MULTI/L_BAD's text, sanitized */
 	const unsigned char *data;	/* image bytes, in the arena */
 	size_t len;
+	uint64_t off;		/* byoff: where they lie in the file */
 	size_t seq;		/* order in the archive */
 	int32_t label;		/* sidecar's label, if L_OK */
 	unsigned char role;
@@ -101,12 +116,14 @@ struct member {
 	unsigned char bad;	/* unreadable: the sample is dropped */
 	unsigned char lab;	/* enum lab */
 	unsigned char ltype;	/* enum link: data is the target's */
+	unsigned char byoff;	/* the bytes are read from the file at off */
 	char *link;		/* owned: the link's target, as stored */
 };
 
 struct asample {
-	const unsigned char *data;
+	const unsigned char *data;	/* NULL: read at off from the file */
 	size_t len;
+	uint64_t off;
 	char *path;		/* the image member's, owned */
 	int32_t label;
 	int derived;		/* label is a local directory class */
@@ -122,6 +139,15 @@ struct arch {
 	size_t nchunk;
 	struct asample *v;
 	size_t n;
+	/* The file the samples read by offset lie in, as it was listed:
+	 * a fetch finds it so or fails.  It is held open (fd) while the
+	 * dataset's budget of descriptors lasts, else opened by path. */
+	const char *file;	/* the source's path, borrowed */
+	int fd;			/* -1: not held */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
 };
 
 /* State of one open. */
@@ -149,6 +175,9 @@ struct reader {
 	struct member *m;
 	size_t nm, capm;
 	struct rv_buf buf;	/* one member's data, reused */
+	unsigned char *cmp;	/* CMP_CHUNK bytes: a member read again */
+	struct stat sb;		/* the input, when seekable */
+	size_t byoff;		/* image members read by offset */
 	struct rv_codec *codec;	/* reads image headers; made when needed */
 	uint64_t max_held;	/* the dataset's bound on image bytes held */
 	int filters;		/* la_support's in-process filters, a bit
@@ -658,8 +687,9 @@ hold(struct reader *r, size_t n)
 
 		return rv_seterr("'%s': byte %" PRIu64 ": the archives' "
 		    "images held in memory would pass %.1f %s, %s (rv-decode "
-		    "holds an archive's images, encoded, once it is read), "
-		    "after %zu samples", r->s->name, raw_at(r),
+		    "holds the images of a compressed archive, of a pipe, or "
+		    "all under --hold, encoded), after %zu samples",
+		    r->s->name, raw_at(r),
 		    (double)max / (double)((uint64_t)1 << k), k == 30 ?
 		    "GiB" : k == 20 ? "MiB" : "KiB", r->c->o->max_held ?
 		    "the bound --max-held set" : "half the memory "
@@ -667,6 +697,114 @@ hold(struct reader *r, size_t n)
 	}
 	*r->c->held += n;
 	r->s->mem += n;
+	return 0;
+}
+
+/*
+ * Do the n bytes of p lie in the input at raw offset off, as stored?  Then
+ * a fetch can read them there: compared, not assumed, so that a member
+ * libarchive decodes (compressed in a zip, sparse in a tar) is never
+ * taken for its stored bytes.  A read that fails is a no: the member is
+ * then held as before.
+ */
+static int
+in_file(struct reader *r, uint64_t off, const unsigned char *p, size_t n)
+{
+	size_t done = 0;
+
+	if (off > (uint64_t)r->sb.st_size ||
+	    (uint64_t)r->sb.st_size - off < n)
+		return 0;
+	if (!r->cmp)
+		r->cmp = xmalloc(CMP_CHUNK);
+	while (done < n) {
+		size_t k = n - done < CMP_CHUNK ? n - done : CMP_CHUNK;
+
+		if (rv_pread_full(r->fd, r->cmp, k, (off_t)(off + done)) < 0 ||
+		    memcmp(r->cmp, p + done, k) != 0)
+			return 0;
+		done += k;
+	}
+	return 1;
+}
+
+/*
+ * Is the current member's data its bytes as stored in the file from raw
+ * offset at, which a fetch can read there unchecked?  A tar or cpio
+ * member in the first archive of a file, not sparse, not encrypted, that
+ * lies within the file; not under --hold.  Its data is then never read
+ * through libarchive, which seeks past it.
+ */
+static int
+stored(struct reader *r, struct archive_entry *e, uint64_t at)
+{
+	int fmt = archive_format(r->a) & ARCHIVE_FORMAT_BASE_MASK;
+	int64_t size;
+
+	if (!r->fdmode || r->c->o->hold || (fmt != ARCHIVE_FORMAT_TAR &&
+	    fmt != ARCHIVE_FORMAT_CPIO) || !archive_entry_size_is_set(e) ||
+	    archive_entry_sparse_count(e) > 0 ||
+	    archive_entry_is_encrypted(e))
+		return 0;
+	size = archive_entry_size(e);
+	return size >= 0 && (uint64_t)size <= SRC_MAX_MEMBER &&
+	    at <= (uint64_t)r->sb.st_size &&
+	    (uint64_t)size <= (uint64_t)r->sb.st_size - at;
+}
+
+/* r->buf: the first n bytes of a stored member at raw offset at. */
+static int
+head_to(struct reader *r, uint64_t at, size_t n)
+{
+	if (r->buf.len >= n)
+		return 0;
+	rv_buf_reserve(&r->buf, n - r->buf.len);
+	if (rv_pread_full(r->fd, r->buf.data + r->buf.len, n - r->buf.len,
+	    (off_t)(at + r->buf.len)) < 0) {
+		snprintf(r->err, sizeof(r->err), "cannot read: %s",
+		    strerror(errno));
+		return -1;
+	}
+	r->buf.len = n;
+	return 0;
+}
+
+/*
+ * read_member() for a stored member of size bytes at raw offset at: its
+ * checks, on what they read of it.  The first MAGIC bytes must be an
+ * image's (else they alone are kept, 2); past PREALLOC its own header
+ * bounds it (own_cap), at each doubling; over max bytes it is refused
+ * (1).  r->buf holds what was read, not the member: 0 leaves the member
+ * to be read by offset.
+ */
+static int
+read_head(struct reader *r, uint64_t at, size_t size, size_t max)
+{
+	size_t check = PREALLOC;
+	uint32_t h = 0, w = 0;
+
+	r->buf.len = 0;
+	if (size > max)
+		return too_big(r, max, 0, 0);
+	if (head_to(r, at, size < MAGIC ? size : MAGIC) < 0)
+		return ARCHIVE_FAILED;
+	if (r->buf.len >= MAGIC && !image_magic(r->buf.data, r->buf.len)) {
+		r->buf.len = MAGIC;
+		return 2;
+	}
+	while (size > check && check < max) {
+		size_t own;
+
+		if (head_to(r, at, check) < 0)
+			return ARCHIVE_FAILED;
+		own = own_cap(r, max, &h, &w);
+		check = own < max ? SIZE_MAX : check * 2;
+		if (own == max)
+			h = w = 0;
+		max = own;
+		if (size > max)
+			return too_big(r, max, h, w);
+	}
 	return 0;
 }
 
@@ -680,8 +818,9 @@ take_member(struct reader *r, struct archive_entry *e)
 	const char *path = archive_entry_pathname(e), *p, *base, *dot, *last;
 	struct member *m;
 	size_t max = 0;
+	uint64_t at = 0;
 	char *q;
-	int st;
+	int st, whole, direct;
 
 	if (!path || !*path)
 		return src_skip(r->c, "'%s': member %zu: unreadable name",
@@ -721,7 +860,16 @@ take_member(struct reader *r, struct archive_entry *e)
 	    !(archive_entry_size_is_set(e) &&
 	    archive_entry_size(e) > (int64_t)max))
 		return 0;	/* listing: libarchive seeks past the bytes */
-	st = read_member(r, e, max, m->role == R_IMAGE);
+	/* where the member's bytes begin, if they lie in the file as
+	 * stored: libarchive has read its header and no byte of it */
+	if (m->role == R_IMAGE && r->fdmode && !r->c->o->hold)
+		at = raw_at(r);
+	direct = m->role == R_IMAGE && stored(r, e, at);
+	if (direct)
+		st = read_head(r, at, (size_t)archive_entry_size(e), max);
+	else
+		st = read_member(r, e, max, m->role == R_IMAGE);
+	whole = st == 0;
 	if (st == 1 && m->role != R_IMAGE) {
 		m->role = R_OTHER;	/* too long to be a label */
 		return 0;
@@ -746,7 +894,13 @@ take_member(struct reader *r, struct archive_entry *e)
 		free(q);
 		return st;
 	}
-	if (m->role == R_IMAGE) {
+	if (m->role == R_IMAGE && whole && (direct || (r->fdmode &&
+	    !r->c->o->hold && in_file(r, at, r->buf.data, r->buf.len)))) {
+		m->byoff = 1;
+		m->off = at;
+		m->len = direct ? (size_t)archive_entry_size(e) : r->buf.len;
+		r->byoff++;
+	} else if (m->role == R_IMAGE) {
 		if (hold(r, r->buf.len) < 0)
 			return -1;
 		m->len = r->buf.len;
@@ -986,6 +1140,8 @@ resolve_links(struct reader *r)
 		if (!why) {
 			m->data = t->data;
 			m->len = t->len;
+			m->off = t->off;
+			m->byoff = t->byoff;
 			continue;
 		}
 		m->bad = 1;
@@ -1574,13 +1730,17 @@ open_part(struct reader *r, uint64_t off)
 			/* libarchive's own reader: it can seek (zip), and
 			 * a listing reads a header and seeks past the
 			 * member: a kilobyte or two a member, not 64 KiB
-			 * of its image. */
+			 * of its image.  So does a reading that leaves the
+			 * stored members in the file (stored()): 4 KiB at
+			 * a time, what the others read through, is the
+			 * page cache's page. */
 			r->fdmode = 1;
 			r->base = 0;
 			r->parts++;
 			r->any = k > 0;
 			st = archive_read_open_fd(r->a, r->fd,
-			    r->c->list ? 1024 : 1 << 16);
+			    r->c->list ? 1024 : r->c->o->hold ? 1 << 16 :
+			    4096);
 			return st == ARCHIVE_OK ? 1 : no_archive(r);
 		}
 	}
@@ -1768,8 +1928,9 @@ one_key(struct reader *r, struct member *m, size_t n, struct asample *a,
 		return skip_member(r, lab[k], "'%s': '%s': label '%s' is not "
 		    "a class number", lab[k]->snip) < 0 ? -1 : 0;
 	r->c->sidecars += side;
-	a->data = img->data;
+	a->data = img->byoff ? NULL : img->data;
 	a->len = img->len;
+	a->off = img->off;
 	a->path = img->path;
 	img->path = NULL;
 	if (k <= R_JSON) {
@@ -1905,6 +2066,83 @@ fail:
 	return -1;
 }
 
+/* "12 bytes" or "modified 2026-12-07 10:00:01.5 UTC" */
+static void
+file_state(char *buf, size_t len, off_t size, const struct timespec *t)
+{
+	struct tm tm;
+	char when[32];
+
+	if (!t) {
+		snprintf(buf, len, "%lld bytes", (long long)size);
+		return;
+	}
+	if (gmtime_r(&t->tv_sec, &tm) == NULL ||
+	    strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(when, sizeof(when), "%lld s", (long long)t->tv_sec);
+	snprintf(buf, len, "modified %s.%09ld UTC", when, (long)t->tv_nsec);
+}
+
+/*
+ * Sample a's bytes, read at its offset from the file as it was listed
+ * into p (a->len bytes).  A file gone, replaced, grown, shrunk or
+ * modified since fails the run: what the listing said of it no longer
+ * holds, and the samples read so far may already mix two versions.
+ */
+static int
+read_at(const struct src *s, const struct arch *ar,
+    const struct asample *a, unsigned char *p)
+{
+	char was[64], now[64];
+	struct stat st;
+	int fd = ar->fd, e;
+
+	/* O_NONBLOCK: a FIFO put in the file's place must not hang us. */
+	if (fd < 0 && (fd = open(ar->file, O_RDONLY | O_NONBLOCK |
+	    O_CLOEXEC)) < 0)
+		return rv_seterr("'%s': cannot open it again to read '%s' "
+		    "(byte %" PRIu64 "):", s->name, a->path, a->off);
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		if (fd != ar->fd)
+			close(fd);
+		errno = e;
+		return rv_seterr("'%s': cannot stat:", s->name);
+	}
+	if (st.st_dev != ar->dev || st.st_ino != ar->ino ||
+	    !S_ISREG(st.st_mode)) {
+		if (fd != ar->fd)
+			close(fd);
+		return rv_seterr("'%s': replaced by another file since it was "
+		    "listed: '%s' (byte %" PRIu64 ") cannot be read as "
+		    "listed", s->name, a->path, a->off);
+	}
+	if (st.st_size != ar->size || st.st_mtim.tv_sec != ar->mtime.tv_sec ||
+	    st.st_mtim.tv_nsec != ar->mtime.tv_nsec) {
+		int sz = st.st_size != ar->size;
+
+		file_state(was, sizeof(was), ar->size, sz ? NULL : &ar->mtime);
+		file_state(now, sizeof(now), st.st_size, sz ? NULL :
+		    &st.st_mtim);
+		if (fd != ar->fd)
+			close(fd);
+		return rv_seterr("'%s': changed since it was listed (%s, now "
+		    "%s): '%s' (byte %" PRIu64 ") cannot be read as listed",
+		    s->name, was, now, a->path, a->off);
+	}
+	if (rv_pread_full(fd, p, a->len, (off_t)a->off) < 0) {
+		e = errno;
+		if (fd != ar->fd)
+			close(fd);
+		errno = e;
+		return rv_seterr("'%s': byte %" PRIu64 ": reading '%s':",
+		    s->name, a->off, a->path);
+	}
+	if (fd != ar->fd)
+		close(fd);
+	return 0;
+}
+
 static int
 arch_fetch(const struct src *s, uint64_t i, struct rv_buf *scratch,
     struct rv_item *it)
@@ -1912,11 +2150,19 @@ arch_fetch(const struct src *s, uint64_t i, struct rv_buf *scratch,
 	const struct arch *ar = s->priv;
 	const struct asample *a = &ar->v[i];
 
-	(void)scratch;
 	src_item_name(it, s, a->path);
-	it->data = a->data;
+	if (a->data) {
+		it->data = a->data;
+	} else {
+		scratch->len = 0;
+		rv_buf_reserve(scratch, a->len + 1);
+		if (read_at(s, ar, a, scratch->data) < 0)
+			return -1;
+		scratch->len = a->len;
+		it->data = scratch->data;
+	}
 	it->len = a->len;
-	it->dtype = src_encoded_dtype(a->data, a->len, a->path);
+	it->dtype = src_encoded_dtype(it->data, a->len, a->path);
 	it->label = a->derived ? src_label(s, a->label) : a->label;
 	return 0;
 }
@@ -1935,6 +2181,8 @@ arch_free(struct src *s)
 	for (i = 0; i < ar->nchunk; i++)
 		free(ar->chunk[i].p);
 	free(ar->chunk);
+	if (ar->fd >= 0)
+		close(ar->fd);
 	free(ar);
 }
 
@@ -1954,6 +2202,7 @@ archive_open(struct src_ctx *c, struct src *s)
 	r.c = c;
 	r.s = s;
 	r.ar = xcalloc(1, sizeof(*r.ar));
+	r.ar->fd = -1;
 	s->priv = r.ar;
 	s->ops = &archive_ops;
 	s->desc = xasprintf("archive:%s", s->name);
@@ -1965,12 +2214,33 @@ archive_open(struct src_ctx *c, struct src *s)
 	    open(path, O_RDONLY | O_CLOEXEC);
 	if (r.fd < 0)
 		return rv_seterr("'%s': cannot open:", s->name);
-	r.seekable = fstat(r.fd, &sb) == 0 && S_ISREG(sb.st_mode);
+	r.seekable = fstat(r.fd, &r.sb) == 0 && S_ISREG(r.sb.st_mode);
 	r.unz = unz_new(r.fd, r.seekable);
 	st = read_input(&r);
 	unz_free(r.unz);
-	if (r.fd != STDIN_FILENO)
+	if (st == 0 && r.byoff > 0) {
+		r.ar->file = path;
+		r.ar->dev = r.sb.st_dev;
+		r.ar->ino = r.sb.st_ino;
+		r.ar->size = r.sb.st_size;
+		r.ar->mtime = r.sb.st_mtim;
+		/* changed while it was read: the listing may mix versions */
+		if (fstat(r.fd, &sb) < 0 || sb.st_size != r.sb.st_size ||
+		    sb.st_mtim.tv_sec != r.sb.st_mtim.tv_sec ||
+		    sb.st_mtim.tv_nsec != r.sb.st_mtim.tv_nsec)
+			st = rv_seterr("'%s': changed while it was listed",
+			    s->name);
+		/* held open while the budget lasts: a pread a fetch */
+		if (st == 0 && c->fds && *c->fds < src_fd_budget()) {
+			r.ar->fd = r.fd;
+			r.fd = -1;
+			(*c->fds)++;
+			s->fds = 1;
+		}
+	}
+	if (r.fd >= 0 && r.fd != STDIN_FILENO)
 		close(r.fd);
+	free(r.cmp);
 	rv_buf_release(&r.buf);
 	rv_codec_free(r.codec);
 	if (st == 0)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -469,4 +470,14 @@ rv_src_max_held_default(void)
 	    (uint64_t)pages * (uint64_t)size / 2 : 0;
 
 	return half > ((uint64_t)256 << 20) ? half : (uint64_t)256 << 20;
+}
+
+uint64_t
+src_fd_budget(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 512;
+	return (uint64_t)rl.rlim_cur / 2;
 }

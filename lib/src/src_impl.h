@@ -61,6 +61,8 @@ struct src {
 	int loaded;		/* ops and priv hold the data */
 	uint64_t mem;		/* of them, image bytes counted in the
 				 * dataset's held (src_ctx) */
+	uint64_t fds;		/* descriptors it holds open, counted in
+				 * the dataset's fds (src_ctx) */
 	int counted;		/* read once: its warnings said, its
 				 * members counted */
 	/* How to open it again (rv_dataset_load): */
@@ -107,6 +109,8 @@ struct src_ctx {
 	uint64_t ignored;
 	uint64_t *held;		/* the dataset's image bytes held (its
 				 * struct rv_dataset's): NULL, unbounded */
+	uint64_t *fds;		/* the dataset's descriptors held open
+				 * (src_fd_budget): NULL, none may be */
 };
 
 
@@ -185,6 +189,11 @@ int32_t src_label(const struct src *s, int32_t local);
  * absent), or -1 with errmsg set if it is unreadable or too big. */
 int src_read_names(const char *path, char ***names, size_t *n);
 void src_free_names(char **names, size_t n);
+/* The files a dataset may hold open for reading by offset, all sources
+ * together: half the process's limit on descriptors (RLIMIT_NOFILE),
+ * the rest left to the program; past it a source opens its file a
+ * fetch. */
+uint64_t src_fd_budget(void);
 
 /* ---- readers ---- */
 
@@ -231,6 +240,7 @@ struct rv_dataset {
 	struct src_msgs empty;	/* the inputs that yield no sample */
 	struct rv_src_counts counts;
 	uint64_t held;		/* image bytes the sources hold (max_held) */
+	uint64_t fds;		/* descriptors they hold (src_fd_budget) */
 	struct rv_src_opts opts;	/* as given: loads use it */
 	struct rv_src_opts list_opts;	/* the listing's: never strict */
 	char *index;		/* the index it was made from (sanitized),

@@ -179,12 +179,14 @@ digest() {
 }
 
 @test "hostile-archives: --max-held bounds the image bytes held, in one line naming the input" {
-	run -1 rv-decode -q --encoded --max-held 10K "$FIX/ds/wds.tar"
-	[ "$output" = "rv-decode: '$FIX/ds/wds.tar': byte 20992: the archives' images held in memory would pass 10.0 KiB, the bound --max-held set (rv-decode holds an archive's images, encoded, once it is read), after 2 samples" ]
-	run -0 rv-decode -q --encoded --max-held 1M "$FIX/ds/wds.tar" -o "$T/o.rvs"
+	# --hold: an uncompressed tar's images are otherwise read by offset
+	run -1 rv-decode -q --encoded --hold --max-held 10K "$FIX/ds/wds.tar"
+	[ "$output" = "rv-decode: '$FIX/ds/wds.tar': byte 20992: the archives' images held in memory would pass 10.0 KiB, the bound --max-held set (rv-decode holds the images of a compressed archive, of a pipe, or all under --hold, encoded), after 2 samples" ]
+	run -0 rv-decode -q --encoded --hold --max-held 1M "$FIX/ds/wds.tar" \
+	    -o "$T/o.rvs"
 	[ "$(samples "$T/o.rvs")" = 5 ]
 	# all the inputs together
-	run -1 rv-decode -q --encoded --max-held 40K "$FIX/ds/wds.tar" \
+	run -1 rv-decode -q --encoded --hold --max-held 40K "$FIX/ds/wds.tar" \
 	    "$FIX/ds/wds.tar"
 	[[ $output == *"would pass 40.0 KiB, the bound --max-held set"* ]]
 	run -2 rv-decode --max-held 0 "$FIX/ds/wds.tar"
