@@ -36,7 +36,8 @@ static const char usage[] =
     "                 [--class-level N] [--encoded] [--epochs E]\n"
     "                 [--even pad|drop|none] [--index FILE]\n"
     "                 [--resume E:N:K[,K...]|E:@FILE]\n"
-    "                 [--hold] [--limit N] [--max-held SIZE]\n"
+    "                 [--cache-dir DIR | --hold] [--limit N]\n"
+    "                 [--max-held SIZE]\n"
     "                 [--max-pixels N]\n"
     "                 [--max-side N] [--seed S]\n"
     "                 [--shard I/N|auto] [--shuffle] [--strict] [--level L]\n"
@@ -71,6 +72,9 @@ static const char usage[] =
     "                       rest of E, shared over this job's ranks\n"
     "      --resume E:@FILE the same, the samples of E trained listed in\n"
     "                       FILE, an id a line (any pipeline before)\n"
+    "      --cache-dir DIR  write the images a compressed archive or a\n"
+    "                       pipe would hold in memory to a file in DIR\n"
+    "                       (removed at exit), read back by offset\n"
     "      --hold           hold archives' images in memory, even those\n"
     "                       read from the file by offset\n"
     "      --max-held SIZE  archives' images held in memory, at most\n"
@@ -100,6 +104,7 @@ enum {
 	OPT_EVEN,
 	OPT_INDEX,
 	OPT_INDEX_OUT,
+	OPT_CACHE_DIR,
 	OPT_HOLD,
 	OPT_LIMIT,
 	OPT_MAX_HELD,
@@ -123,6 +128,7 @@ struct decode_opts {
 	uint64_t limit;
 	uint64_t max_held;	/* 0: the default */
 	int hold;		/* --hold */
+	const char *cache_dir;	/* --cache-dir */
 	uint64_t max_pixels;
 	uint32_t max_side;
 	/* --resume: the job before had resume_n ranks, rank r of which had
@@ -272,6 +278,7 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 		{ "even", required_argument, NULL, OPT_EVEN },
 		{ "index", required_argument, NULL, OPT_INDEX },
 		{ "index-out", required_argument, NULL, OPT_INDEX_OUT },
+		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 		{ "hold", no_argument, NULL, OPT_HOLD },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "max-held", required_argument, NULL, OPT_MAX_HELD },
@@ -342,6 +349,12 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 		case OPT_HOLD:
 			o->hold = 1;
 			break;
+		case OPT_CACHE_DIR:
+			if (!*optarg)
+				rv_usage_die(usage, "--cache-dir: an empty "
+				    "directory name");
+			o->cache_dir = optarg;
+			break;
 		case OPT_MAX_HELD:
 			if (rv_parse_size(optarg, &o->max_held) < 0)
 				rv_usage_die(usage, "--max-held: %s",
@@ -406,6 +419,9 @@ parse_args(int argc, char *argv[], struct decode_opts *o)
 	if (o->encoded && o->max_side)
 		rv_usage_die(usage, "--max-side needs decoding; it cannot be "
 		    "combined with --encoded");
+	if (o->hold && o->cache_dir)
+		rv_usage_die(usage, "--hold keeps the archives' images in "
+		    "memory, --cache-dir '%s' on disk: give one", o->cache_dir);
 	rv_common_operands(&o->c, argc, argv, optind);
 	if (o->shard_auto) {
 		const char *from;
@@ -1317,6 +1333,7 @@ main(int argc, char *argv[])
 	so.max_pixels = o.max_pixels;
 	so.max_held = o.max_held;
 	so.hold = o.hold;
+	so.cache_dir = o.cache_dir;
 	so.class_level = o.class_level;
 	/* Every input is read (or listed) before the first sample: a line
 	 * of its own while that goes on. */

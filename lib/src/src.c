@@ -363,6 +363,11 @@ dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 	c.list = list;
 	c.held = &d->held;
 	c.fds = &d->fds;
+	if (d->opts.cache_dir && !list) {
+		if (src_spill_open(&d->spill, d->opts.cache_dir) < 0)
+			goto fail;
+		c.spill = &d->spill;
+	}
 	d->src = xcalloc((size_t)n, sizeof(*d->src));
 	oi = xcalloc((size_t)n, sizeof(*oi));
 	for (i = 0; i < n; i++) {
@@ -532,6 +537,12 @@ rv_dataset_load(struct rv_dataset *d, size_t k)
 	c.note = &d->note;
 	c.held = &d->held;
 	c.fds = &d->fds;
+	if (d->opts.cache_dir) {
+		if (!d->spill.dir &&
+		    src_spill_open(&d->spill, d->opts.cache_dir) < 0)
+			goto out;
+		c.spill = &d->spill;
+	}
 	t.name = xstrdup(s->name);
 	t.reader = s->reader;
 	t.recsize = s->recsize;
@@ -672,5 +683,6 @@ rv_dataset_free(struct rv_dataset *d)
 	rv_meta_release(&d->meta);
 	free(d->index);
 	src_free_names(d->classes, d->nclasses);
+	src_spill_close(&d->spill);
 	free(d);
 }

@@ -37,6 +37,11 @@ struct rv_src_opts {
 	/* Archives: hold every image in memory, even those a fetch could
 	 * read from the file by offset (src_archive.c). */
 	int hold;
+	/* Archives: the images that would be held (a compressed archive's,
+	 * a pipe's) are written to an unlinked file in this directory as
+	 * they are listed, and read from it by offset; NULL: held.  Not
+	 * with hold. */
+	const char *cache_dir;
 	/* Ticked with the operands opened so far (of their total), for a
 	 * progress line while a dataset of many files is opened or listed;
 	 * NULL: none. */

@@ -85,6 +85,9 @@
 
 enum link { LK_NONE, LK_HARD, LK_SYM };
 
+/* Where a member's image bytes are: held in the arena, or at an offset. */
+enum { BY_HELD, BY_FILE, BY_SPILL };
+
 enum role {
 	R_OTHER,	/* no role: a sidecar if the key has an image */
 	R_UNSUP,	/* an image in a format rv does not read */
@@ -116,14 +119,16 @@ struct member {
 	unsigned char bad;	/* unreadable: the sample is dropped */
 	unsigned char lab;	/* enum lab */
 	unsigned char ltype;	/* enum link: data is the target's */
-	unsigned char byoff;	/* the bytes are read from the file at off */
+	unsigned char byoff;	/* the bytes are read at off: from the file
+				 * (BY_FILE) or the spill file (BY_SPILL) */
 	char *link;		/* owned: the link's target, as stored */
 };
 
 struct asample {
-	const unsigned char *data;	/* NULL: read at off from the file */
+	const unsigned char *data;	/* NULL: read at off (by) */
 	size_t len;
 	uint64_t off;
+	unsigned char by;	/* BY_FILE or BY_SPILL where data is NULL */
 	char *path;		/* the image member's, owned */
 	int32_t label;
 	int derived;		/* label is a local directory class */
@@ -144,6 +149,9 @@ struct arch {
 	 * dataset's budget of descriptors lasts, else opened by path. */
 	const char *file;	/* the source's path, borrowed */
 	int fd;			/* -1: not held */
+	/* The dataset's spill file, where the images of a compressed
+	 * archive or a pipe go under a cache directory; borrowed. */
+	const struct src_spill *spill;
 	dev_t dev;
 	ino_t ino;
 	off_t size;
@@ -896,10 +904,23 @@ take_member(struct reader *r, struct archive_entry *e)
 	}
 	if (m->role == R_IMAGE && whole && (direct || (r->fdmode &&
 	    !r->c->o->hold && in_file(r, at, r->buf.data, r->buf.len)))) {
-		m->byoff = 1;
+		m->byoff = BY_FILE;
 		m->off = at;
 		m->len = direct ? (size_t)archive_entry_size(e) : r->buf.len;
 		r->byoff++;
+	} else if (m->role == R_IMAGE && r->c->spill) {
+		/* written to the cache directory, not held */
+		if (src_spill_put(r->c->spill, r->buf.data, r->buf.len,
+		    &m->off) < 0) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", rv_errmsg());
+			return rv_seterr("'%s': byte %" PRIu64 ": %s",
+			    r->s->name, raw_at(r), why);
+		}
+		m->byoff = BY_SPILL;
+		m->len = r->buf.len;
+		r->ar->spill = r->c->spill;
 	} else if (m->role == R_IMAGE) {
 		if (hold(r, r->buf.len) < 0)
 			return -1;
@@ -1931,6 +1952,7 @@ one_key(struct reader *r, struct member *m, size_t n, struct asample *a,
 	a->data = img->byoff ? NULL : img->data;
 	a->len = img->len;
 	a->off = img->off;
+	a->by = img->byoff;
 	a->path = img->path;
 	img->path = NULL;
 	if (k <= R_JSON) {
@@ -2143,6 +2165,17 @@ read_at(const struct src *s, const struct arch *ar,
 	return 0;
 }
 
+/* Sample a's bytes, read back from the spill file into p. */
+static int
+read_spill(const struct src *s, const struct arch *ar,
+    const struct asample *a, unsigned char *p)
+{
+	if (rv_pread_full(ar->spill->fd, p, a->len, (off_t)a->off) < 0)
+		return rv_seterr("'%s': '%s': reading it back from --cache-dir "
+		    "'%s':", s->name, a->path, ar->spill->dir);
+	return 0;
+}
+
 static int
 arch_fetch(const struct src *s, uint64_t i, struct rv_buf *scratch,
     struct rv_item *it)
@@ -2156,7 +2189,8 @@ arch_fetch(const struct src *s, uint64_t i, struct rv_buf *scratch,
 	} else {
 		scratch->len = 0;
 		rv_buf_reserve(scratch, a->len + 1);
-		if (read_at(s, ar, a, scratch->data) < 0)
+		if ((a->by == BY_SPILL ? read_spill(s, ar, a, scratch->data) :
+		    read_at(s, ar, a, scratch->data)) < 0)
 			return -1;
 		scratch->len = a->len;
 		it->data = scratch->data;

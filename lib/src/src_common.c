@@ -472,6 +472,69 @@ rv_src_max_held_default(void)
 	return half > ((uint64_t)256 << 20) ? half : (uint64_t)256 << 20;
 }
 
+int
+src_spill_open(struct src_spill *sp, const char *dir)
+{
+	char *path = xasprintf("%s/.rv-decode-spill-XXXXXX", dir);
+	int fd = mkstemp(path), e = errno;
+
+	if (fd >= 0 && unlink(path) < 0) {
+		e = errno;
+		close(fd);
+		fd = -1;
+	}
+	free(path);
+	if (fd < 0) {
+		char *q = src_sanitized(dir);
+
+		errno = e;
+		rv_seterr("--cache-dir '%s': cannot make a file there:", q);
+		free(q);
+		return -1;
+	}
+	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	sp->fd = fd;
+	sp->end = 0;
+	sp->dir = src_sanitized(dir);
+	return 0;
+}
+
+int
+src_spill_put(struct src_spill *sp, const void *p, size_t n, uint64_t *off)
+{
+	const unsigned char *b = p;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t k = pwrite(sp->fd, b + done, n - done,
+		    (off_t)(sp->end + done));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = ENOSPC;
+			return rv_seterr("--cache-dir '%s': writing %zu bytes "
+			    "at byte %" PRIu64 " of its spill file:", sp->dir,
+			    n, sp->end);
+		}
+		done += (size_t)k;
+	}
+	*off = sp->end;
+	sp->end += n;
+	return 0;
+}
+
+void
+src_spill_close(struct src_spill *sp)
+{
+	if (!sp->dir)
+		return;
+	close(sp->fd);
+	free(sp->dir);
+	sp->dir = NULL;
+}
+
 uint64_t
 src_fd_budget(void)
 {

@@ -95,6 +95,26 @@ void src_msgs_free(struct src_msgs *m);
 /* src_msgs_free() and empty again. */
 void src_msgs_clear(struct src_msgs *m);
 
+/*
+ * A dataset's spill file (rv_src_opts.cache_dir): the images an archive
+ * would hold in memory, written there as they are listed and read back
+ * by offset.  The file is unlinked as soon as it is made, so nothing is
+ * left behind however the program ends.
+ */
+struct src_spill {
+	int fd;
+	uint64_t end;		/* bytes written */
+	char *dir;		/* sanitized, for messages; owned; NULL: no
+				 * spill file (zeroed) */
+};
+/* Make the spill file in dir: 0, or -1 with errmsg naming dir. */
+int src_spill_open(struct src_spill *sp, const char *dir);
+/* Append n bytes of p, their offset in *off: 0, or -1 with errmsg naming
+ * the directory (a full disk, an I/O error). */
+int src_spill_put(struct src_spill *sp, const void *p, size_t n,
+    uint64_t *off);
+void src_spill_close(struct src_spill *sp);
+
 /* Open-time context: options, warnings and the counts of members that
  * became no sample (see struct rv_src_counts). */
 struct src_ctx {
@@ -111,6 +131,8 @@ struct src_ctx {
 				 * struct rv_dataset's): NULL, unbounded */
 	uint64_t *fds;		/* the dataset's descriptors held open
 				 * (src_fd_budget): NULL, none may be */
+	struct src_spill *spill;	/* the dataset's, or NULL: archives
+					 * hold their images */
 };
 
 
@@ -241,6 +263,7 @@ struct rv_dataset {
 	struct rv_src_counts counts;
 	uint64_t held;		/* image bytes the sources hold (max_held) */
 	uint64_t fds;		/* descriptors they hold (src_fd_budget) */
+	struct src_spill spill;	/* with opts.cache_dir */
 	struct rv_src_opts opts;	/* as given: loads use it */
 	struct rv_src_opts list_opts;	/* the listing's: never strict */
 	char *index;		/* the index it was made from (sanitized),

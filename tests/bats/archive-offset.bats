@@ -193,3 +193,68 @@ noise() {
 	run -0 bash -c "ulimit -n 24 && rv-decode -q --shuffle $T/s*.tar -o $T/a.rvs"
 	[ "$(samples "$T/a.rvs")" = 80 ]
 }
+
+@test "archive-offset: --cache-dir: a compressed archive's and a pipe's images go to a file there, read back: the same bytes, memory flat, nothing left" {
+	local kb_held kb_cache
+	need_time
+	noise "$T/big" 400
+	tar -cf "$T/a.tar" -C "$T/big" .
+	gzip -1 -k "$T/a.tar"
+	zstd -q -1 "$T/a.tar" -o "$T/a.tar.zst"
+	mkdir "$T/cache"
+	for f in a.tar.gz a.tar.zst; do
+		rv-decode -q --encoded --shuffle --epochs 2 "$T/$f" -o "$T/held.rvs"
+		rv-decode -q --encoded --shuffle --epochs 2 --cache-dir "$T/cache" \
+		    "$T/$f" -o "$T/cache.rvs"
+		cmp "$T/held.rvs" "$T/cache.rvs"
+		rv-decode -q -j 2 --cache-dir "$T/cache" "$T/$f" -o "$T/d1.rvs"
+		rv-decode -q -j 2 "$T/$f" -o "$T/d2.rvs"
+		cmp "$T/d1.rvs" "$T/d2.rvs"
+	done
+	rv-decode -q --encoded - < "$T/a.tar" | cat > "$T/p1.rvs"
+	rv-decode -q --encoded --cache-dir "$T/cache" - < "$T/a.tar" | cat > "$T/p2.rvs"
+	cmp "$T/p1.rvs" "$T/p2.rvs"
+	# the spill file is unlinked as soon as it is made
+	[ -z "$(ls -A "$T/cache")" ]
+	[ "$(samples "$T/p2.rvs")" = 400 ]
+	kb_held=$(peak rv-decode -q --encoded "$T/a.tar.gz")
+	kb_cache=$(peak rv-decode -q --encoded --cache-dir "$T/cache" "$T/a.tar.gz")
+	[ "$kb_held" -gt 50000 ]
+	under "$kb_cache" 24576
+	# what is spilled does not count against --max-held
+	rv-decode -q --encoded --max-held 1M --cache-dir "$T/cache" "$T/a.tar.gz" \
+	    -o "$T/m.rvs"
+}
+
+@test "archive-offset: --cache-dir that is missing, no directory, or given with --hold: one line, nothing written" {
+	tree "$T/t"
+	tar -czf "$T/t.tar.gz" -C "$T/t" .
+	run -1 rv-decode -q --cache-dir "$T/none" "$T/t.tar.gz" -o "$T/o.rvs"
+	[ "$output" = "rv-decode: --cache-dir '$T/none': cannot make a file there: No such file or directory" ]
+	[ ! -e "$T/o.rvs" ]
+	run -1 rv-decode -q --cache-dir "$T/t.tar.gz" "$T/t.tar.gz" -o "$T/o.rvs"
+	[ "$output" = "rv-decode: --cache-dir '$T/t.tar.gz': cannot make a file there: Not a directory" ]
+	[ ! -e "$T/o.rvs" ]
+	run -2 rv-decode --hold --cache-dir "$T" "$T/t.tar.gz"
+	[ "${lines[0]}" = "rv-decode: --hold keeps the archives' images in memory, --cache-dir '$T' on disk: give one" ]
+	run -2 rv-decode --cache-dir '' "$T/t.tar.gz"
+	[ "${lines[0]}" = "rv-decode: --cache-dir: an empty directory name" ]
+}
+
+@test "archive-offset: --cache-dir with --index and --shard: each rank's shards the same bytes" {
+	tree "$T/t"
+	tar -czf "$T/a.tar.gz" -C "$T/t" .
+	tar -cf "$T/b.tar" -C "$T/t" .
+	zstd -q "$T/b.tar" -o "$T/b.tar.zst"
+	mkdir "$T/cache"
+	rv-decode -q --index-out "$T/idx" "$T/a.tar.gz" "$T/b.tar.zst"
+	for s in 0 1; do
+		rv-decode -q --encoded --index "$T/idx" --shard "$s/2" --shuffle \
+		    --epochs 2 -o "$T/h$s.rvs"
+		rv-decode -q --encoded --index "$T/idx" --shard "$s/2" --shuffle \
+		    --epochs 2 --cache-dir "$T/cache" -o "$T/c$s.rvs"
+		cmp "$T/h$s.rvs" "$T/c$s.rvs"
+		[ "$(samples "$T/c$s.rvs")" -gt 0 ]
+	done
+	[ -z "$(ls -A "$T/cache")" ]
+}
