@@ -140,6 +140,28 @@ run_item(void *state, size_t i, void *ctx)
 	}
 }
 
+/*
+ * What the slots keep between chunks: their frame buffers, each as large
+ * as the largest frame it has held, so that over a long run every slot
+ * comes to hold the largest frames and memory grows to slots x the
+ * largest frame, not the budget.  Past one and a half budgets, the
+ * buffers of the slots the next chunk does not take, and those over twice
+ * the last chunk's mean frame, are let go.
+ */
+static void
+trim(struct rv_par *p)
+{
+	size_t i, kept = 0, big = 2 * p->avg + 4096;
+
+	for (i = 0; i < p->max; i++)
+		kept += p->slots[i].frame.cap;
+	if (kept <= p->c.budget + p->c.budget / 2)
+		return;
+	for (i = 0; i < p->max; i++)
+		if (i >= p->cur || p->slots[i].frame.cap > big)
+			rv_buf_release(&p->slots[i].frame);
+}
+
 /* Run the pending chunk on the pool, then consume it in order. */
 static int
 run(struct rv_par *p)
@@ -178,6 +200,7 @@ run(struct rv_par *p)
 	}
 	if (p->c.after && p->c.after(p->c.ctx, p->slots, n) < 0)
 		return fail(p);
+	trim(p);
 	if (p->c.prog)
 		rv_progress_tick(p->c.prog, p->st.frames);
 	return 0;
