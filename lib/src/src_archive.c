@@ -52,8 +52,10 @@
 #include "src/src_impl.h"
 #include "src/unz.h"
 
-/* Image bytes are packed into chunks of this size (bigger ones alone). */
+/* Image bytes are packed into chunks of this size (bigger ones alone),
+ * the samples' names into chunks of NAMES_CHUNK. */
 #define CHUNK		((size_t)8 << 20)
+#define NAMES_CHUNK	((size_t)64 << 10)
 /* Sidecars larger than these are not labels (captions, metadata); a
  * .cls may hold a list, so it gets the room of a .json. */
 #define MAX_TXT		64
@@ -124,14 +126,18 @@ struct member {
 	char *link;		/* owned: the link's target, as stored */
 };
 
+/* A sample, 32 bytes and its name: an archive of millions of samples
+ * costs tens of MB, not its images. */
 struct asample {
-	const unsigned char *data;	/* NULL: read at off (by) */
-	size_t len;
-	uint64_t off;
-	unsigned char by;	/* BY_FILE or BY_SPILL where data is NULL */
-	char *path;		/* the image member's, owned */
+	union {
+		const unsigned char *data;	/* BY_HELD: in the arena */
+		uint64_t off;	/* BY_FILE, BY_SPILL: where they lie */
+	} at;
+	const char *path;	/* the image member's, in the names */
+	uint32_t len;		/* <= SRC_MAX_MEMBER */
 	int32_t label;
-	int derived;		/* label is a local directory class */
+	unsigned char by;	/* BY_HELD, BY_FILE or BY_SPILL */
+	unsigned char derived;	/* label is a local directory class */
 };
 
 struct chunk {
@@ -142,6 +148,8 @@ struct chunk {
 struct arch {
 	struct chunk *chunk;	/* the arena of image bytes */
 	size_t nchunk;
+	struct chunk *names;	/* the samples' member names */
+	size_t nnames;
 	struct asample *v;
 	size_t n;
 	/* The file the samples read by offset lie in, as it was listed:
@@ -194,23 +202,40 @@ struct reader {
 	char err[256];
 };
 
+/* n bytes from the last of the chunks *v (*nv of them), a new one of
+ * size (or n, if more) when it has no room. */
 static unsigned char *
-arena_alloc(struct arch *ar, size_t n)
+chunk_alloc(struct chunk **v, size_t *nv, size_t n, size_t size)
 {
-	struct chunk *k = ar->nchunk ? &ar->chunk[ar->nchunk - 1] : NULL;
+	struct chunk *k = *nv ? &(*v)[*nv - 1] : NULL;
 	unsigned char *p;
 
 	if (!k || k->cap - k->len < n) {
-		ar->chunk = xreallocarray(ar->chunk, ar->nchunk + 1,
-		    sizeof(*ar->chunk));
-		k = &ar->chunk[ar->nchunk++];
-		k->cap = n > CHUNK ? n : CHUNK;
+		*v = xreallocarray(*v, *nv + 1, sizeof(**v));
+		k = &(*v)[(*nv)++];
+		k->cap = n > size ? n : size;
 		k->p = xmalloc(k->cap);
 		k->len = 0;
 	}
 	p = k->p + k->len;
 	k->len += n;
 	return p;
+}
+
+static unsigned char *
+arena_alloc(struct arch *ar, size_t n)
+{
+	return chunk_alloc(&ar->chunk, &ar->nchunk, n, CHUNK);
+}
+
+/* A copy of the name s among the samples' names. */
+static const char *
+name_dup(struct arch *ar, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	return memcpy(chunk_alloc(&ar->names, &ar->nnames, n, NAMES_CHUNK), s,
+	    n);
 }
 
 /*
@@ -1949,12 +1974,13 @@ one_key(struct reader *r, struct member *m, size_t n, struct asample *a,
 		return skip_member(r, lab[k], "'%s': '%s': label '%s' is not "
 		    "a class number", lab[k]->snip) < 0 ? -1 : 0;
 	r->c->sidecars += side;
-	a->data = img->byoff ? NULL : img->data;
-	a->len = img->len;
-	a->off = img->off;
 	a->by = img->byoff;
-	a->path = img->path;
-	img->path = NULL;
+	if (a->by == BY_HELD)
+		a->at.data = img->data;
+	else
+		a->at.off = img->off;
+	a->len = (uint32_t)img->len;
+	a->path = name_dup(r->ar, img->path);
 	if (k <= R_JSON) {
 		a->label = lab[k]->label;
 		if (a->label >= 0 && (uint32_t)a->label >= r->nlabels)
@@ -2123,7 +2149,7 @@ read_at(const struct src *s, const struct arch *ar,
 	if (fd < 0 && (fd = open(ar->file, O_RDONLY | O_NONBLOCK |
 	    O_CLOEXEC)) < 0)
 		return rv_seterr("'%s': cannot open it again to read '%s' "
-		    "(byte %" PRIu64 "):", s->name, a->path, a->off);
+		    "(byte %" PRIu64 "):", s->name, a->path, a->at.off);
 	if (fstat(fd, &st) < 0) {
 		e = errno;
 		if (fd != ar->fd)
@@ -2137,7 +2163,7 @@ read_at(const struct src *s, const struct arch *ar,
 			close(fd);
 		return rv_seterr("'%s': replaced by another file since it was "
 		    "listed: '%s' (byte %" PRIu64 ") cannot be read as "
-		    "listed", s->name, a->path, a->off);
+		    "listed", s->name, a->path, a->at.off);
 	}
 	if (st.st_size != ar->size || st.st_mtim.tv_sec != ar->mtime.tv_sec ||
 	    st.st_mtim.tv_nsec != ar->mtime.tv_nsec) {
@@ -2150,15 +2176,15 @@ read_at(const struct src *s, const struct arch *ar,
 			close(fd);
 		return rv_seterr("'%s': changed since it was listed (%s, now "
 		    "%s): '%s' (byte %" PRIu64 ") cannot be read as listed",
-		    s->name, was, now, a->path, a->off);
+		    s->name, was, now, a->path, a->at.off);
 	}
-	if (rv_pread_full(fd, p, a->len, (off_t)a->off) < 0) {
+	if (rv_pread_full(fd, p, a->len, (off_t)a->at.off) < 0) {
 		e = errno;
 		if (fd != ar->fd)
 			close(fd);
 		errno = e;
 		return rv_seterr("'%s': byte %" PRIu64 ": reading '%s':",
-		    s->name, a->off, a->path);
+		    s->name, a->at.off, a->path);
 	}
 	if (fd != ar->fd)
 		close(fd);
@@ -2170,7 +2196,7 @@ static int
 read_spill(const struct src *s, const struct arch *ar,
     const struct asample *a, unsigned char *p)
 {
-	if (rv_pread_full(ar->spill->fd, p, a->len, (off_t)a->off) < 0)
+	if (rv_pread_full(ar->spill->fd, p, a->len, (off_t)a->at.off) < 0)
 		return rv_seterr("'%s': '%s': reading it back from --cache-dir "
 		    "'%s':", s->name, a->path, ar->spill->dir);
 	return 0;
@@ -2184,8 +2210,8 @@ arch_fetch(const struct src *s, uint64_t i, struct rv_buf *scratch,
 	const struct asample *a = &ar->v[i];
 
 	src_item_name(it, s, a->path);
-	if (a->data) {
-		it->data = a->data;
+	if (a->by == BY_HELD) {
+		it->data = a->at.data;
 	} else {
 		scratch->len = 0;
 		rv_buf_reserve(scratch, a->len + 1);
@@ -2209,12 +2235,13 @@ arch_free(struct src *s)
 
 	if (!ar)
 		return;
-	for (i = 0; i < ar->n; i++)
-		free(ar->v[i].path);
 	free(ar->v);
 	for (i = 0; i < ar->nchunk; i++)
 		free(ar->chunk[i].p);
 	free(ar->chunk);
+	for (i = 0; i < ar->nnames; i++)
+		free(ar->names[i].p);
+	free(ar->names);
 	if (ar->fd >= 0)
 		close(ar->fd);
 	free(ar);
