@@ -332,6 +332,19 @@ set_operand(struct src *s, char *const paths[], int n, int i,
 	return 1;
 }
 
+/* With --cache-dir, the reads of c spill to the dataset's file, made at
+ * the first: 0, or -1 with errmsg set. */
+static int
+use_spill(struct rv_dataset *d, struct src_ctx *c)
+{
+	if (!d->opts.cache_dir)
+		return 0;
+	if (!d->spill.dir && src_spill_open(&d->spill, d->opts.cache_dir) < 0)
+		return -1;
+	c->spill = &d->spill;
+	return 0;
+}
+
 static struct rv_dataset *
 dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
     uint64_t *skipped, int list)
@@ -363,11 +376,8 @@ dataset_open(char *const paths[], int n, const struct rv_src_opts *o,
 	c.list = list;
 	c.held = &d->held;
 	c.fds = &d->fds;
-	if (d->opts.cache_dir && !list) {
-		if (src_spill_open(&d->spill, d->opts.cache_dir) < 0)
-			goto fail;
-		c.spill = &d->spill;
-	}
+	if (!list && use_spill(d, &c) < 0)
+		goto fail;
 	d->src = xcalloc((size_t)n, sizeof(*d->src));
 	oi = xcalloc((size_t)n, sizeof(*oi));
 	for (i = 0; i < n; i++) {
@@ -537,12 +547,8 @@ rv_dataset_load(struct rv_dataset *d, size_t k)
 	c.note = &d->note;
 	c.held = &d->held;
 	c.fds = &d->fds;
-	if (d->opts.cache_dir) {
-		if (!d->spill.dir &&
-		    src_spill_open(&d->spill, d->opts.cache_dir) < 0)
-			goto out;
-		c.spill = &d->spill;
-	}
+	if (use_spill(d, &c) < 0)
+		goto out;
 	t.name = xstrdup(s->name);
 	t.reader = s->reader;
 	t.recsize = s->recsize;

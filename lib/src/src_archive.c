@@ -762,11 +762,11 @@ in_file(struct reader *r, uint64_t off, const unsigned char *p, size_t n)
 }
 
 /*
- * Is the current member's data its bytes as stored in the file from raw
+ * Of a member that may be read by offset (the first archive of a file,
+ * not --hold): is its data its bytes as stored in the file from raw
  * offset at, which a fetch can read there unchecked?  A tar or cpio
- * member in the first archive of a file, not sparse, not encrypted, that
- * lies within the file; not under --hold.  Its data is then never read
- * through libarchive, which seeks past it.
+ * member, not sparse, not encrypted, that lies within the file.  Its
+ * data is then never read through libarchive, which seeks past it.
  */
 static int
 stored(struct reader *r, struct archive_entry *e, uint64_t at)
@@ -774,7 +774,7 @@ stored(struct reader *r, struct archive_entry *e, uint64_t at)
 	int fmt = archive_format(r->a) & ARCHIVE_FORMAT_BASE_MASK;
 	int64_t size;
 
-	if (!r->fdmode || r->c->o->hold || (fmt != ARCHIVE_FORMAT_TAR &&
+	if ((fmt != ARCHIVE_FORMAT_TAR &&
 	    fmt != ARCHIVE_FORMAT_CPIO) || !archive_entry_size_is_set(e) ||
 	    archive_entry_sparse_count(e) > 0 ||
 	    archive_entry_is_encrypted(e))
@@ -794,8 +794,7 @@ head_to(struct reader *r, uint64_t at, size_t n)
 	rv_buf_reserve(&r->buf, n - r->buf.len);
 	if (rv_pread_full(r->fd, r->buf.data + r->buf.len, n - r->buf.len,
 	    (off_t)(at + r->buf.len)) < 0) {
-		snprintf(r->err, sizeof(r->err), "cannot read: %s",
-		    strerror(errno));
+		snprintf(r->err, sizeof(r->err), "%s", rv_errmsg());
 		return -1;
 	}
 	r->buf.len = n;
@@ -853,7 +852,7 @@ take_member(struct reader *r, struct archive_entry *e)
 	size_t max = 0;
 	uint64_t at = 0;
 	char *q;
-	int st, whole, direct;
+	int st, whole, offable, direct;
 
 	if (!path || !*path)
 		return src_skip(r->c, "'%s': member %zu: unreadable name",
@@ -895,9 +894,10 @@ take_member(struct reader *r, struct archive_entry *e)
 		return 0;	/* listing: libarchive seeks past the bytes */
 	/* where the member's bytes begin, if they lie in the file as
 	 * stored: libarchive has read its header and no byte of it */
-	if (m->role == R_IMAGE && r->fdmode && !r->c->o->hold)
+	offable = m->role == R_IMAGE && r->fdmode && !r->c->o->hold;
+	if (offable)
 		at = raw_at(r);
-	direct = m->role == R_IMAGE && stored(r, e, at);
+	direct = offable && stored(r, e, at);
 	if (direct)
 		st = read_head(r, at, (size_t)archive_entry_size(e), max);
 	else
@@ -927,8 +927,8 @@ take_member(struct reader *r, struct archive_entry *e)
 		free(q);
 		return st;
 	}
-	if (m->role == R_IMAGE && whole && (direct || (r->fdmode &&
-	    !r->c->o->hold && in_file(r, at, r->buf.data, r->buf.len)))) {
+	if (offable && whole && (direct ||
+	    in_file(r, at, r->buf.data, r->buf.len))) {
 		m->byoff = BY_FILE;
 		m->off = at;
 		m->len = direct ? (size_t)archive_entry_size(e) : r->buf.len;
@@ -2141,9 +2141,9 @@ static int
 read_at(const struct src *s, const struct arch *ar,
     const struct asample *a, unsigned char *p)
 {
-	char was[64], now[64];
+	char was[64], now[64], why[256];
 	struct stat st;
-	int fd = ar->fd, e;
+	int fd = ar->fd, rc = -1;
 
 	/* O_NONBLOCK: a FIFO put in the file's place must not hang us. */
 	if (fd < 0 && (fd = open(ar->file, O_RDONLY | O_NONBLOCK |
@@ -2151,44 +2151,33 @@ read_at(const struct src *s, const struct arch *ar,
 		return rv_seterr("'%s': cannot open it again to read '%s' "
 		    "(byte %" PRIu64 "):", s->name, a->path, a->at.off);
 	if (fstat(fd, &st) < 0) {
-		e = errno;
-		if (fd != ar->fd)
-			close(fd);
-		errno = e;
-		return rv_seterr("'%s': cannot stat:", s->name);
-	}
-	if (st.st_dev != ar->dev || st.st_ino != ar->ino ||
+		rv_seterr("'%s': cannot stat:", s->name);
+	} else if (st.st_dev != ar->dev || st.st_ino != ar->ino ||
 	    !S_ISREG(st.st_mode)) {
-		if (fd != ar->fd)
-			close(fd);
-		return rv_seterr("'%s': replaced by another file since it was "
+		rv_seterr("'%s': replaced by another file since it was "
 		    "listed: '%s' (byte %" PRIu64 ") cannot be read as "
 		    "listed", s->name, a->path, a->at.off);
-	}
-	if (st.st_size != ar->size || st.st_mtim.tv_sec != ar->mtime.tv_sec ||
+	} else if (st.st_size != ar->size ||
+	    st.st_mtim.tv_sec != ar->mtime.tv_sec ||
 	    st.st_mtim.tv_nsec != ar->mtime.tv_nsec) {
 		int sz = st.st_size != ar->size;
 
 		file_state(was, sizeof(was), ar->size, sz ? NULL : &ar->mtime);
 		file_state(now, sizeof(now), st.st_size, sz ? NULL :
 		    &st.st_mtim);
-		if (fd != ar->fd)
-			close(fd);
-		return rv_seterr("'%s': changed since it was listed (%s, now "
-		    "%s): '%s' (byte %" PRIu64 ") cannot be read as listed",
+		rv_seterr("'%s': changed since it was listed (%s, now %s): "
+		    "'%s' (byte %" PRIu64 ") cannot be read as listed",
 		    s->name, was, now, a->path, a->at.off);
-	}
-	if (rv_pread_full(fd, p, a->len, (off_t)a->at.off) < 0) {
-		e = errno;
-		if (fd != ar->fd)
-			close(fd);
-		errno = e;
-		return rv_seterr("'%s': byte %" PRIu64 ": reading '%s':",
-		    s->name, a->at.off, a->path);
+	} else if (rv_pread_full(fd, p, a->len, (off_t)a->at.off) < 0) {
+		snprintf(why, sizeof(why), "%s", rv_errmsg());
+		rv_seterr("'%s': byte %" PRIu64 ": reading '%s': %s", s->name,
+		    a->at.off, a->path, why);
+	} else {
+		rc = 0;
 	}
 	if (fd != ar->fd)
 		close(fd);
-	return 0;
+	return rc;
 }
 
 /* Sample a's bytes, read back from the spill file into p. */
@@ -2196,9 +2185,13 @@ static int
 read_spill(const struct src *s, const struct arch *ar,
     const struct asample *a, unsigned char *p)
 {
-	if (rv_pread_full(ar->spill->fd, p, a->len, (off_t)a->at.off) < 0)
+	char why[256];
+
+	if (rv_pread_full(ar->spill->fd, p, a->len, (off_t)a->at.off) < 0) {
+		snprintf(why, sizeof(why), "%s", rv_errmsg());
 		return rv_seterr("'%s': '%s': reading it back from --cache-dir "
-		    "'%s':", s->name, a->path, ar->spill->dir);
+		    "'%s': %s", s->name, a->path, ar->spill->dir, why);
+	}
 	return 0;
 }
 
