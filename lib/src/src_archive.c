@@ -2235,7 +2235,7 @@ arch_free(struct src *s)
 	for (i = 0; i < ar->nnames; i++)
 		free(ar->names[i].p);
 	free(ar->names);
-	if (ar->fd >= 0)
+	if (ar->fd >= 0 && ar->fd != STDIN_FILENO)
 		close(ar->fd);
 	free(ar);
 }
@@ -2284,8 +2284,13 @@ archive_open(struct src_ctx *c, struct src *s)
 		    sb.st_mtim.tv_nsec != r.sb.st_mtim.tv_nsec)
 			st = rv_seterr("'%s': changed while it was listed",
 			    s->name);
-		/* held open while the budget lasts: a pread a fetch */
-		if (st == 0 && c->fds && *c->fds < src_fd_budget()) {
+		/* held open while the budget lasts: a pread a fetch;
+		 * standard input (a file given as '< a.tar') always, as
+		 * it has no name to be opened by again, and uncounted,
+		 * as it is open anyway */
+		if (st == 0 && r.fd == STDIN_FILENO) {
+			r.ar->fd = r.fd;
+		} else if (st == 0 && c->fds && *c->fds < src_fd_budget()) {
 			r.ar->fd = r.fd;
 			r.fd = -1;
 			(*c->fds)++;

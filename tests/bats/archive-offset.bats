@@ -192,6 +192,9 @@ noise() {
 	# decoded, with four of the sixteen opened for each sample
 	run -0 bash -c "ulimit -n 24 && rv-decode -q --shuffle $T/s*.tar -o $T/a.rvs"
 	[ "$(samples "$T/a.rvs")" = 80 ]
+	# standard input, a file with no name to open again, past the budget
+	run -0 bash -c "ulimit -n 24 && rv-decode -q --encoded $T/s*.tar - < $T/s1.tar -o $T/in.rvs"
+	[ "$(samples "$T/in.rvs")" = 85 ]
 }
 
 @test "archive-offset: --cache-dir: a compressed archive's and a pipe's images go to a file there, read back: the same bytes, memory flat, nothing left" {
