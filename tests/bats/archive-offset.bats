@@ -261,3 +261,22 @@ noise() {
 	done
 	[ -z "$(ls -A "$T/cache")" ]
 }
+
+@test "archive-offset: past the budget of open files, a tar renamed over or removed after its listing fails the run in one line" {
+	local i
+	tree "$T/t"
+	for i in $(seq 1 16); do tar -cf "$T/s$i.tar" -C "$T/t" .; done
+	noise "$T/big" 400
+	tar -cf "$T/z.tar" -C "$T/big" .
+	tar -cf "$T/other.tar" -C "$T/t" .
+	# 24 descriptors: z.tar, listed last, is opened for each sample
+	(ulimit -n 24 && start_stalled "$T"/s*.tar "$T/z.tar" &&
+	    mv "$T/other.tar" "$T/z.tar" && finish_stalled)
+	[ "$(cat "$T/st")" = 1 ]
+	grep -Eq "^rv-decode: '$T/z.tar': replaced by another file since it was listed: './c/n[0-9]+.jpg' \(byte [0-9]+\) cannot be read as listed$" "$T/err"
+	tar -cf "$T/z.tar" -C "$T/big" .
+	(ulimit -n 24 && start_stalled "$T"/s*.tar "$T/z.tar" &&
+	    rm "$T/z.tar" && finish_stalled)
+	[ "$(cat "$T/st")" = 1 ]
+	grep -Eq "^rv-decode: '$T/z.tar': cannot open it again to read './c/n[0-9]+.jpg' \(byte [0-9]+\): No such file or directory$" "$T/err"
+}
