@@ -618,6 +618,7 @@ epoch_samples(const struct job *j, uint32_t epoch, uint64_t *all,
 		    0);
 		rv_rng_shuffle_u64(&rng, all, (size_t)j->n);
 	}
+	/* k <= i: mine may be all. */
 	for (i = o->shard_i; i < j->n; i += o->shard_n)
 		mine[k++] = all[i];
 	return k;
@@ -1062,7 +1063,9 @@ run_epochs(struct job *j, struct rv_par *par, struct rv_writer *w)
 	uint64_t cap = j->by_files ? j->n / o->shard_n + 1 : j->n;
 	uint64_t *all = j->by_files ? NULL : xcalloc((size_t)j->n,
 	    sizeof(*all));
-	uint64_t *mine = xcalloc((size_t)cap, sizeof(*mine));
+	/* Without by_files a rank's share is taken from the permutation in
+	 * place (epoch_samples): one array of the samples, not two. */
+	uint64_t *mine = all ? all : xcalloc((size_t)cap, sizeof(*mine));
 	uint64_t *order = j->by_files ? xcalloc(j->nsrc, sizeof(*order)) :
 	    NULL;
 	struct rv_shard_seg *seg = j->by_files ? xcalloc(j->nsrc,
@@ -1099,8 +1102,9 @@ run_epochs(struct job *j, struct rv_par *par, struct rv_writer *w)
 	}
 	rc = 0;
 out:
+	if (mine != all)
+		free(mine);
 	free(all);
-	free(mine);
 	free(order);
 	free(seg);
 	free(need);
@@ -1323,6 +1327,7 @@ main(int argc, char *argv[])
 	double t0;
 
 	rv_setprogname(argv[0]);
+	rv_malloc_flat();
 	parse_args(argc, argv, &o);
 	memset(&job, 0, sizeof(job));
 	job.o = &o;

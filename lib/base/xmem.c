@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "base/err.h"
 
@@ -89,4 +92,13 @@ xasprintf(const char *fmt, ...)
 	vsnprintf(p, (size_t)n + 1, fmt, ap);
 	va_end(ap);
 	return p;
+}
+
+void
+rv_malloc_flat(void)
+{
+#if defined(__GLIBC__)
+	/* Setting it also turns off its moving (mallopt(3)). */
+	(void)mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
 }

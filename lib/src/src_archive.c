@@ -239,6 +239,37 @@ name_dup(struct arch *ar, const char *s)
 }
 
 /*
+ * The samples' names, chunk by chunk as they came, into one block of
+ * their size: a shard's names fill a fraction of a chunk, and a dataset of
+ * many shards would otherwise hold each one's slack.  name_dup took them
+ * in the samples' order, so they are copied in it.
+ */
+static void
+pack_names(struct arch *ar)
+{
+	struct chunk k = { NULL, 0, 0 };
+	size_t i;
+
+	if (ar->nnames == 0 || (ar->nnames == 1 &&
+	    ar->names[0].len == ar->names[0].cap))
+		return;
+	for (i = 0; i < ar->nnames; i++)
+		k.cap += ar->names[i].len;
+	k.p = xmalloc(k.cap);
+	for (i = 0; i < ar->n; i++) {
+		size_t n = strlen(ar->v[i].path) + 1;
+
+		ar->v[i].path = memcpy(k.p + k.len, ar->v[i].path, n);
+		k.len += n;
+	}
+	for (i = 0; i < ar->nnames; i++)
+		free(ar->names[i].p);
+	ar->names = xreallocarray(ar->names, 1, sizeof(*ar->names));
+	ar->names[0] = k;
+	ar->nnames = 1;
+}
+
+/*
  * The member just read, b, into the arena, held once: a big one's buffer
  * becomes a chunk of its own (b is left empty), a small one is copied.
  */
@@ -2088,6 +2119,9 @@ group(struct reader *r)
 			if (j == 0 || strcmp(names[j - 1], names[i]) != 0)
 				names[j++] = xstrdup(names[i]);
 		nnames = j;
+		/* A class a few samples each: the room of one a sample
+		 * goes back. */
+		names = xreallocarray(names, nnames, sizeof(*names));
 		for (i = 0; i < ar->n; i++) {
 			char **f;
 
@@ -2106,6 +2140,7 @@ group(struct reader *r)
 	for (i = 0; i < ar->n; i++)
 		free(par[i]);
 	free(par);
+	pack_names(ar);
 	return 0;
 fail:
 	for (i = 0; i < ar->n; i++)
