@@ -244,6 +244,21 @@ noise() {
 	[ "${lines[0]}" = "rv-decode: --cache-dir: an empty directory name" ]
 }
 
+@test "archive-offset: a --cache-dir that fills up: one line naming the archive, the directory and the write, nothing left there or at -o" {
+	tree "$T/t"
+	tar -czf "$T/t.tar.gz" -C "$T/t" .
+	mkdir "$T/c"
+	# A file size limit stands in for a full disk: the same failed write
+	# (EFBIG rather than ENOSPC), with SIGXFSZ ignored as a shell may.
+	run -1 bash -c "trap '' XFSZ; ulimit -f 1; rv-decode -q --cache-dir \
+	    '$T/c' '$T/t.tar.gz' -o '$T/o.rvs'"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == "rv-decode: '$T/t.tar.gz': byte "*": --cache-dir '$T/c': writing "*" bytes at byte "*" of its spill file: File too large" ]]
+	[ -z "$(ls -A "$T/c")" ]
+	[ ! -e "$T/o.rvs" ]
+	[ -z "$(ls "$T" | grep -v '^[tc]$\|^t.tar.gz$')" ]
+}
+
 @test "archive-offset: --cache-dir with --index and --shard: each rank's shards the same bytes" {
 	tree "$T/t"
 	tar -czf "$T/a.tar.gz" -C "$T/t" .
