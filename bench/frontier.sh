@@ -13,9 +13,9 @@
 #
 # usage: bash bench/frontier.sh [REGIME]     (default clean)
 #
-# Regimes, cnn-small on Fashion-MNIST, bench/train.sh's recipe (SGD lr
-# 0.05, momentum 0.9, wd 5e-4, batch 128, no augmentation, mean and std
-# 0.5, the CPU backend):
+# Regimes clean and noisy: cnn-small on Fashion-MNIST, bench/train.sh's
+# recipe (SGD lr 0.05, momentum 0.9, wd 5e-4, batch 128, no augmentation,
+# mean and std 0.5, the CPU backend), the trainer on every core:
 #   clean   the training set as Debian ships it
 #   noisy   FRONTIER_NOISE (default 0.3) of the training labels replaced
 #           by a wrong class drawn at random (seed FRONTIER_NOISE_SEED,
@@ -23,6 +23,33 @@
 #           set clean
 # Budgets are fractions of a reference schedule, 10 epochs of every
 # sample: 4,690 steps of 128 for the 60,000 training images.
+#
+# Regime photos, where the trainer waits for data (issue 50): "Fashion-
+# MNIST on photographs" (bench/fmnist_photos.py: each garment tinted and
+# laid on a 480x360 crop of a mate-backgrounds photograph, JPEG quality
+# 90; FRONTIER_TRAIN training images, default 10000, and FRONTIER_TEST
+# test images, default 2000), ImageNet's recipe to 64 px (`rrc size=64
+# scale=0.25,1; flip; randaugment n=2 m=9`, decoded from the JPEGs every
+# epoch; test images `resize size=73; center_crop size=64`), a three-stage
+# CNN (SGD lr 0.05, momentum 0.9, batch 128, mean 0.5, std 0.25), one
+# core preparing the data (every data stage -j 1) and one training (-j
+# 1).  The reference is FRONTIER_REF_EPOCHS (default 40) epochs of every
+# training image.  Its policies are pipelines:
+#   standard     rv-decode --encoded | rv-augment SPEC: the baseline
+#   refurbish-R  rv-refurbish --partial 'rrc; randaugment' --final flip
+#                --reuse R
+#   shrink       rv-decode --encoded | rv-score (the assistant, floor
+#                FRONTIER_FLOOR, the trainer's feedback) | rv-augment SPEC:
+#                scored on a thumbnail before the decode
+#   rs2, random  the same with rv-score --policy rs2 (or uniform) --keep
+#                K, K shrink's kept share: the controls
+#   both         rv-refurbish --reuse FRONTIER_REUSE (default 3) --score
+#                '--budget K': the assistant picks each epoch's K before
+#                any partial is made, K shrink's kept share
+# then | rv-batch | rv-train-gpu.  Each run's wall time is also read
+# without its evaluation (the trainer's wall less its eval_s), and
+# frontier.md gives, for each pipeline, the wall time at which it reaches
+# standard's final accuracy at 0.5x and at 1.0x of the reference.
 #
 # Policies (rv-score between rv-decode and rv-batch, the trainer's
 # feedback back to it through a FIFO; FRONTIER_FLOOR, default 0.3):
@@ -44,14 +71,18 @@
 #   cut-only    every sample but the suspects of --noise-cut auto (history
 #               with floor 1): what the cut does without any selection
 # The controls read the assistant's share from results.jsonl, so the
-# assistant runs first.
+# assistant runs first (in photos, shrink).
 #
-# Environment: FRONTIER_SEEDS (default "0 1"), FRONTIER_BUDGETS
-# (fractions of the reference, default "0.2 0.36 0.52 0.68 0.84 1"),
-# FRONTIER_POLICIES (default "assistant uniform rs2"; add random,
-# autoassist, history, or any of the list above), FRONTIER_SCHEDULE
+# Environment: FRONTIER_SEEDS (default "0 1"; photos "0 1 2"),
+# FRONTIER_BUDGETS (fractions of the reference, default "0.2 0.36 0.52
+# 0.68 0.84 1"; photos "0.25 0.5 1"), FRONTIER_POLICIES (default
+# "assistant uniform rs2"; add random, autoassist, history, or any of the
+# list above; photos "shrink standard refurbish-3 rs2 both"),
+# FRONTIER_TRAIN, FRONTIER_TEST, FRONTIER_REF_EPOCHS, FRONTIER_REUSE and
+# FRONTIER_PHOTOS (the background photographs' directory, default
+# bench/photos.sh's full/nature) for photos, FRONTIER_SCHEDULE
 # (linear, default, or cosine: the schedule every run fits to its
-# budget), FRONTIER_THREADS (the trainer's -j, default nproc),
+# budget), FRONTIER_THREADS (the trainer's -j, default nproc; photos 1),
 # FRONTIER_LIMIT (the first N training images only, for a quick check;
 # the reference becomes 10 epochs of them), FRONTIER_TEST_LIMIT (the first
 # N test images only; default all 10,000), FRONTIER_TARGETS (test
@@ -72,9 +103,12 @@
 # Output in FRONTIER_OUT/REGIME/: results.jsonl, one object a run
 # (regime, policy, seed, budget_steps, budget (the fraction), grads,
 # final_acc, wall_s, data_cpu_s (the CPU seconds of rv-decode, rv-score
-# and rv-batch), train_cpu_s, kept (the share of the samples rv-score saw
-# that it kept), kept_after (the same after its first epoch), keep_arg
-# (the K a control ran with), schedule, n_train, n_test); runs/ (each
+# and rv-batch; in photos of every stage before the trainer),
+# train_cpu_s, kept (the share of the samples rv-score saw that it kept),
+# kept_after (the same after its first epoch), keep_arg (the K a control
+# ran with), schedule, n_train, n_test; in photos also pipeline (the
+# policy's name), train_wall_s (the trainer's wall seconds less its
+# evaluations') and ref_steps); data/ (photos' image set); runs/ (each
 # run's trainer log and rv-score -v lines); frontier.md (bench/
 # frontier_report.py: final accuracy per budget, mean +- sd over the
 # seeds; the smallest budget at which each policy's mean reaches each
@@ -103,7 +137,7 @@ die() {
 }
 usage() {
 	echo "$prog: $*" >&2
-	echo "usage: bash bench/frontier.sh [clean|noisy]" >&2
+	echo "usage: bash bench/frontier.sh [clean|noisy|photos]" >&2
 	exit 2
 }
 # shellcheck source=scripts/jsonl.bash
@@ -112,15 +146,28 @@ usage() {
 [ "$#" -le 1 ] || usage "one REGIME at most, got $#"
 regime=${1:-clean}
 case $regime in
-clean | noisy) ;;
-*) usage "'$regime': not a regime (clean or noisy)" ;;
+clean | noisy | photos) ;;
+*) usage "'$regime': not a regime (clean, noisy or photos)" ;;
 esac
 
-read -r -a seeds <<<"${FRONTIER_SEEDS:-0 1}"
-read -r -a fracs <<<"${FRONTIER_BUDGETS:-0.2 0.36 0.52 0.68 0.84 1}"
-read -r -a policies <<<"${FRONTIER_POLICIES:-assistant uniform rs2}"
+if [ "$regime" = photos ]; then
+	read -r -a seeds <<<"${FRONTIER_SEEDS:-0 1 2}"
+	read -r -a fracs <<<"${FRONTIER_BUDGETS:-0.25 0.5 1}"
+	read -r -a policies <<<"${FRONTIER_POLICIES:-shrink standard refurbish-3 rs2 both}"
+	threads=${FRONTIER_THREADS:-1}
+else
+	read -r -a seeds <<<"${FRONTIER_SEEDS:-0 1}"
+	read -r -a fracs <<<"${FRONTIER_BUDGETS:-0.2 0.36 0.52 0.68 0.84 1}"
+	read -r -a policies <<<"${FRONTIER_POLICIES:-assistant uniform rs2}"
+	threads=${FRONTIER_THREADS:-$(nproc)}
+fi
 schedule=${FRONTIER_SCHEDULE:-linear}
-threads=${FRONTIER_THREADS:-$(nproc)}
+p_train=${FRONTIER_TRAIN:-10000}
+p_test=${FRONTIER_TEST:-2000}
+ref_epochs=${FRONTIER_REF_EPOCHS:-40}
+reuse=${FRONTIER_REUSE:-3}
+photos=${FRONTIER_PHOTOS:-}
+py=${FRONTIER_PYTHON:-/usr/bin/python3}
 limit=${FRONTIER_LIMIT:-}
 test_limit=${FRONTIER_TEST_LIMIT:-}
 noise=${FRONTIER_NOISE:-0.3}
@@ -132,6 +179,7 @@ out=${FRONTIER_OUT:-$here/out/frontier}/$regime
 case $regime in
 clean) targets=${FRONTIER_TARGETS:-0.915 0.92} ;;
 noisy) targets=${FRONTIER_TARGETS:-0.9 0.905} ;;
+photos) targets=${FRONTIER_TARGETS:-} ;;
 esac
 batch=128
 lr=0.05
@@ -155,11 +203,20 @@ for f in "${fracs[@]}"; do
 	seen[f$f]=1
 done
 for p in "${policies[@]}"; do
-	case $p in
-	uniform | rs2 | random | assistant | assistant-f15 | autoassist | \
-	    history | assistant-nc | history-nc | cut-only) ;;
-	*) die "FRONTIER_POLICIES: '$p': not a policy (uniform, rs2, random, assistant, assistant-f15, autoassist, history, assistant-nc, history-nc or cut-only)" ;;
-	esac
+	if [ "$regime" = photos ]; then
+		case $p in
+		standard | shrink | rs2 | random | both) ;;
+		refurbish-[1-9] | refurbish-[1-9][0-9]) ;;
+		*) die "FRONTIER_POLICIES: '$p': not a pipeline of regime photos (standard, refurbish-R with R from 1 to 99, shrink, rs2, random or both)" ;;
+		esac
+	else
+		case $p in
+		uniform | rs2 | random | assistant | assistant-f15 | \
+		    autoassist | history | assistant-nc | history-nc | \
+		    cut-only) ;;
+		*) die "FRONTIER_POLICIES: '$p': not a policy (uniform, rs2, random, assistant, assistant-f15, autoassist, history, assistant-nc, history-nc or cut-only)" ;;
+		esac
+	fi
 	[ -z "${seen[p$p]:-}" ] || die "FRONTIER_POLICIES: '$p' twice"
 	seen[p$p]=1
 done
@@ -185,13 +242,28 @@ for t in $targets; do
 	[[ $t =~ ^0?\.[0-9]+$ ]] ||
 	    die "FRONTIER_TARGETS: '$t': not an accuracy in (0, 1)"
 done
+for v in p_train:TRAIN p_test:TEST ref_epochs:REF_EPOCHS reuse:REUSE; do
+	n=${v%%:*}
+	[[ ${!n} =~ ^[1-9][0-9]*$ ]] ||
+	    die "FRONTIER_${v#*:}: '${!n}': not a positive integer"
+done
+((p_train <= 60000)) || die "FRONTIER_TRAIN: '$p_train': at most 60000"
+((p_test <= 10000)) || die "FRONTIER_TEST: '$p_test': at most 10000"
 
-n_train=60000
-[ -z "$limit" ] || [ "$limit" -ge "$n_train" ] || n_train=$limit
-n_test=10000
-[ -z "$test_limit" ] || [ "$test_limit" -ge "$n_test" ] || n_test=$test_limit
-# the reference: 10 epochs of every sample, in steps of 128
-ref=$((10 * ((n_train + batch - 1) / batch)))
+if [ "$regime" = photos ]; then
+	n_train=$p_train
+	n_test=$p_test
+	ref_ep=$ref_epochs
+else
+	n_train=60000
+	[ -z "$limit" ] || [ "$limit" -ge "$n_train" ] || n_train=$limit
+	n_test=10000
+	[ -z "$test_limit" ] || [ "$test_limit" -ge "$n_test" ] ||
+	    n_test=$test_limit
+	ref_ep=10
+fi
+# the reference: ref_ep epochs of every sample, in steps of 128
+ref=$((ref_ep * ((n_train + batch - 1) / batch)))
 declare -A budget=()
 for f in "${fracs[@]}"; do
 	budget[$f]=$(awk -v f="$f" -v r="$ref" 'BEGIN {
@@ -199,12 +271,25 @@ for f in "${fracs[@]}"; do
 done
 
 if [ "$report" != 1 ]; then
-	for p in rv-decode rv-score rv-batch rv-train-gpu; do
+	progs=(rv-decode rv-score rv-batch rv-train-gpu)
+	[ "$regime" != photos ] || progs+=(rv-augment rv-refurbish)
+	for p in "${progs[@]}"; do
 		[ -x "$bin/$p" ] || die "'$bin/$p' is missing: run 'make' first"
 	done
 	[ -f "$fmnist/train-images-idx3-ubyte.gz" ] ||
 	    die "'$fmnist' is missing: apt-get install dataset-fashion-mnist"
 	[ -x /usr/bin/time ] || die "/usr/bin/time is missing: apt-get install time"
+	if [ "$regime" = photos ]; then
+		"$py" -c 'import PIL, numpy' 2>/dev/null ||
+		    die "'$py' cannot import PIL and numpy, which regime photos builds its images with: apt-get install python3-pil python3-numpy"
+		if [ -z "$photos" ]; then
+			bash "$here/photos.sh" "$here/out/photos" ||
+			    die "bench/photos.sh failed: it needs mate-backgrounds and imagemagick (apt-get install mate-backgrounds imagemagick)"
+			photos=$here/out/photos/full/nature
+		fi
+		compgen -G "$photos/*.jpg" >/dev/null ||
+		    die "FRONTIER_PHOTOS: '$photos': no photographs (*.jpg) there: bench/photos.sh makes them from mate-backgrounds (apt-get install mate-backgrounds imagemagick)"
+	fi
 fi
 mkdir -p "$out/runs" || die "cannot make '$out/runs'"
 results=$out/results.jsonl
@@ -244,27 +329,62 @@ PY
 	fi
 fi
 
+if [ "$regime" = photos ] && [ "$report" != 1 ]; then
+	# the image set, rebuilt when its recipe changes
+	recipe="v1 train=$n_train test=$n_test photos=$photos"
+	if [ ! -f "$out/data/.done" ] || [ "$(cat "$out/data/.done")" != "$recipe" ]; then
+		echo "# building $n_train + $n_test images of Fashion-MNIST on photographs into $out/data" >&2
+		rm -rf "$out/data"
+		"$py" "$here/fmnist_photos.py" "$fmnist" "$photos" "$out/data" \
+		    "$n_train" "$n_test" >&2 || {
+			rm -rf "$out/data"
+			die "fmnist_photos.py failed"
+		}
+		echo "$recipe" >"$out/data/.done"
+	fi
+fi
+# photos' recipe, model and pipelines (bench/regime.sh's job)
+p_spec='rrc size=64 scale=0.25,1; flip; randaugment n=2 m=9'
+p_partial='rrc size=64 scale=0.25,1; randaugment n=2 m=9'
+p_final=flip
+p_evalspec='resize size=73; center_crop size=64'
+p_model='conv 16 k=3 stride=2 pad=1; bn; relu; maxpool 2; conv 32 k=3 pad=1; bn; relu; maxpool 2; conv 48 k=3 pad=1; bn; relu; maxpool 2; linear 64; relu; linear'
+
 limitopt=()
 [ -z "$limit" ] || limitopt=(--limit "$limit")
 testlimit=()
 [ -z "$test_limit" ] || testlimit=(--limit "$test_limit")
 
-echo "# frontier, regime $regime: cnn-small on Fashion-MNIST ($n_train" \
-    "training images${limit:+, the first}, $n_test test images), reference" \
-    "$ref steps of $batch; budgets ${fracs[*]} of it; schedule $schedule" \
-    "fitted to each; seeds ${seeds[*]}; policies ${policies[*]}"
+if [ "$regime" = photos ]; then
+	echo "# frontier, regime photos: a three-stage CNN on Fashion-MNIST on" \
+	    "photographs ($n_train training, $n_test test JPEGs of 480x360)," \
+	    "'$p_spec' to 64 px, one core preparing data and one training;" \
+	    "reference $ref steps of $batch ($ref_ep epochs); budgets" \
+	    "${fracs[*]} of it; schedule $schedule fitted to each; seeds" \
+	    "${seeds[*]}; pipelines ${policies[*]}"
+else
+	echo "# frontier, regime $regime: cnn-small on Fashion-MNIST ($n_train" \
+	    "training images${limit:+, the first}, $n_test test images), reference" \
+	    "$ref steps of $batch; budgets ${fracs[*]} of it; schedule $schedule" \
+	    "fitted to each; seeds ${seeds[*]}; policies ${policies[*]}"
+fi
 if [ "$report" != 1 ]; then
 	echo "# machine: $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' \
 	    /proc/cpuinfo | head -1); load $(cut -d' ' -f1-3 /proc/loadavg);" \
 	    "$(date -u '+%Y-%m-%d %H:%M UTC')"
 fi
 
+# the run whose kept share the controls follow
+assist=assistant
+[ "$regime" != photos ] || assist=shrink
+
 # policy_args P K: rv-score's options for policy P (K: a control's share).
 policy_args() {
 	case $1 in
 	rs2) printf '%s\n' --policy rs2 --keep "$2" ;;
 	random) printf '%s\n' --policy uniform --keep "$2" ;;
-	assistant) printf '%s\n' --policy assistant --floor "$floor" ;;
+	assistant | shrink) printf '%s\n' --policy assistant --floor "$floor" ;;
+	both) printf '%s\n' --policy assistant --budget "$2" ;;
 	assistant-f15) printf '%s\n' --policy assistant --floor 0.15 ;;
 	autoassist) printf '%s\n' --policy assistant --assistant autoassist \
 	    --floor "$floor" ;;
@@ -290,12 +410,12 @@ done_run() {
 # the first epoch whole).
 control_keep() {
 	local key=kept
-	[ "$1" = random ] && key=kept_after
+	case $1 in random | both) key=kept_after ;; esac
 	jfield - regime policy seed budget_steps schedule n_train n_test \
 	    "$key" <"$results" | awk -F '\t' -v r="$regime" -v s="$2" \
 	    -v b="$3" -v sc="$schedule" -v n="$n_train" -v nt="$n_test" \
-	    -v d="$keep_default" '
-	    $1 == r && $2 == "assistant" && $4 == b && $5 == sc && $6 == n &&
+	    -v d="$keep_default" -v src="$assist" '
+	    $1 == r && $2 == src && $4 == b && $5 == sc && $6 == n &&
 	    $7 == nt && $8 != "null" && $8 != "-" {
 		if ($3 == s) own = $8; sum += $8; cnt++ }
 	    END {
@@ -312,6 +432,60 @@ cpu_of() {
 	    END { printf "%.2f", t + 0 }' "$@"
 }
 
+# photos_run P S B NAME [RV-SCORE OPTIONS...]: regime photos' pipeline P
+# for seed S and a budget of B steps: the data stage (one core: every
+# stage -j 1) timed as a whole into time.decode, then rv-batch and the
+# trainer; the stages' exit statuses in PIPESTATUS_COPY.
+photos_run() {
+	local p=$1 seed=$2 b=$3 name=$4 e r=
+	shift 4
+	local -a sopt=("$@") data
+	# epochs enough for the budget at a tenth kept (the upstream stages
+	# end by SIGPIPE when the trainer has its steps)
+	e=$(((b * batch + n_train / 10 - 1) / (n_train / 10 > 0 ? n_train / 10 : 1) + 2))
+	case $p in
+	refurbish-*) r=${p#refurbish-} ;;
+	both) r=$reuse ;;
+	esac
+	if [ -n "$r" ]; then
+		data=("$bin/rv-refurbish" -q -j 1 --seed "$seed" --partial
+		    "$p_partial" --final "$p_final" --reuse "$r" --epochs "$e"
+		    --batch "$batch")
+		if [ "$p" = both ]; then
+			data+=(-v --score "${sopt[*]} --feedback $fb")
+			# shellcheck disable=SC2016 # bash -c's positional parameters
+			data=(bash -c '"$@" 2>"$0"' "$out/runs/$name.score"
+			    "${data[@]}" "$tmp/train.rvs")
+		else
+			data+=("$tmp/train.rvs")
+		fi
+	else
+		# shellcheck disable=SC2016 # bash -c's positional parameters
+		data=(bash -c 'set -o pipefail
+		    if [ -n "$6" ]; then
+			"$1/rv-decode" -q -j 1 --encoded --epochs "$2" \
+			    --shuffle --seed "$3" "$4" |
+			    "$1/rv-score" -v --feedback "$7" --seed "$3" $6 \
+			    2>"$8" | "$1/rv-augment" -q -j 1 --seed "$3" "$5"
+		    else
+			"$1/rv-decode" -q -j 1 --encoded --epochs "$2" \
+			    --shuffle --seed "$3" "$4" |
+			    "$1/rv-augment" -q -j 1 --seed "$3" "$5"
+		    fi' - "$bin" "$e" "$seed" "$out/data/train" "$p_spec"
+		    "${sopt[*]}" "$fb" "$out/runs/$name.score")
+	fi
+	local -a train=(/usr/bin/time -f '%U %S' -o "$tmp/time.train"
+	    "$bin/rv-train-gpu" -q -j "$threads" --device cpu -m "$p_model"
+	    --lr "$lr" --momentum 0.9 --schedule "$schedule" --steps "$b"
+	    --mean 0.5 --std 0.25 --eval "$tmp/test.rvs" --eval-every "$b"
+	    --no-epoch-eval --log "$out/runs/$name.log" --seed "$seed")
+	[ "${#sopt[@]}" -eq 0 ] || { mkfifo "$fb"; train+=(--feedback "$fb"); }
+	/usr/bin/time -f '%U %S' -o "$tmp/time.decode" "${data[@]}" |
+	    /usr/bin/time -f '%U %S' -o "$tmp/time.batch" "$bin/rv-batch" -q \
+	    -b "$batch" | "${train[@]}" >"$tmp/summary" 2>"$tmp/err"
+	PIPESTATUS_COPY=("${PIPESTATUS[@]}")
+}
+
 # run_one P S F: one run of policy P, seed S, budget fraction F, its
 # result appended to results.jsonl.
 run_one() {
@@ -321,7 +495,7 @@ run_one() {
 	done_run "$p" "$seed" "$b" && { echo "# $name: in results.jsonl"; return 0; }
 	failing=$name
 	case $p in
-	rs2 | random) k=$(control_keep "$p" "$seed" "$b") ;;
+	rs2 | random | both) k=$(control_keep "$p" "$seed" "$b") ;;
 	esac
 	mapfile -t pargs < <(policy_args "$p" "$k")
 	# epochs enough for the budget at a tenth kept: rv-decode stops
@@ -344,7 +518,11 @@ run_one() {
 	echo "# $name: ${pargs[*]:-no rv-score}"
 	t0=$(date +%s.%N)
 	set +e
-	if [ "$p" = uniform ]; then
+	if [ "$regime" = photos ]; then
+		photos_run "$p" "$seed" "$b" "$name" "${pargs[@]}"
+		st=("${PIPESTATUS_COPY[@]}")
+		stages=("data stage" rv-batch rv-train-gpu)
+	elif [ "$p" = uniform ]; then
 		stages=(rv-decode rv-batch rv-train-gpu)
 		"${dec[@]}" | "${bat[@]}" | "${train[@]}" \
 		    >"$tmp/summary" 2>"$tmp/err"
@@ -389,9 +567,9 @@ run_one() {
 		die "$name: no final evaluation"
 	fi
 	local kept=1 kept_after=1 data_cpu train_cpu
-	if [ "$p" != uniform ]; then
+	if [ -f "$out/runs/$name.score" ]; then
 		read -r kept kept_after < <(awk '
-		    /^rv-score: epoch [0-9]+: / {
+		    /^rv-score: epoch [0-9]+: / || /^rv-refurbish: score epoch [0-9]+: / {
 			match($0, /[0-9]+ seen/); s = substr($0, RSTART, RLENGTH) + 0
 			match($0, /[0-9]+ kept/); k = substr($0, RSTART, RLENGTH) + 0
 			ts += s; tk += k; if (n++) { as += s; ak += k } }
@@ -400,28 +578,50 @@ run_one() {
 		    "$out/runs/$name.score")
 	fi
 	local -a times=("$tmp/time.decode" "$tmp/time.batch")
-	[ "$p" = uniform ] || times+=("$tmp/time.score")
+	[ ! -f "$tmp/time.score" ] || times+=("$tmp/time.score")
 	data_cpu=$(cpu_of "${times[@]}")
 	train_cpu=$(cpu_of "$tmp/time.train")
-	printf '{"regime":"%s","policy":"%s","seed":%s,"budget_steps":%s,"budget":%s,"grads":%s,"final_acc":%s,"wall_s":%.2f,"data_cpu_s":%s,"train_cpu_s":%s,"kept":%s,"kept_after":%s,"keep_arg":%s,"schedule":"%s","n_train":%s,"n_test":%s,"date":"%s"}\n' \
+	local extra=
+	if [ "$regime" = photos ]; then
+		local tw
+		# the trainer's wall less its evaluation
+		tw=$(jfield summary wall eval_s <"$out/runs/$name.log" |
+		    tail -n 1 | awk -F '\t' '$2 ~ /^[0-9.e+-]+$/ {
+			printf "%.2f", $1 - $2; ok = 1 } END { exit !ok }') ||
+		    die "$name: no eval_s in its summary (rv-train-gpu too old?)"
+		extra=$(printf ',"pipeline":"%s","train_wall_s":%s,"ref_steps":%s' \
+		    "$p" "$tw" "$ref")
+	fi
+	printf '{"regime":"%s","policy":"%s","seed":%s,"budget_steps":%s,"budget":%s,"grads":%s,"final_acc":%s,"wall_s":%.2f,"data_cpu_s":%s,"train_cpu_s":%s,"kept":%s,"kept_after":%s,"keep_arg":%s,"schedule":"%s","n_train":%s,"n_test":%s%s,"date":"%s"}\n' \
 	    "$regime" "$p" "$seed" "$b" "$f" "$grads" "$acc" "$wall" \
 	    "$data_cpu" "$train_cpu" "$kept" "$kept_after" "$k" "$schedule" \
-	    "$n_train" "$n_test" "$(date -u +%Y-%m-%dT%H:%MZ)" >>"$results"
+	    "$n_train" "$n_test" "$extra" "$(date -u +%Y-%m-%dT%H:%MZ)" \
+	    >>"$results"
 	failing=
 	echo "# $name: final accuracy $acc, $grads grads, wall ${wall}s," \
 	    "data CPU ${data_cpu}s, kept $kept"
 }
 
 if [ "$report" != 1 ]; then
-	"$bin/rv-decode" -q -j 1 "${testlimit[@]}" \
-	    "$fmnist/t10k-images-idx3-ubyte.gz" \
-	    "$fmnist/t10k-labels-idx1-ubyte.gz" -o "$tmp/test.rvs" ||
-	    die "rv-decode of the Fashion-MNIST test set failed"
+	if [ "$regime" = photos ]; then
+		"$bin/rv-decode" -q --encoded "$out/data/train" \
+		    -o "$tmp/train.rvs" ||
+		    die "rv-decode of '$out/data/train' failed"
+		"$bin/rv-decode" -q --encoded "$out/data/test" |
+		    "$bin/rv-augment" -q "$p_evalspec" -o "$tmp/test.rvs" ||
+		    die "the test set ('$out/data/test') failed"
+	else
+		"$bin/rv-decode" -q -j 1 "${testlimit[@]}" \
+		    "$fmnist/t10k-images-idx3-ubyte.gz" \
+		    "$fmnist/t10k-labels-idx1-ubyte.gz" -o "$tmp/test.rvs" ||
+		    die "rv-decode of the Fashion-MNIST test set failed"
+	fi
 	# the assistant first: the controls follow its kept share
 	order=()
-	for p in assistant assistant-f15 autoassist history assistant-nc \
-	    history-nc cut-only uniform rs2 random; do
-		[ -n "${seen[p$p]:-}" ] && order+=("$p")
+	for p in assistant shrink assistant-f15 autoassist history \
+	    assistant-nc history-nc cut-only uniform standard \
+	    "${policies[@]}" rs2 random both; do
+		[ -n "${seen[p$p]:-}" ] && order+=("$p") && seen[p$p]=
 	done
 	for f in "${fracs[@]}"; do
 		for s in "${seeds[@]}"; do
@@ -432,7 +632,9 @@ if [ "$report" != 1 ]; then
 	done
 fi
 
-/usr/bin/python3 "$here/frontier_report.py" --results "$results" \
+rep=(--baseline uniform)
+[ "$regime" != photos ] || rep=(--baseline standard --describe "a three-stage CNN on Fashion-MNIST on photographs ($n_train training, $n_test test JPEGs of 480x360), '$p_spec' to 64 px, one core preparing the data and one training; refurbished: partial '$p_partial', final '$p_final'; both at reuse $reuse")
+/usr/bin/python3 "$here/frontier_report.py" "${rep[@]}" --results "$results" \
     --regime "$regime" --schedule "$schedule" --n-train "$n_train" \
     --n-test "$n_test" --ref "$ref" --targets "$targets" \
     --policies "${policies[*]}" --budgets "$(for f in "${fracs[@]}"; do

@@ -10,6 +10,11 @@ ran it), and writes:
     the same from that seed's own runs, whose range gives the spread;
   - the cost at each budget: wall seconds and data-stage CPU seconds,
     and the share rv-score kept;
+  - where the runs carry train_wall_s (regime photos: the trainer's wall
+    less its evaluation), the wall time at which each policy reaches the
+    baseline's final accuracy at 0.5x and 1.0x of the reference,
+    interpolated between budgets on the policy's curve of mean accuracy
+    against mean wall time, and its ratio to the baseline's wall there;
 a dagger wherever a policy's values over the seeds and uniform's do not
 overlap (disjoint minimum-maximum ranges: with two or three seeds each,
 two policies that do not differ are that far apart rarely, not never).
@@ -26,9 +31,13 @@ import subprocess
 import sys
 import tempfile
 
-ORDER = ["uniform", "rs2", "random", "assistant", "assistant-f15",
-         "autoassist", "history", "assistant-nc", "history-nc", "cut-only"]
+ORDER = ["uniform", "standard", "refurbish-*", "rs2", "random",
+         "assistant", "shrink", "both", "assistant-f15", "autoassist",
+         "history", "assistant-nc", "history-nc", "cut-only"]
 LABEL = {
+    "standard": "standard (rv-decode | rv-augment)",
+    "shrink": "shrink (the assistant before the decode)",
+    "both": "both (refurbished, shrunk before the partials)",
     "uniform": "uniform (every sample)",
     "rs2": "rs2 (random subset, no replacement)",
     "random": "random (the assistant keep rate)",
@@ -40,6 +49,32 @@ LABEL = {
     "history-nc": "history, noise cut",
     "cut-only": "every sample but the noise cut's suspects",
 }
+
+
+def ordered(names):
+    """The policies in ORDER, refurbish-R by R where ORDER says
+    refurbish-*."""
+    out = []
+    for o in ORDER:
+        if o == "refurbish-*":
+            out += sorted((n for n in names if n.startswith("refurbish-")),
+                          key=lambda n: int(n.split("-")[1]))
+        elif o in names:
+            out.append(o)
+    return out
+
+
+def label(p):
+    if p.startswith("refurbish-"):
+        return f"refurbished, r={p.split('-')[1]}"
+    return LABEL.get(p, p)
+
+
+def wall_cross(points, t):
+    """The wall time at which the curve [(wall, acc)], in budget order,
+    first reaches t, interpolated from the point before; ('<=', w) if the
+    first point already does; None if it never does."""
+    return crossing(points, t)
 
 
 def mean_sd(v):
@@ -86,6 +121,80 @@ def fmt_cross(c):
     return ("<= %d" if c[0] == "<=" else "%d") % round(c[1])
 
 
+def wall_section(w, pols, budgets, seeds, acc, twall, base, ref):
+    """The wall time at which each policy reaches the baseline's final
+    accuracy at 0.5x and 1.0x of the reference."""
+    w("## Wall time to the baseline's final accuracy\n")
+    w(f"For each budget B of the reference ({base}'s run at 0.5x and 1.0x "
+      f"of it): the trainer's wall seconds, evaluations excluded, at which "
+      f"a policy first reaches {base}'s mean final accuracy at B, "
+      f"interpolated between its budgets on its curve of mean accuracy "
+      f"against mean wall time; then the ratio to {base}'s wall at B.  In "
+      f"brackets the per-seed ratios (each seed's runs against the same "
+      f"seed's {base} at B), min-max; † where every seed's ratio and 1 do "
+      f"not overlap, that is all below 1 or all above.  '<=' where the "
+      f"policy's smallest budget already reaches it (an upper bound).\n")
+    table_head(w, ["baseline at", "its accuracy", "its wall (s)"],
+               [p for p in pols if p != base], "---")
+    for frac in (0.5, 1.0):
+        b0 = min(budgets, key=lambda b: abs(b - frac * ref))
+        if abs(b0 - frac * ref) > 0.02 * ref or (base, b0) not in acc:
+            continue
+        bacc = acc[(base, b0)]
+        bwall = twall.get((base, b0), {})
+        if not bwall:
+            continue
+        tacc = sum(bacc.values()) / len(bacc)
+        twm = sum(bwall.values()) / len(bwall)
+        cells = []
+        for p in pols:
+            if p == base:
+                continue
+            pts = []
+            for b in budgets:
+                va, vw = acc.get((p, b), {}), twall.get((p, b), {})
+                ss = [x for x in va if x in vw]
+                if ss:
+                    pts.append((sum(vw[x] for x in ss) / len(ss),
+                                sum(va[x] for x in ss) / len(ss)))
+            c = wall_cross(pts, tacc)
+            if c is None:
+                cells.append("not reached")
+                continue
+            cell = ("<= " if c[0] == "<=" else "") + \
+                f"{c[1]:.0f} s, {c[1] / twm:.2f}x"
+            ratios = []
+            for x in seeds:
+                if x not in bacc or x not in bwall:
+                    continue
+                sp = [(twall[(p, b)][x], acc[(p, b)][x]) for b in budgets
+                      if x in acc.get((p, b), {}) and
+                      x in twall.get((p, b), {})]
+                cs = wall_cross(sp, bacc[x])
+                ratios.append(None if cs is None else cs[1] / bwall[x])
+            got = [r for r in ratios if r is not None]
+            if len(ratios) >= 2:
+                if len(got) == len(ratios):
+                    cell += f" [{min(got):.2f}-{max(got):.2f}]"
+                    if max(got) < 1 or min(got) > 1:
+                        cell += " †"
+                else:
+                    cell += f" [{len(ratios) - len(got)} of {len(ratios)} seeds never]"
+            cells.append(cell)
+        w(f"| {frac:.1f}x ({b0} steps) | {tacc:.2f} % | {twm:.0f} | " +
+          " | ".join(cells) + " |")
+    w("")
+    # the plateau: what the baseline's last doubling of steps gained
+    half = [b for b in budgets if abs(b - ref / 2) <= 0.02 * ref]
+    if half and (base, ref) in acc and (base, half[0]) in acc:
+        h, f = acc[(base, half[0])], acc[(base, ref)]
+        d = sum(f.values()) / len(f) - sum(h.values()) / len(h)
+        w(f"{base}'s last doubling of steps, {half[0]} to {ref}: "
+          f"{d:+.2f} points of final accuracy "
+          f"({'under' if d < 1 else 'not under'} one point: "
+          f"{'a plateau' if d < 1 else 'no plateau yet'}).\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     for a in ("results", "regime", "schedule", "md", "png", "targets",
@@ -95,7 +204,10 @@ def main():
     ap.add_argument("--n-train", type=int, required=True)
     ap.add_argument("--n-test", type=int, required=True)
     ap.add_argument("--ref", type=int, required=True)
+    ap.add_argument("--baseline", default="uniform")
+    ap.add_argument("--describe", default=None)
     a = ap.parse_args()
+    base = a.baseline
     targets = [float(x) for x in (a.targets or "").split()]
 
     runs = []
@@ -112,14 +224,17 @@ def main():
                     r.get("n_test")) == (a.regime, a.schedule, a.n_train,
                                          a.n_test):
                 runs.append(r)
-    pols = [p for p in ORDER if any(r["policy"] == p for r in runs)]
+    pols = ordered({r["policy"] for r in runs})
     budgets = sorted({r["budget_steps"] for r in runs})
     seeds = sorted({r["seed"] for r in runs})
-    # acc[p][b][seed], and the costs
-    acc, wall, dcpu, kept = {}, {}, {}, {}
+    # acc[p][b][seed], twall[p][b][seed] (the trainer's, evaluations
+    # excluded, where the runs have it), and the costs
+    acc, twall, wall, dcpu, kept = {}, {}, {}, {}, {}
     for r in runs:
         k = (r["policy"], r["budget_steps"])
         acc.setdefault(k, {})[r["seed"]] = r["final_acc"] * 100
+        if r.get("train_wall_s") is not None:
+            twall.setdefault(k, {})[r["seed"]] = r["train_wall_s"]
         wall.setdefault(k, []).append(r["wall_s"])
         dcpu.setdefault(k, []).append(r["data_cpu_s"])
         kept.setdefault(k, []).append(r["kept"])
@@ -127,11 +242,13 @@ def main():
     out = []
     w = out.append
     w(f"# Shrinking frontier: regime {a.regime}\n")
-    w(f"cnn-small on Fashion-MNIST ({a.n_train} training images, "
-      f"{a.n_test} test images), every run's {a.schedule} schedule fitted "
+    what = a.describe or (f"cnn-small on Fashion-MNIST ({a.n_train} "
+                          f"training images, {a.n_test} test images)")
+    w(f"{what}, every run's {a.schedule} schedule fitted "
       f"to its own budget (`rv-train-gpu --schedule {a.schedule} --steps "
       f"B`), final test accuracy, no early stop.  Reference: {a.ref} "
-      f"steps of 128 (10 epochs of every sample).  Seeds: "
+      f"steps of 128 ({a.ref * 128 / a.n_train:.0f} epochs of every "
+      f"sample).  Seeds: "
       f"{' '.join(map(str, seeds)) or 'none'}.  Made by "
       f"`bash bench/frontier.sh {a.regime}` from {len(runs)} runs in "
       f"results.jsonl.\n")
@@ -140,11 +257,11 @@ def main():
     else:
         w("## Final test accuracy (%) per budget\n")
         w("mean ± sd over the seeds (runs); † where the seeds' range and "
-          "uniform's do not overlap.\n")
+          f"{base}'s do not overlap.\n")
         table_head(w, ["budget (steps)", "x ref"], pols, "--:")
         for b in budgets:
             cells = []
-            u = list(acc.get(("uniform", b), {}).values())
+            u = list(acc.get((base, b), {}).values())
             for p in pols:
                 v = list(acc.get((p, b), {}).values())
                 m, sd = mean_sd(v)
@@ -153,7 +270,7 @@ def main():
                     continue
                 c = f"{m:.2f}" + (f" ± {sd:.2f}" if sd is not None else "")
                 c += f" ({len(v)})"
-                if p != "uniform" and disjoint(v, u):
+                if p != base and disjoint(v, u):
                     c += " †"
                 cells.append(c)
             w(f"| {b} | {b / a.ref:.2f} | " + " | ".join(cells) + " |")
@@ -164,8 +281,8 @@ def main():
               "accuracy over the seeds reaches the target, interpolated "
               "between the budgets around the first crossing; in "
               "brackets, the same from each seed's own runs (min-max), and "
-              "the ratio to uniform's; † where the seeds' ranges and "
-              "uniform's do not overlap.\n")
+              f"the ratio to {base}'s; † where the seeds' ranges and "
+              f"{base}'s do not overlap.\n")
             table_head(w, ["target"], pols, "---")
             for t in targets:
                 tt = t * 100
@@ -186,24 +303,27 @@ def main():
                             ps.append(c[1])
                     per_seed[p] = ps
                 cells = []
-                cu = cross.get("uniform")
+                cu = cross.get(base)
                 for p in pols:
                     c = cross[p]
                     cell = fmt_cross(c)
                     ps = per_seed[p]
                     if len(ps) >= 2:
                         cell += f" [{min(ps):.0f}-{max(ps):.0f}]"
-                    if (p != "uniform" and c is not None and cu is not None
+                    if (p != base and c is not None and cu is not None
                             and c[0] == "=" and cu[0] == "="):
                         cell += f", {c[1] / cu[1]:.2f}x"
-                        if disjoint(ps, per_seed["uniform"]):
+                        if disjoint(ps, per_seed.get(base, [])):
                             cell += " †"
                     cells.append(cell)
                 w(f"| {tt:.1f} % | " + " | ".join(cells) + " |")
             w("")
+        if twall and any((base, b) in acc for b in budgets):
+            wall_section(w, pols, budgets, seeds, acc, twall, base, a.ref)
         w("## Cost\n")
         w("Per budget and policy: wall seconds of the whole pipeline, CPU "
-          "seconds of the data stages (rv-decode, rv-score, rv-batch), "
+          "seconds of every stage before the trainer (rv-decode, rv-score, "
+          "rv-batch; in photos rv-augment or rv-refurbish too), "
           "and the share of the samples rv-score saw that it kept; means "
           "over the seeds.\n")
         table_head(w, ["budget (steps)"], pols, "---")
@@ -236,13 +356,14 @@ def main():
                     if not v:
                         continue
                     m, sd = mean_sd(v)
+                    tw = list(twall.get((p, b), {}).values())
                     f.write(f"{b} {m:.4f} {sd or 0:.4f} "
-                            f"{mean_sd(wall[(p, b)])[0]:.2f}\n")
+                            f"{mean_sd(tw or wall[(p, b)])[0]:.2f}\n")
                 f.write("\n\n")
         def plots(x):
             return ", ".join(
                 f"'{dat}' index {i} using {x}:2:3 with yerrorlines "
-                f"title '{LABEL[p]}'" for i, p in enumerate(pols))
+                f"title '{label(p)}'" for i, p in enumerate(pols))
         gp = f"""set terminal pngcairo size 1400,560 font ',10'
 set output '{a.png}.tmp'
 set multiplot layout 1,2 title 'regime {a.regime}: final test accuracy, each run its {a.schedule} schedule fitted to its budget (mean, sd over seeds)'
@@ -251,7 +372,7 @@ set key bottom right
 set ylabel 'final test accuracy (%)'
 set xlabel 'budget (trainer steps of 128)'
 plot {plots(1)}
-set xlabel 'wall seconds (pipeline, 2-core machine)'
+set xlabel '{"trainer wall seconds, evaluations excluded" if twall else "wall seconds (pipeline)"}, 2-core machine'
 plot {plots(4)}
 unset multiplot
 """

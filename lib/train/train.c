@@ -555,6 +555,7 @@ evaluate(struct trainer *t)
 	    t->out[0].loss, t->out[0].pred, &loss, &acc) < 0)
 		return -1;
 	off_clock(t, t0);
+	r->eval_s += rv_now() - t0;
 	t->eval_at = t->pos.step;
 	r->evaluated = 1;
 	r->eval_loss = loss;
@@ -571,6 +572,7 @@ evaluate(struct trainer *t)
 		    (unsigned long long)t->pos.samples,
 		    (unsigned long long)t->pos.grads);
 		jnum(t->log, "wall", wall(t));
+		jnum(t->log, "eval_s", r->eval_s);
 		fputs("}\n", t->log);
 		fflush(t->log);
 	}
@@ -931,6 +933,7 @@ log_summary(struct trainer *t)
 	jnum(f, "target_acc", t->conf->target_acc >= 0 ?
 	    t->conf->target_acc : NAN);
 	jnum(f, "wall", r->wall);
+	jnum(f, "eval_s", r->eval_s);
 	fprintf(f, ",\"epochs\":%u,\"steps\":%llu,\"samples\":%llu,"
 	    "\"grads\":%llu", r->epochs, (unsigned long long)r->steps,
 	    (unsigned long long)r->samples, (unsigned long long)r->grads);

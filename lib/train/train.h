@@ -95,6 +95,7 @@ struct rv_train_result {
 	uint64_t steps, samples, grads, batches;
 	uint32_t epochs;		/* epoch ends seen */
 	double wall, wait;		/* seconds */
+	double eval_s;			/* of wall, evaluating (this process) */
 	double train_loss, train_acc;	/* last epoch (or since start) */
 	int evaluated;
 	double eval_loss, eval_acc;	/* last evaluation */

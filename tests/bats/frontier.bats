@@ -92,7 +92,7 @@ print(len(a), sum(x != y for x, y in zip(a, b)), max(a))' "$l" \
 @test "frontier.sh: bad settings are refused in one line before anything is written; a failing run leaves nothing behind" {
 	run -2 --separate-stderr "${SMOKE[@]}" bash "$REPO/bench/frontier.sh" \
 	    blurry
-	[ "${stderr_lines[0]}" = "frontier.sh: 'blurry': not a regime (clean or noisy)" ]
+	[ "${stderr_lines[0]}" = "frontier.sh: 'blurry': not a regime (clean, noisy or photos)" ]
 	local v want
 	while IFS='|' read -r v want; do
 		run -1 --separate-stderr "${SMOKE[@]}" "$v" \
@@ -125,4 +125,76 @@ EOF
 	[[ "${stderr_lines[-1]}" == "frontier.sh: assistant-s0-b10 failed: rv-train-gpu exited 3" ]]
 	[ ! -s "$W/out/clean/results.jsonl" ]
 	[ -z "$(ls "$W/out/clean/runs")" ]
+}
+
+# photos_env: regime photos in seconds: 256 training and 64 test images on
+# two plasma backgrounds, a reference of 2 epochs (4 steps).
+photos_env() {
+	[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import PIL, numpy' 2>/dev/null ||
+	    skip "needs /usr/bin/python3 with PIL and numpy"
+	mkdir -p "$W/photos"
+	convert -seed 1 -size 640x480 plasma:green-blue "$W/photos/a.jpg"
+	convert -seed 2 -size 500x500 plasma:yellow-red "$W/photos/b.jpg"
+	PHOTOS=(env FRONTIER_TRAIN=256 FRONTIER_TEST=64 FRONTIER_REF_EPOCHS=2
+	    FRONTIER_BUDGETS="0.5 1" FRONTIER_SEEDS="0 1" FRONTIER_REUSE=2
+	    FRONTIER_PHOTOS="$W/photos" FRONTIER_OUT="$W/out"
+	    RV_BUILD="${BIN%/bin}")
+}
+
+@test "frontier.sh photos: the data-bound pipelines on one grid, the controls and both at shrink's share, the wall time to standard's accuracy" {
+	slow
+	photos_env
+	run -0 "${PHOTOS[@]}" \
+	    FRONTIER_POLICIES="standard refurbish-2 shrink rs2 both" \
+	    bash "$REPO/bench/frontier.sh" photos
+	local r="$W/out/photos/results.jsonl"
+	[ "$(wc -l < "$r")" = 20 ]
+	# shrink ran first: the controls and both read its share
+	[[ "$(grep -m1 '^# [a-z0-9-]*-s0-b2:' <<<"$output")" == "# shrink-s0-b2: "* ]]
+	run -0 python3 -c 'import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+by = {(o["pipeline"], o["seed"], o["budget_steps"]): o for o in rows}
+for o in rows:
+    assert o["regime"] == "photos" and o["policy"] == o["pipeline"], o
+    assert (o["n_train"], o["n_test"], o["ref_steps"]) == (256, 64, 4), o
+    assert 0 <= o["final_acc"] <= 1 and o["grads"] <= 128 * o["budget_steps"], o
+    assert 0 < o["train_wall_s"] <= o["wall_s"] and o["data_cpu_s"] > 0, o
+    if o["pipeline"] in ("standard", "refurbish-2"):
+        assert o["kept"] == 1 and o["grads"] == 128 * o["budget_steps"], o
+    if o["pipeline"] == "rs2":
+        assert o["keep_arg"] == by[("shrink", o["seed"], o["budget_steps"])]["kept"], o
+    if o["pipeline"] == "both":
+        assert o["keep_arg"] == by[("shrink", o["seed"], o["budget_steps"])]["kept_after"], o
+print(" ".join(sorted({o["pipeline"] for o in rows})))' "$r"
+	[ "$output" = "both refurbish-2 rs2 shrink standard" ]
+	# the scorers' epoch lines: rv-score's for shrink, rv-refurbish's for both
+	grep -q '^rv-score: epoch 1: ' "$W/out/photos/runs/shrink-s0-b4.score"
+	grep -q '^rv-refurbish: score epoch 1: ' "$W/out/photos/runs/both-s1-b4.score"
+	# the report: accuracy per budget against standard, the wall-time table
+	local md="$W/out/photos/frontier.md"
+	grep -q '^| budget (steps) | x ref | standard | refurbish-2 | rs2 | shrink | both |$' "$md"
+	grep -q "^## Wall time to the baseline's final accuracy" "$md"
+	grep -Eq '^\| 1\.0x \(4 steps\) \| [0-9.]+ % \| [0-9]+ \| ' "$md"
+	[ "$(head -c 4 "$W/out/photos/frontier.png" | od -An -tx1 | tr -d ' ')" = 89504e47 ]
+}
+
+@test "frontier.sh photos: a regime it cannot build is one line naming what to install, nothing written" {
+	photos_env
+	run -1 --separate-stderr "${PHOTOS[@]}" FRONTIER_PHOTOS="$W/none" \
+	    bash "$REPO/bench/frontier.sh" photos
+	[ "$stderr" = "frontier.sh: FRONTIER_PHOTOS: '$W/none': no photographs (*.jpg) there: bench/photos.sh makes them from mate-backgrounds (apt-get install mate-backgrounds imagemagick)" ]
+	[ ! -e "$W/out" ]
+	printf '#!/bin/sh\nexit 1\n' > "$W/py"
+	chmod +x "$W/py"
+	run -1 --separate-stderr "${PHOTOS[@]}" FRONTIER_PYTHON="$W/py" \
+	    bash "$REPO/bench/frontier.sh" photos
+	[ "$stderr" = "frontier.sh: '$W/py' cannot import PIL and numpy, which regime photos builds its images with: apt-get install python3-pil python3-numpy" ]
+	[ ! -e "$W/out" ]
+	run -1 --separate-stderr "${PHOTOS[@]}" FRONTIER_POLICIES="standard uniform" \
+	    bash "$REPO/bench/frontier.sh" photos
+	[ "$stderr" = "frontier.sh: FRONTIER_POLICIES: 'uniform': not a pipeline of regime photos (standard, refurbish-R with R from 1 to 99, shrink, rs2, random or both)" ]
+	run -1 --separate-stderr "${PHOTOS[@]}" FRONTIER_TRAIN=0 \
+	    bash "$REPO/bench/frontier.sh" photos
+	[ "$stderr" = "frontier.sh: FRONTIER_TRAIN: '0': not a positive integer" ]
+	[ ! -e "$W/out" ]
 }

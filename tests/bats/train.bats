@@ -160,10 +160,11 @@ import json, math, sys
 keys = {
     "step": "event step epoch loss acc lr samples_per_s wait_frac samples "
             "grads wall",
-    "eval": "event step epoch eval_loss eval_acc samples grads wall",
+    "eval": "event step epoch eval_loss eval_acc samples grads wall eval_s",
     "epoch": "event step epoch loss acc lr samples_per_s wait_frac samples "
              "grads wall epoch_s",
-    "summary": "event reached target_acc wall epochs steps samples grads "
+    "summary": "event reached target_acc wall eval_s epochs steps samples "
+               "grads "
                "eval_acc eval_loss wait_frac feedback_written "
                "feedback_dropped",
 }
@@ -176,6 +177,11 @@ for i, line in enumerate(open(sys.argv[1])):
         if isinstance(v, float) and not math.isfinite(v):
             print("FAIL: line %d: %s %r" % (i + 1, k, v))
             sys.exit(1)
+    # the seconds evaluating are a part of the wall time
+    if "eval_s" in o and not 0 <= o["eval_s"] <= o["wall"]:
+        print("FAIL: line %d: eval_s %r, wall %r" % (i + 1, o["eval_s"],
+              o["wall"]))
+        sys.exit(1)
     # one line a record: event step epoch, then what the test asks for
     print(o["event"], o.get("step", "-"), o.get("epoch", "-"),
           *[o[k] for k in sys.argv[2:] if k in o])
