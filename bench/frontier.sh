@@ -49,7 +49,9 @@
 # then | rv-batch | rv-train-gpu.  Each run's wall time is also read
 # without its evaluation (the trainer's wall less its eval_s), and
 # frontier.md gives, for each pipeline, the wall time at which it reaches
-# standard's final accuracy at 0.5x and at 1.0x of the reference.
+# standard's final accuracy at 0.5x and at 1.0x of the reference,
+# standard's last doubling of steps (a plateau if under one point), and
+# issue 50's targets, each MET or MISSED.
 #
 # Policies (rv-score between rv-decode and rv-batch, the trainer's
 # feedback back to it through a FIFO; FRONTIER_FLOOR, default 0.3):
@@ -82,7 +84,8 @@
 # FRONTIER_PHOTOS (the background photographs' directory, default
 # bench/photos.sh's full/nature) for photos, FRONTIER_SCHEDULE
 # (linear, default, or cosine: the schedule every run fits to its
-# budget), FRONTIER_THREADS (the trainer's -j, default nproc; photos 1),
+# budget), FRONTIER_LR (the peak learning rate, default 0.05),
+# FRONTIER_THREADS (the trainer's -j, default nproc; photos 1),
 # FRONTIER_LIMIT (the first N training images only, for a quick check;
 # the reference becomes 10 epochs of them), FRONTIER_TEST_LIMIT (the first
 # N test images only; default all 10,000), FRONTIER_TARGETS (test
@@ -182,7 +185,7 @@ noisy) targets=${FRONTIER_TARGETS:-0.9 0.905} ;;
 photos) targets=${FRONTIER_TARGETS:-} ;;
 esac
 batch=128
-lr=0.05
+lr=${FRONTIER_LR:-0.05}
 
 # --- the settings, checked before anything runs ----------------------------
 frac_re='^(0?\.[0-9]*[1-9][0-9]*|1|1\.0*)$'
@@ -248,6 +251,9 @@ for v in p_train:TRAIN p_test:TEST ref_epochs:REF_EPOCHS reuse:REUSE; do
 	    die "FRONTIER_${v#*:}: '${!n}': not a positive integer"
 done
 ((p_train <= 60000)) || die "FRONTIER_TRAIN: '$p_train': at most 60000"
+[[ $lr =~ ^(0?\.[0-9]*[1-9][0-9]*|[1-9][0-9]*(\.[0-9]+)?)$ ]] ||
+    die "FRONTIER_LR: '$lr': not a positive number"
+lr=$(awk -v x="$lr" 'BEGIN { printf "%g", x }')
 ((p_test <= 10000)) || die "FRONTIER_TEST: '$p_test': at most 10000"
 
 if [ "$regime" = photos ]; then
@@ -399,8 +405,10 @@ policy_args() {
 
 # done_run P S B: is the run in results.jsonl?
 done_run() {
-	jfield - regime policy seed budget_steps schedule n_train n_test \
-	    <"$results" | grep -qxF "$regime	$1	$2	$3	$schedule	$n_train	$n_test"
+	# a row without lr ran at the default, 0.05
+	jfield - regime policy seed budget_steps schedule n_train n_test lr \
+	    <"$results" | sed 's/\t-$/\t0.05/' |
+	    grep -qxF "$regime	$1	$2	$3	$schedule	$n_train	$n_test	$lr"
 }
 
 # control_keep P S B: the share a control runs with: the assistant's of
@@ -592,10 +600,10 @@ run_one() {
 		extra=$(printf ',"pipeline":"%s","train_wall_s":%s,"ref_steps":%s' \
 		    "$p" "$tw" "$ref")
 	fi
-	printf '{"regime":"%s","policy":"%s","seed":%s,"budget_steps":%s,"budget":%s,"grads":%s,"final_acc":%s,"wall_s":%.2f,"data_cpu_s":%s,"train_cpu_s":%s,"kept":%s,"kept_after":%s,"keep_arg":%s,"schedule":"%s","n_train":%s,"n_test":%s%s,"date":"%s"}\n' \
+	printf '{"regime":"%s","policy":"%s","seed":%s,"budget_steps":%s,"budget":%s,"grads":%s,"final_acc":%s,"wall_s":%.2f,"data_cpu_s":%s,"train_cpu_s":%s,"kept":%s,"kept_after":%s,"keep_arg":%s,"schedule":"%s","n_train":%s,"n_test":%s,"lr":%s%s,"date":"%s"}\n' \
 	    "$regime" "$p" "$seed" "$b" "$f" "$grads" "$acc" "$wall" \
 	    "$data_cpu" "$train_cpu" "$kept" "$kept_after" "$k" "$schedule" \
-	    "$n_train" "$n_test" "$extra" "$(date -u +%Y-%m-%dT%H:%MZ)" \
+	    "$n_train" "$n_test" "$lr" "$extra" "$(date -u +%Y-%m-%dT%H:%MZ)" \
 	    >>"$results"
 	failing=
 	echo "# $name: final accuracy $acc, $grads grads, wall ${wall}s," \
@@ -633,8 +641,8 @@ if [ "$report" != 1 ]; then
 fi
 
 rep=(--baseline uniform)
-[ "$regime" != photos ] || rep=(--baseline standard --describe "a three-stage CNN on Fashion-MNIST on photographs ($n_train training, $n_test test JPEGs of 480x360), '$p_spec' to 64 px, one core preparing the data and one training; refurbished: partial '$p_partial', final '$p_final'; both at reuse $reuse")
-/usr/bin/python3 "$here/frontier_report.py" "${rep[@]}" --results "$results" \
+[ "$regime" != photos ] || rep=(--baseline standard --reuse "$reuse" --describe "a three-stage CNN on Fashion-MNIST on photographs ($n_train training, $n_test test JPEGs of 480x360), '$p_spec' to 64 px, one core preparing the data and one training; refurbished: partial '$p_partial', final '$p_final'; both at reuse $reuse")
+/usr/bin/python3 "$here/frontier_report.py" "${rep[@]}" --lr "$lr" --results "$results" \
     --regime "$regime" --schedule "$schedule" --n-train "$n_train" \
     --n-test "$n_test" --ref "$ref" --targets "$targets" \
     --policies "${policies[*]}" --budgets "$(for f in "${fracs[@]}"; do

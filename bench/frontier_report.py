@@ -136,6 +136,7 @@ def wall_section(w, pols, budgets, seeds, acc, twall, base, ref):
       f"policy's smallest budget already reaches it (an upper bound).\n")
     table_head(w, ["baseline at", "its accuracy", "its wall (s)"],
                [p for p in pols if p != base], "---")
+    res = {}
     for frac in (0.5, 1.0):
         b0 = min(budgets, key=lambda b: abs(b - frac * ref))
         if abs(b0 - frac * ref) > 0.02 * ref or (base, b0) not in acc:
@@ -173,6 +174,7 @@ def wall_section(w, pols, budgets, seeds, acc, twall, base, ref):
                 cs = wall_cross(sp, bacc[x])
                 ratios.append(None if cs is None else cs[1] / bwall[x])
             got = [r for r in ratios if r is not None]
+            res[(frac, p)] = (c[1] / twm, ratios)
             if len(ratios) >= 2:
                 if len(got) == len(ratios):
                     cell += f" [{min(got):.2f}-{max(got):.2f}]"
@@ -193,6 +195,68 @@ def wall_section(w, pols, budgets, seeds, acc, twall, base, ref):
           f"{d:+.2f} points of final accuracy "
           f"({'under' if d < 1 else 'not under'} one point: "
           f"{'a plateau' if d < 1 else 'no plateau yet'}).\n")
+    return res
+
+
+def targets_section(w, pols, budgets, acc, res, base, ref, reuse):
+    """Issue 50's targets, each MET or MISSED, from the wall-time table
+    (res: (fraction, policy) -> (ratio of the means, per-seed ratios))."""
+    def ratio(p):
+        return res.get((1.0, p))
+
+    def below(r, lim):
+        """every seed's ratio known and under lim"""
+        return r is not None and r[1] and all(
+            x is not None and x < lim for x in r[1])
+
+    def mark(ok):
+        return "MET" if ok else "MISSED"
+
+    w("## Targets (issue 50)\n")
+    w(f"Read from the table above at 1.0x of the reference; 'beyond the "
+      f"spread': every seed's ratio on the right side.\n")
+    rb, rs = ratio("both"), ratio("shrink")
+    if rb is not None:
+        ok = rb[0] <= 0.60 and below(rb, 1)
+        w(f"- both reaches {base}'s 1.0x final accuracy in <= 0.60x its "
+          f"wall, beyond the spread: {rb[0]:.3f}x: {mark(ok)}")
+        hi = [b for b in budgets if b >= 0.4 * ref and (base, b) in acc
+              and ("both", b) in acc]
+        gaps = []
+        for b in hi:
+            m1 = sum(acc[("both", b)].values()) / len(acc[("both", b)])
+            m0 = sum(acc[(base, b)].values()) / len(acc[(base, b)])
+            gaps.append((b, m1 - m0))
+        ok = bool(gaps) and all(g > 0 for _, g in gaps)
+        w(f"- both's final accuracy above {base}'s at every budget from "
+          f"0.4x: " + ", ".join(f"{b} steps {g:+.2f}" for b, g in gaps) +
+          f": {mark(ok)}")
+        rr = [p for p in pols if p == f"refurbish-{reuse}"] or \
+            [p for p in pols if p.startswith("refurbish-")]
+        for p in rr[:1]:
+            r = ratio(p)
+            ok = (r is not None and rb[1] and r[1] and
+                  None not in rb[1] and
+                  (None in r[1] or max(rb[1]) < min(r[1])))
+            w(f"- both beats {p} alone beyond the spread: both "
+              f"{rb[0]:.3f}x, {p} " +
+              (f"{r[0]:.3f}x" if r else "not reached") + f": {mark(ok)}")
+    if rs is not None:
+        ok = rs[0] <= 0.90
+        w(f"- shrink reaches it in <= 0.90x {base}'s wall: {rs[0]:.3f}x: "
+          f"{mark(ok)}")
+    r2 = ratio("rs2")
+    for p in ("shrink", "both"):
+        r = ratio(p)
+        if r is None or r2 is None:
+            continue
+        ok = (r[1] and r2[1] and None not in r[1] and
+              (None in r2[1] or max(r[1]) < min(r2[1])))
+        w(f"- the control: {p} ({r[0]:.3f}x) against rs2 at the same "
+          f"share ({r2[0]:.3f}x): " +
+          ("beats it beyond the spread" if ok else "does not beat it "
+           "beyond the spread"))
+    w("")
 
 
 def main():
@@ -205,6 +269,8 @@ def main():
     ap.add_argument("--n-test", type=int, required=True)
     ap.add_argument("--ref", type=int, required=True)
     ap.add_argument("--baseline", default="uniform")
+    ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--reuse", type=int, default=3)
     ap.add_argument("--describe", default=None)
     a = ap.parse_args()
     base = a.baseline
@@ -222,7 +288,8 @@ def main():
                          f"object")
             if (r.get("regime"), r.get("schedule"), r.get("n_train"),
                     r.get("n_test")) == (a.regime, a.schedule, a.n_train,
-                                         a.n_test):
+                                         a.n_test) and \
+                    abs(r.get("lr", 0.05) - a.lr) < 1e-12:
                 runs.append(r)
     pols = ordered({r["policy"] for r in runs})
     budgets = sorted({r["budget_steps"] for r in runs})
@@ -246,7 +313,7 @@ def main():
                           f"training images, {a.n_test} test images)")
     w(f"{what}, every run's {a.schedule} schedule fitted "
       f"to its own budget (`rv-train-gpu --schedule {a.schedule} --steps "
-      f"B`), final test accuracy, no early stop.  Reference: {a.ref} "
+      f"B`, peak learning rate {a.lr:g}), final test accuracy, no early stop.  Reference: {a.ref} "
       f"steps of 128 ({a.ref * 128 / a.n_train:.0f} epochs of every "
       f"sample).  Seeds: "
       f"{' '.join(map(str, seeds)) or 'none'}.  Made by "
@@ -319,7 +386,11 @@ def main():
                 w(f"| {tt:.1f} % | " + " | ".join(cells) + " |")
             w("")
         if twall and any((base, b) in acc for b in budgets):
-            wall_section(w, pols, budgets, seeds, acc, twall, base, a.ref)
+            res = wall_section(w, pols, budgets, seeds, acc, twall, base,
+                               a.ref)
+            if base == "standard":
+                targets_section(w, pols, budgets, acc, res, base, a.ref,
+                                a.reuse)
         w("## Cost\n")
         w("Per budget and policy: wall seconds of the whole pipeline, CPU "
           "seconds of every stage before the trainer (rv-decode, rv-score, "

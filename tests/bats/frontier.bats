@@ -109,6 +109,8 @@ FRONTIER_SEEDS=x|FRONTIER_SEEDS: 'x': not a non-negative integer
 FRONTIER_SCHEDULE=step|FRONTIER_SCHEDULE: 'step': want linear or cosine
 FRONTIER_NOISE=1.2|FRONTIER_NOISE: '1.2': not a fraction in [0, 1)
 FRONTIER_TARGETS=92|FRONTIER_TARGETS: '92': not an accuracy in (0, 1)
+FRONTIER_LR=-1|FRONTIER_LR: '-1': not a positive number
+FRONTIER_REF_EPOCHS=x|FRONTIER_REF_EPOCHS: 'x': not a positive integer
 EOF
 	# a trainer that fails: the run's logs go, results.jsonl keeps none
 	mkdir -p "$W/b/bin"
@@ -175,6 +177,9 @@ print(" ".join(sorted({o["pipeline"] for o in rows})))' "$r"
 	grep -q '^| budget (steps) | x ref | standard | refurbish-2 | rs2 | shrink | both |$' "$md"
 	grep -q "^## Wall time to the baseline's final accuracy" "$md"
 	grep -Eq '^\| 1\.0x \(4 steps\) \| [0-9.]+ % \| [0-9]+ \| ' "$md"
+	grep -q "^standard's last doubling of steps, 2 to 4: " "$md"
+	grep -Eq '^- both reaches standard.s 1.0x final accuracy in <= 0.60x its wall, beyond the spread: [0-9.]+x: (MET|MISSED)$' "$md"
+	grep -Eq '^- both beats refurbish-2 alone beyond the spread: ' "$md"
 	[ "$(head -c 4 "$W/out/photos/frontier.png" | od -An -tx1 | tr -d ' ')" = 89504e47 ]
 }
 
