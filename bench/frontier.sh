@@ -452,8 +452,14 @@ photos_run() {
 	# end by SIGPIPE when the trainer has its steps)
 	e=$(((b * batch + n_train / 10 - 1) / (n_train / 10 > 0 ? n_train / 10 : 1) + 2))
 	case $p in
-	refurbish-*) r=${p#refurbish-} ;;
-	both) r=$reuse ;;
+	refurbish-*)
+		r=${p#refurbish-}
+		e=$(((b * batch + n_train - 1) / n_train + 2)) ;;
+	both)
+		# at least K of every epoch after the first: --budget K
+		r=$reuse
+		e=$(awk -v b="$((b * batch))" -v n="$n_train" -v k="${sopt[-1]}" \
+		    'BEGIN { e = b / (n * k); print int(e) + (e > int(e)) + 3 }') ;;
 	esac
 	if [ -n "$r" ]; then
 		data=("$bin/rv-refurbish" -q -j 1 --seed "$seed" --partial
