@@ -161,6 +161,7 @@ def wall_section(w, pols, budgets, seeds, acc, twall, base, ref):
             c = wall_cross(pts, tacc)
             if c is None:
                 cells.append("not reached")
+                res[(frac, p)] = None
                 continue
             cell = ("<= " if c[0] == "<=" else "") + \
                 f"{c[1]:.0f} s, {c[1] / twm:.2f}x"
@@ -216,10 +217,15 @@ def targets_section(w, pols, budgets, acc, res, base, ref, reuse):
     w(f"Read from the table above at 1.0x of the reference; 'beyond the "
       f"spread': every seed's ratio on the right side.\n")
     rb, rs = ratio("both"), ratio("shrink")
+    for p, lim in (("both", 0.60), ("shrink", 0.90)):
+        if (1.0, p) in res and res[(1.0, p)] is None:
+            w(f"- {p} reaches {base}'s 1.0x final accuracy in <= "
+              f"{lim:.2f}x its wall: not reached at any budget: MISSED")
     if rb is not None:
         ok = rb[0] <= 0.60 and below(rb, 1)
         w(f"- both reaches {base}'s 1.0x final accuracy in <= 0.60x its "
           f"wall, beyond the spread: {rb[0]:.3f}x: {mark(ok)}")
+    if "both" in pols:
         hi = [b for b in budgets if b >= 0.4 * ref and (base, b) in acc
               and ("both", b) in acc]
         gaps = []
@@ -233,7 +239,7 @@ def targets_section(w, pols, budgets, acc, res, base, ref, reuse):
           f": {mark(ok)}")
         rr = [p for p in pols if p == f"refurbish-{reuse}"] or \
             [p for p in pols if p.startswith("refurbish-")]
-        for p in rr[:1]:
+        for p in rr[:1] if rb is not None else []:
             r = ratio(p)
             ok = (r is not None and rb[1] and r[1] and
                   None not in rb[1] and
