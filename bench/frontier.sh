@@ -440,17 +440,15 @@ cpu_of() {
 	    END { printf "%.2f", t + 0 }' "$@"
 }
 
-# photos_run P S B NAME [RV-SCORE OPTIONS...]: regime photos' pipeline P
-# for seed S and a budget of B steps: the data stage (one core: every
-# stage -j 1) timed as a whole into time.decode, then rv-batch and the
-# trainer; the stages' exit statuses in PIPESTATUS_COPY.
+# photos_run P S B NAME E [RV-SCORE OPTIONS...]: regime photos' pipeline
+# P for seed S and a budget of B steps, E epochs offered (run_one's bound
+# at a tenth kept; rv-refurbish's own below): the data stage (one core:
+# every stage -j 1) timed as a whole into time.decode, then rv-batch and
+# the trainer; the stages' exit statuses in PIPESTATUS_COPY.
 photos_run() {
-	local p=$1 seed=$2 b=$3 name=$4 e r=
-	shift 4
+	local p=$1 seed=$2 b=$3 name=$4 e=$5 r=
+	shift 5
 	local -a sopt=("$@") data
-	# epochs enough for the budget at a tenth kept (the upstream stages
-	# end by SIGPIPE when the trainer has its steps)
-	e=$(((b * batch + n_train / 10 - 1) / (n_train / 10 > 0 ? n_train / 10 : 1) + 2))
 	case $p in
 	refurbish-*)
 		r=${p#refurbish-}
@@ -533,7 +531,7 @@ run_one() {
 	t0=$(date +%s.%N)
 	set +e
 	if [ "$regime" = photos ]; then
-		photos_run "$p" "$seed" "$b" "$name" "${pargs[@]}"
+		photos_run "$p" "$seed" "$b" "$name" "$e" "${pargs[@]}"
 		st=("${PIPESTATUS_COPY[@]}")
 		stages=("data stage" rv-batch rv-train-gpu)
 	elif [ "$p" = uniform ]; then
