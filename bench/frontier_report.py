@@ -70,13 +70,6 @@ def label(p):
     return LABEL.get(p, p)
 
 
-def wall_cross(points, t):
-    """The wall time at which the curve [(wall, acc)], in budget order,
-    first reaches t, interpolated from the point before; ('<=', w) if the
-    first point already does; None if it never does."""
-    return crossing(points, t)
-
-
 def mean_sd(v):
     if not v:
         return None, None
@@ -94,9 +87,10 @@ def disjoint(a, b):
 
 
 def crossing(points, t):
-    """The budget at which the curve [(budget, acc)] first reaches t,
-    interpolated linearly from the budget before; None if it never does,
-    ('<=', b) if its first budget already does."""
+    """The budget (or wall time) at which the curve [(budget, acc)], in
+    budget order, first reaches t, interpolated linearly from the point
+    before; None if it never does, ('<=', b) if its first point already
+    does."""
     prev = None
     for b, a in points:
         if a >= t:
@@ -158,7 +152,7 @@ def wall_section(w, pols, budgets, seeds, acc, twall, base, ref):
                 if ss:
                     pts.append((sum(vw[x] for x in ss) / len(ss),
                                 sum(va[x] for x in ss) / len(ss)))
-            c = wall_cross(pts, tacc)
+            c = crossing(pts, tacc)
             if c is None:
                 cells.append("not reached")
                 res[(frac, p)] = None
@@ -172,7 +166,7 @@ def wall_section(w, pols, budgets, seeds, acc, twall, base, ref):
                 sp = [(twall[(p, b)][x], acc[(p, b)][x]) for b in budgets
                       if x in acc.get((p, b), {}) and
                       x in twall.get((p, b), {})]
-                cs = wall_cross(sp, bacc[x])
+                cs = crossing(sp, bacc[x])
                 ratios.append(None if cs is None else cs[1] / bwall[x])
             got = [r for r in ratios if r is not None]
             res[(frac, p)] = (c[1] / twm, ratios)
