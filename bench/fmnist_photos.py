@@ -1,5 +1,6 @@
 """Build "Fashion-MNIST on photographs": a labelled JPEG set of
-ImageNet-sized photographs for bench/regime.sh, made from data Debian ships.
+ImageNet-sized photographs for `bench/frontier.sh photos`, made from data
+Debian ships.
 
 usage: fmnist_photos.py FMNIST_DIR PHOTO_DIR OUT N_TRAIN N_TEST
 

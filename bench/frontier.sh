@@ -46,6 +46,8 @@
 #   both         rv-refurbish --reuse FRONTIER_REUSE (default 3) --score
 #                '--budget K': the assistant picks each epoch's K before
 #                any partial is made, K shrink's kept share
+#   shrink-r1    the same at --reuse 1 --partial SPEC --final '': no
+#                partial reused, but a dropped sample is not even read
 # then | rv-batch | rv-train-gpu.  Each run's wall time is also read
 # without its evaluation (the trainer's wall less its eval_s), and
 # frontier.md gives, for each pipeline, the wall time at which it reaches
@@ -111,7 +113,10 @@
 # kept_after (the same after its first epoch), keep_arg (the K a control
 # ran with), schedule, n_train, n_test; in photos also pipeline (the
 # policy's name), train_wall_s (the trainer's wall seconds less its
-# evaluations') and ref_steps); data/ (photos' image set); runs/ (each
+# evaluations') and ref_steps); in photos balance.json, measured every
+# sitting: the images a second of standard's data stage alone on its core
+# and of the trainer alone, from a file (how data-bound this machine makes
+# the job; frontier.md says it); data/ (photos' image set); runs/ (each
 # run's trainer log and rv-score -v lines); frontier.md (bench/
 # frontier_report.py: final accuracy per budget, mean +- sd over the
 # seeds; the smallest budget at which each policy's mean reaches each
@@ -208,9 +213,9 @@ done
 for p in "${policies[@]}"; do
 	if [ "$regime" = photos ]; then
 		case $p in
-		standard | shrink | rs2 | random | both) ;;
+		standard | shrink | rs2 | random | both | shrink-r1) ;;
 		refurbish-[1-9] | refurbish-[1-9][0-9]) ;;
-		*) die "FRONTIER_POLICIES: '$p': not a pipeline of regime photos (standard, refurbish-R with R from 1 to 99, shrink, rs2, random or both)" ;;
+		*) die "FRONTIER_POLICIES: '$p': not a pipeline of regime photos (standard, refurbish-R with R from 1 to 99, shrink, rs2, random, both or shrink-r1)" ;;
 		esac
 	else
 		case $p in
@@ -390,7 +395,7 @@ policy_args() {
 	rs2) printf '%s\n' --policy rs2 --keep "$2" ;;
 	random) printf '%s\n' --policy uniform --keep "$2" ;;
 	assistant | shrink) printf '%s\n' --policy assistant --floor "$floor" ;;
-	both) printf '%s\n' --policy assistant --budget "$2" ;;
+	both | shrink-r1) printf '%s\n' --policy assistant --budget "$2" ;;
 	assistant-f15) printf '%s\n' --policy assistant --floor 0.15 ;;
 	autoassist) printf '%s\n' --policy assistant --assistant autoassist \
 	    --floor "$floor" ;;
@@ -418,7 +423,7 @@ done_run() {
 # the first epoch whole).
 control_keep() {
 	local key=kept
-	case $1 in random | both) key=kept_after ;; esac
+	case $1 in random | both | shrink-r1) key=kept_after ;; esac
 	jfield - regime policy seed budget_steps schedule n_train n_test \
 	    "$key" <"$results" | awk -F '\t' -v r="$regime" -v s="$2" \
 	    -v b="$3" -v sc="$schedule" -v n="$n_train" -v nt="$n_test" \
@@ -446,24 +451,25 @@ cpu_of() {
 # every stage -j 1) timed as a whole into time.decode, then rv-batch and
 # the trainer; the stages' exit statuses in PIPESTATUS_COPY.
 photos_run() {
-	local p=$1 seed=$2 b=$3 name=$4 e=$5 r=
+	local p=$1 seed=$2 b=$3 name=$4 e=$5 r='' part=$p_partial fin=$p_final
 	shift 5
 	local -a sopt=("$@") data
 	case $p in
 	refurbish-*)
 		r=${p#refurbish-}
 		e=$(((b * batch + n_train - 1) / n_train + 2)) ;;
-	both)
+	both | shrink-r1)
 		# at least K of every epoch after the first: --budget K
 		r=$reuse
+		[ "$p" = both ] || { r=1 part=$p_spec fin=; }
 		e=$(awk -v b="$((b * batch))" -v n="$n_train" -v k="${sopt[-1]}" \
 		    'BEGIN { e = b / (n * k); print int(e) + (e > int(e)) + 3 }') ;;
 	esac
 	if [ -n "$r" ]; then
 		data=("$bin/rv-refurbish" -q -j 1 --seed "$seed" --partial
-		    "$p_partial" --final "$p_final" --reuse "$r" --epochs "$e"
+		    "$part" --final "$fin" --reuse "$r" --epochs "$e"
 		    --batch "$batch")
-		if [ "$p" = both ]; then
+		if [ "${#sopt[@]}" -gt 0 ]; then
 			data+=(-v --score "${sopt[*]} --feedback $fb")
 			# shellcheck disable=SC2016 # bash -c's positional parameters
 			data=(bash -c '"$@" 2>"$0"' "$out/runs/$name.score"
@@ -498,6 +504,40 @@ photos_run() {
 	PIPESTATUS_COPY=("${PIPESTATUS[@]}")
 }
 
+# balance: how data-bound this machine makes the job, into
+# $out/balance.json (every sitting; the report reads it): one epoch of the
+# training images through standard's data stage alone (one core, written
+# to a file), then the trainer alone on those samples from the file, each
+# rate its images over its wall time.
+balance() {
+	local n t0 t1 dps tps
+	t0=$(date +%s.%N)
+	"$bin/rv-decode" -q -j 1 --encoded --shuffle --seed 0 "$out/data/train" |
+	    "$bin/rv-augment" -q -j 1 --seed 0 "$p_spec" -o "$tmp/bal.rvs" ||
+	    die "the data stage alone (balance) failed"
+	t1=$(date +%s.%N)
+	dps=$(calc "n / (b - a)" -v n="$n_train" -v a="$t0" -v b="$t1")
+	n=$((n_train / batch))
+	[ "$n" -gt 0 ] || n=1
+	"$bin/rv-batch" -q -b "$batch" <"$tmp/bal.rvs" |
+	    "$bin/rv-train-gpu" -q -j "$threads" --device cpu -m "$p_model" \
+	    --lr "$lr" --momentum 0.9 --schedule "$schedule" --steps "$n" \
+	    --mean 0.5 --std 0.25 --log "$tmp/bal.log" \
+	    --seed 0 >/dev/null 2>"$tmp/err" ||
+	    { sed 's/^/    /' "$tmp/err" >&2; die "the trainer alone (balance) failed"; }
+	tps=$(jfield summary samples wall <"$tmp/bal.log" | tail -n 1 |
+	    awk -F '\t' '$2 > 0 { printf "%.0f", $1 / $2; ok = 1 } END { exit !ok }') ||
+	    die "the trainer alone (balance): no summary in its log"
+	rm -f "$tmp/bal.rvs"
+	printf '{"data_per_s":%.0f,"train_per_s":%s,"cores":%s,"cpu":"%s","date":"%s"}\n' \
+	    "$dps" "$tps" "$(nproc)" "$(sed -n 's/^model name[^:]*: //p' \
+	    /proc/cpuinfo | head -1 | tr -d "\"\\\\")" \
+	    "$(date -u +%Y-%m-%dT%H:%MZ)" >"$out/balance.json.tmp"
+	mv "$out/balance.json.tmp" "$out/balance.json"
+	echo "# balance: the data stage alone $(printf %.0f "$dps") images/s on one core," \
+	    "the trainer alone ${tps}/s"
+}
+
 # run_one P S F: one run of policy P, seed S, budget fraction F, its
 # result appended to results.jsonl.
 run_one() {
@@ -507,7 +547,7 @@ run_one() {
 	done_run "$p" "$seed" "$b" && { echo "# $name: in results.jsonl"; return 0; }
 	failing=$name
 	case $p in
-	rs2 | random | both) k=$(control_keep "$p" "$seed" "$b") ;;
+	rs2 | random | both | shrink-r1) k=$(control_keep "$p" "$seed" "$b") ;;
 	esac
 	mapfile -t pargs < <(policy_args "$p" "$k")
 	# epochs enough for the budget at a tenth kept: rv-decode stops
@@ -622,6 +662,7 @@ if [ "$report" != 1 ]; then
 		"$bin/rv-decode" -q --encoded "$out/data/test" |
 		    "$bin/rv-augment" -q "$p_evalspec" -o "$tmp/test.rvs" ||
 		    die "the test set ('$out/data/test') failed"
+		balance
 	else
 		"$bin/rv-decode" -q -j 1 "${testlimit[@]}" \
 		    "$fmnist/t10k-images-idx3-ubyte.gz" \
@@ -632,7 +673,7 @@ if [ "$report" != 1 ]; then
 	order=()
 	for p in assistant shrink assistant-f15 autoassist history \
 	    assistant-nc history-nc cut-only uniform standard \
-	    "${policies[@]}" rs2 random both; do
+	    "${policies[@]}" rs2 random both shrink-r1; do
 		[ -n "${seen[p$p]:-}" ] && order+=("$p") && seen[p$p]=
 	done
 	for f in "${fracs[@]}"; do
@@ -645,7 +686,7 @@ if [ "$report" != 1 ]; then
 fi
 
 rep=(--baseline uniform)
-[ "$regime" != photos ] || rep=(--baseline standard --reuse "$reuse" --describe "a three-stage CNN on Fashion-MNIST on photographs ($n_train training, $n_test test JPEGs of 480x360), '$p_spec' to 64 px, one core preparing the data and one training; refurbished: partial '$p_partial', final '$p_final'; both at reuse $reuse")
+[ "$regime" != photos ] || rep=(--baseline standard --balance "$out/balance.json" --reuse "$reuse" --describe "a three-stage CNN on Fashion-MNIST on photographs ($n_train training, $n_test test JPEGs of 480x360), '$p_spec' to 64 px, one core preparing the data and one training; refurbished: partial '$p_partial', final '$p_final'; both at reuse $reuse")
 /usr/bin/python3 "$here/frontier_report.py" "${rep[@]}" --lr "$lr" --results "$results" \
     --regime "$regime" --schedule "$schedule" --n-train "$n_train" \
     --n-test "$n_test" --ref "$ref" --targets "$targets" \

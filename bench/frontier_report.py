@@ -32,12 +32,14 @@ import sys
 import tempfile
 
 ORDER = ["uniform", "standard", "refurbish-*", "rs2", "random",
-         "assistant", "shrink", "both", "assistant-f15", "autoassist",
-         "history", "assistant-nc", "history-nc", "cut-only"]
+         "assistant", "shrink", "both", "shrink-r1", "assistant-f15",
+         "autoassist", "history", "assistant-nc", "history-nc", "cut-only"]
 LABEL = {
     "standard": "standard (rv-decode | rv-augment)",
     "shrink": "shrink (the assistant before the decode)",
     "both": "both (refurbished, shrunk before the partials)",
+    "shrink-r1": "shrink-r1 (shrunk in rv-refurbish --reuse 1, "
+                 "before the read)",
     "uniform": "uniform (every sample)",
     "rs2": "rs2 (random subset, no replacement)",
     "random": "random (the assistant keep rate)",
@@ -233,6 +235,9 @@ def targets_section(w, pols, budgets, acc, res, base, ref, reuse):
           f": {mark(ok)}")
         rr = [p for p in pols if p == f"refurbish-{reuse}"] or \
             [p for p in pols if p.startswith("refurbish-")]
+        if rr and rb is None:
+            w(f"- both beats {rr[0]} alone beyond the spread: both does "
+              f"not reach {base}'s 1.0x accuracy: MISSED")
         for p in rr[:1] if rb is not None else []:
             r = ratio(p)
             ok = (r is not None and rb[1] and r[1] and
@@ -247,16 +252,43 @@ def targets_section(w, pols, budgets, acc, res, base, ref, reuse):
           f"{mark(ok)}")
     r2 = ratio("rs2")
     for p in ("shrink", "both"):
-        r = ratio(p)
-        if r is None or r2 is None:
+        if p not in pols or "rs2" not in pols:
             continue
-        ok = (r[1] and r2[1] and None not in r[1] and
-              (None in r2[1] or max(r[1]) < min(r2[1])))
-        w(f"- the control: {p} ({r[0]:.3f}x) against rs2 at the same "
-          f"share ({r2[0]:.3f}x): " +
-          ("beats it beyond the spread" if ok else "does not beat it "
-           "beyond the spread"))
+        # the control at equal budgets: final accuracy against rs2's
+        gaps = []
+        for b in budgets:
+            v, c = acc.get((p, b), {}), acc.get(("rs2", b), {})
+            if v and c:
+                g = sum(v.values()) / len(v) - sum(c.values()) / len(c)
+                gaps.append(f"{b} steps {g:+.2f}" +
+                            (" †" if disjoint(list(v.values()),
+                                              list(c.values())) else ""))
+        line = (f"- the control: {p} against rs2 at the same share, "
+                f"final accuracy at each budget: " + ", ".join(gaps))
+        r = ratio(p)
+        if r is not None and r2 is not None:
+            ok = (r[1] and r2[1] and None not in r[1] and
+                  (None in r2[1] or max(r[1]) < min(r2[1])))
+            line += (f"; wall to {base}'s 1.0x accuracy {r[0]:.3f}x "
+                     f"against rs2's {r2[0]:.3f}x: " +
+                     ("beats it beyond the spread" if ok else
+                      "does not beat it beyond the spread"))
+        w(line)
     w("")
+
+
+def read_balance(path):
+    """frontier.sh's balance.json, or None where there is none."""
+    if not path or not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            b = json.load(f)
+        if b["data_per_s"] > 0 and b["train_per_s"] > 0:
+            return b
+    except (ValueError, KeyError, TypeError):
+        pass
+    sys.exit(f"frontier_report: {path}: not frontier.sh's balance")
 
 
 def main():
@@ -272,6 +304,7 @@ def main():
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--reuse", type=int, default=3)
     ap.add_argument("--describe", default=None)
+    ap.add_argument("--balance", default=None)
     a = ap.parse_args()
     base = a.baseline
     targets = [float(x) for x in (a.targets or "").split()]
@@ -319,6 +352,17 @@ def main():
       f"{' '.join(map(str, seeds)) or 'none'}.  Made by "
       f"`bash bench/frontier.sh {a.regime}` from {len(runs)} runs in "
       f"results.jsonl.\n")
+    bal = read_balance(a.balance)
+    if bal:
+        d, t = bal["data_per_s"], bal["train_per_s"]
+        w(f"Balance on this machine ({bal['cores']} cores, {bal['cpu']}; "
+          f"{bal['date']}): the data stage alone prepares {d:.0f} "
+          f"images/s on its core, the trainer alone trains {t:.0f}/s, "
+          f"{t / d:.2f}x as fast: "
+          + ("the trainer waits for data, and what the data stage saves "
+             f"shortens the wall down to {d / t:.2f}x at most.\n" if t > d
+             else "the trainer is the bottleneck: what the data stage "
+             "saves frees CPU but shortens no wall.\n"))
     if not runs:
         w("No runs yet.\n")
     else:

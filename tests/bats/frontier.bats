@@ -143,14 +143,50 @@ photos_env() {
 	    RV_BUILD="${BIN%/bin}")
 }
 
+@test "fmnist_photos.py: labelled 480x360 JPEGs of Fashion-MNIST's garments, the same bytes every build" {
+	slow
+	photos_env
+	local py="$REPO/bench/fmnist_photos.py" fm=/usr/share/datasets/fashion-mnist
+	run -0 /usr/bin/python3 "$py" "$fm" "$W/photos" "$W/a" 120 30
+	run -0 /usr/bin/python3 "$py" "$fm" "$W/photos" "$W/b" 120 30
+	diff -r "$W/a" "$W/b"
+	[ "$(find "$W/a/train" -name '*.jpg' | wc -l)" -eq 120 ]
+	[ "$(find "$W/a/test" -name '*.jpg' | wc -l)" -eq 30 ]
+	[ -z "$(find "$W/a" -name '*.tmp')" ]
+	run -0 identify -format '%m %wx%h\n' "$W/a/train/0/"*.jpg
+	[ "$(printf '%s\n' "${lines[@]}" | sort -u)" = "JPEG 480x360" ]
+	# the directories are the labels: the first 120 training labels'
+	# counts, through rv-decode
+	run -0 bash -c "'$BIN/rv-decode' -q --encoded '$W/a/train' | '$BIN/rv-inspect'"
+	[[ "$output" == *"samples      120 "* ]]
+	[[ "$output" == *"classes      10 (120 labelled, 0 unlabelled)"* ]]
+	local want got
+	want=$(/usr/bin/python3 -c "
+import gzip
+d = gzip.open('$fm/train-labels-idx1-ubyte.gz').read()[8:128]
+print(' '.join(str(d.count(bytes([c]))) for c in range(10)))")
+	got=$(for c in 0 1 2 3 4 5 6 7 8 9; do find "$W/a/train/$c" -name '*.jpg' | wc -l; done | paste -sd ' ')
+	[ "$got" = "$want" ]
+	# bad arguments: a one-line usage error, nothing written
+	run -1 /usr/bin/python3 "$py" "$fm" "$W/photos" "$W/c" 120
+	[[ "$output" == *"usage: fmnist_photos.py FMNIST_DIR PHOTO_DIR OUT N_TRAIN N_TEST"* ]]
+	run -1 /usr/bin/python3 "$py" "$fm" "$W/photos" "$W/c" 60001 10
+	[[ "$output" == *"train: 60000 images, not 60001"* ]]
+	run -1 /usr/bin/python3 "$py" "$fm" "$W/photos" "$W/c" 10 10001
+	[[ "$output" == *"test: 10000 images, not 10001"* ]]
+	run -1 /usr/bin/python3 "$py" "$fm" "$W" "$W/c" 10 10
+	[[ "$output" == *"no photographs"* ]]
+	[ ! -e "$W/c" ]
+}
+
 @test "frontier.sh photos: the data-bound pipelines on one grid, the controls and both at shrink's share, the wall time to standard's accuracy" {
 	slow
 	photos_env
 	run -0 "${PHOTOS[@]}" \
-	    FRONTIER_POLICIES="standard refurbish-2 shrink rs2 both" \
+	    FRONTIER_POLICIES="standard refurbish-2 shrink rs2 both shrink-r1" \
 	    bash "$REPO/bench/frontier.sh" photos
 	local r="$W/out/photos/results.jsonl"
-	[ "$(wc -l < "$r")" = 20 ]
+	[ "$(wc -l < "$r")" = 24 ]
 	# shrink ran first: the controls and both read its share
 	[[ "$(grep -m1 '^# [a-z0-9-]*-s0-b2:' <<<"$output")" == "# shrink-s0-b2: "* ]]
 	run -0 python3 -c 'import json, sys
@@ -165,19 +201,31 @@ for o in rows:
         assert o["kept"] == 1 and o["grads"] == 128 * o["budget_steps"], o
     if o["pipeline"] == "rs2":
         assert o["keep_arg"] == by[("shrink", o["seed"], o["budget_steps"])]["kept"], o
-    if o["pipeline"] == "both":
+    if o["pipeline"] in ("both", "shrink-r1"):
         assert o["keep_arg"] == by[("shrink", o["seed"], o["budget_steps"])]["kept_after"], o
 print(" ".join(sorted({o["pipeline"] for o in rows})))' "$r"
-	[ "$output" = "both refurbish-2 rs2 shrink standard" ]
+	[ "$output" = "both refurbish-2 rs2 shrink shrink-r1 standard" ]
+	# how data-bound the machine makes the job, measured each sitting
+	run -0 python3 -c 'import json, sys
+b = json.load(open(sys.argv[1]))
+assert b["data_per_s"] > 0 and b["train_per_s"] > 0 and b["cores"] >= 1, b
+assert b["cpu"] and b["date"], b' "$W/out/photos/balance.json"
+	[[ "$output" == "" ]]
 	# the scorers' epoch lines: rv-score's for shrink, rv-refurbish's for both
 	grep -q '^rv-score: epoch 1: ' "$W/out/photos/runs/shrink-s0-b4.score"
 	grep -q '^rv-refurbish: score epoch 1: ' "$W/out/photos/runs/both-s1-b4.score"
+	# shrink-r1: every sample served a partial of its own, none reused
+	local r1="$W/out/photos/runs/shrink-r1-s0-b4.score"
+	grep -q '^rv-refurbish: score epoch 1: 256 seen, ' "$r1"
+	grep -Eq '^rv-refurbish: epoch 1: [1-9][0-9]* misses, 0 hits' "$r1"
+	! grep -Eq '^rv-refurbish: epoch [0-9]+: [0-9]+ misses, [1-9]' "$r1"
 	# the report: accuracy per budget against standard, the wall-time table
 	local md="$W/out/photos/frontier.md"
-	grep -q '^| budget (steps) | x ref | standard | refurbish-2 | rs2 | shrink | both |$' "$md"
+	grep -q '^| budget (steps) | x ref | standard | refurbish-2 | rs2 | shrink | both | shrink-r1 |$' "$md"
 	grep -q "^## Wall time to the baseline's final accuracy" "$md"
 	grep -Eq '^\| 1\.0x \(4 steps\) \| [0-9.]+ % \| [0-9]+ \| ' "$md"
 	grep -q "^standard's last doubling of steps, 2 to 4: " "$md"
+	grep -Eq '^Balance on this machine \([0-9]+ cores, .*\): the data stage alone prepares [0-9]+ images/s on its core, the trainer alone trains [0-9]+/s, [0-9.]+x as fast: ' "$md"
 	grep -Eq '^- both reaches standard.s 1.0x final accuracy in <= 0.60x its wall, beyond the spread: [0-9.]+x: (MET|MISSED)$' "$md"
 	grep -Eq '^- both beats refurbish-2 alone beyond the spread: ' "$md"
 	[ "$(head -c 4 "$W/out/photos/frontier.png" | od -An -tx1 | tr -d ' ')" = 89504e47 ]
@@ -197,7 +245,7 @@ print(" ".join(sorted({o["pipeline"] for o in rows})))' "$r"
 	[ ! -e "$W/out" ]
 	run -1 --separate-stderr "${PHOTOS[@]}" FRONTIER_POLICIES="standard uniform" \
 	    bash "$REPO/bench/frontier.sh" photos
-	[ "$stderr" = "frontier.sh: FRONTIER_POLICIES: 'uniform': not a pipeline of regime photos (standard, refurbish-R with R from 1 to 99, shrink, rs2, random or both)" ]
+	[ "$stderr" = "frontier.sh: FRONTIER_POLICIES: 'uniform': not a pipeline of regime photos (standard, refurbish-R with R from 1 to 99, shrink, rs2, random, both or shrink-r1)" ]
 	run -1 --separate-stderr "${PHOTOS[@]}" FRONTIER_TRAIN=0 \
 	    bash "$REPO/bench/frontier.sh" photos
 	[ "$stderr" = "frontier.sh: FRONTIER_TRAIN: '0': not a positive integer" ]
