@@ -63,7 +63,7 @@ PROGS = \
 
 MAN1 = $(PROGS:%=man/%.1)
 MAN5 = man/rv-stream.5 man/rv-feedback.5 man/rv-index.5
-MAN7 = man/rv.7 man/rv-ops.7
+MAN7 = man/rv.7 man/rv-ops.7 man/rv-cluster.7
 
 LIBSRC  = $(sort $(wildcard lib/*/*.c))
 LIBOBJ  = $(LIBSRC:%.c=$(BUILD)/%.o)

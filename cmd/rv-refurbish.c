@@ -488,8 +488,11 @@ main(int argc, char *argv[])
 		status = 0;
 	if (status == 0 && scorer != NULL) {
 		rv_scorer_report_left(scorer);
+		rv_score_stats(rv_scorer_shrink(scorer), &sst);
+		if (!o.c.quiet && rv_score_feedback_warning(line,
+		    sizeof(line), &sst))
+			rv_warn("score: warning: %s", line);
 		if (o.c.verbose) {
-			rv_score_stats(rv_scorer_shrink(scorer), &sst);
 			rv_score_summary_line(line, sizeof(line), nep, &sst);
 			rv_warn("score: %s%s", line, rv_scorer_thumbs_line(scorer, tl,
 			    sizeof(tl)));

@@ -478,6 +478,9 @@ main(int argc, char *argv[])
 	}
 	status = 0;
 	rv_scorer_report_left(sc->scorer);
+	rv_score_stats(sc->s, &st);
+	if (!o.c.quiet && rv_score_feedback_warning(line, sizeof(line), &st))
+		rv_warn("warning: %s", line);
 out:
 	rv_progress_done(&prog);
 	if (status == 0 && o.c.verbose) {

@@ -116,6 +116,11 @@ awk -v et="$(json "$sline" epochs)" -v acc="$(json "$sline" eval_acc)" \
 	$1 == "rv-refurbish:" && $2 == "score" && $3 == "epoch" &&
 	    took[$4 + 0] {
 		seen += $5; dropped += $10
+		# drops made before the assistant had feedback to choose by
+		if ($0 ~ /\(all uninformed\)/)
+			blind += $10
+		else if (match($0, /\([0-9]+ uninformed\)/))
+			blind += substr($0, RSTART + 1, RLENGTH - 1) + 0
 	}
 	END {
 		if (acc == "null")
@@ -131,8 +136,12 @@ awk -v et="$(json "$sline" epochs)" -v acc="$(json "$sline" eval_acc)" \
 		    100 * wait
 		printf "trained    %d samples in %d steps, from %d epoch%s of rv-refurbish\n",
 		    samples, steps, epochs, epochs == 1 ? "" : "s"
-		printf "dropped    %d of %d samples by the assistant (%.1f%%), before any augmentation\n",
-		    dropped, seen, pct(dropped, seen)
+		if (blind == 0)
+			printf "dropped    %d of %d samples by the assistant (%.1f%%), before any augmentation\n",
+			    dropped, seen, pct(dropped, seen)
+		else
+			printf "dropped    %d of %d samples (%.1f%%), before any augmentation: %d chosen by the assistant, %d uninformed (dropped before it had feedback to choose by)\n",
+			    dropped, seen, pct(dropped, seen), dropped - blind, blind
 		printf "reused     %d of %d samples served from a cached partial (%.1f%%); %d partials computed\n",
 		    hits, served, pct(hits, served), computed
 		printf "saved      %.1f%% of the partial augmentations standard training of the same samples runs (%d made for %d served, %.2f s of data CPU, %.3f ms a sample); the %d dropped cost none\n",

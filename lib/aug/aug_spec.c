@@ -18,6 +18,7 @@
 #include "aug/aug_text.h"
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/near.h"
 #include "base/opt.h"
 #include "base/xmem.h"
 
@@ -315,9 +316,22 @@ parse_op(char *seg, size_t pos, struct rv_op *op)
 	char list[256];
 
 	tok = strtok_r(seg, " \t\n\r", &save);
-	if ((def = rv_op_find(tok)) == NULL)
-		return rv_seterr("unknown op '%s' (rv-augment --list-ops "
-		    "lists them)", tok);
+	if ((def = rv_op_find(tok)) == NULL) {
+		const struct rv_op_def *const *d, *best = NULL;
+		size_t bd = (size_t)-1, dd;
+
+		for (d = rv_ops(); *d != NULL; d++)
+			if ((dd = rv_near(tok, strlen(tok), (*d)->name)) < bd) {
+				bd = dd;
+				best = *d;
+			}
+		if (best)
+			return rv_seterr("op %zu: unknown op '%s' (did you "
+			    "mean '%s'? rv-augment --list-ops lists them)",
+			    pos, tok, best->name);
+		return rv_seterr("op %zu: unknown op '%s' (rv-augment "
+		    "--list-ops lists them)", pos, tok);
+	}
 	n = nargs(def);
 	if (n > RV_AUG_MAXARGS)
 		return rv_seterr("op %zu '%s': more than %d arguments in "
@@ -340,7 +354,21 @@ parse_op(char *seg, size_t pos, struct rv_op *op)
 				if (strcmp(def->args[k].name, tok) == 0)
 					break;
 			if (k == n) {
+				const char *near = NULL;
+				size_t bd = rv_near(tok, strlen(tok), "p"), dd;
+
+				for (k = 0; k < n; k++)
+					if ((dd = rv_near(tok, strlen(tok),
+					    def->args[k].name)) < bd) {
+						bd = dd;
+						near = def->args[k].name;
+					}
 				list_args(def, list, sizeof(list));
+				if (near)
+					return rv_seterr("op %zu '%s': unknown "
+					    "argument '%s' (did you mean '%s'? "
+					    "%s takes %s)", pos, def->name, tok,
+					    near, def->name, list);
 				return rv_seterr("op %zu '%s': unknown "
 				    "argument '%s' (%s takes %s)", pos,
 				    def->name, tok, def->name, list);

@@ -386,7 +386,21 @@ rv_out_open(struct rv_out *o, const char *path, int binary)
 		errno = e;
 	}
 	if (o->fd < 0) {
-		rv_seterr("'%s':", path);
+		const char *slash = strrchr(path, '/');
+		struct stat dst;
+		int e = errno, dl = slash ? (int)(slash - path) : 0;
+		char *dir = dl > 0 ? xasprintf("%.*s", dl, path) : NULL;
+
+		/* the usual mistake: a folder not made yet (-o 'epochs/%03d') */
+		if (e == ENOENT && dir && stat(dir, &dst) < 0 &&
+		    errno == ENOENT)
+			rv_seterr("'%s': no folder '%s' to write it in (make "
+			    "it first: mkdir -p '%s')", path, dir, dir);
+		else {
+			errno = e;
+			rv_seterr("'%s':", path);
+		}
+		free(dir);
 		free(o->tmp);
 		o->tmp = NULL;
 		return -1;

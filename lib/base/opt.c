@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/near.h"
 
 void
 rv_common_init(struct rv_common *c)
@@ -32,8 +33,44 @@ rv_usage_die(const char *usage, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\n%s", rv_progname(), buf, usage);
+	(void)usage;
+	/* GNU's convention: the reason, then where the usage is; the whole
+	 * usage would bury the line that matters */
+	fprintf(stderr, "%s: %s\nTry '%s --help' for more information.\n",
+	    rv_progname(), buf, rv_progname());
 	exit(2);
+}
+
+/*
+ * The long option of the usage text nearest to bad[0..n) ("--limt"), as
+ * "--limit", into out (rv_near): 1 if one is near, else 0.
+ */
+static int
+closest_long(const char *usage, const char *bad, size_t n, char *out,
+    size_t outsz)
+{
+	const char *p;
+	size_t best = (size_t)-1;
+
+	for (p = usage; (p = strstr(p, "--")) != NULL;) {
+		size_t m = 2, d;
+		char name[64];
+
+		while (isalnum((unsigned char)p[m]) || p[m] == '-')
+			m++;
+		if (m > 2 && m < sizeof(name) && m < outsz && (p == usage ||
+		    (!isalnum((unsigned char)p[-1]) && p[-1] != '-'))) {
+			memcpy(name, p, m);
+			name[m] = '\0';
+			d = rv_near(bad + 2, n - 2, name + 2);
+			if (d < best) {
+				best = d;
+				memcpy(out, name, m + 1);
+			}
+		}
+		p += m;
+	}
+	return best != (size_t)-1;
 }
 
 /* Does the usage text mention short option -c (as "-c", "-c," or "-c N")? */
@@ -78,9 +115,16 @@ rv_usage_error(char *const argv[], const char *usage)
 	if (c == 0) {
 		if (!bad)
 			rv_usage_die(usage, "unknown option");
+		size_t n;
+		char near[64];
+
 		eq = strchr(bad, '=');
-		rv_usage_die(usage, "unknown option '%.*s'",
-		    (int)(eq ? eq - bad : (ptrdiff_t)strlen(bad)), bad);
+		n = eq ? (size_t)(eq - bad) : strlen(bad);
+		if (n > 2 && strncmp(bad, "--", 2) == 0 &&
+		    closest_long(usage, bad, n, near, sizeof(near)))
+			rv_usage_die(usage, "unknown option '%.*s' (did you "
+			    "mean '%s'?)", (int)n, bad, near);
+		rv_usage_die(usage, "unknown option '%.*s'", (int)n, bad);
 	}
 	/* a short option in the middle of the cluster argv[optind] */
 	incluster = c < 0x100 && cur && cur[0] == '-' && cur[1] != '-' &&

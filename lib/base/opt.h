@@ -58,10 +58,12 @@ int rv_common_operands(struct rv_common *c, int argc, char *argv[],
 int rv_common_jobs(const struct rv_common *c);
 
 /* Report an unknown option or missing argument (from getopt_long with
- * opterr = 0) and exit 2. */
+ * opterr = 0) and exit 2; an unknown long option is given the closest
+ * one the usage text names, if one is near. */
 void rv_usage_error(char *const argv[], const char *usage)
     __attribute__((noreturn));
-/* Print "prog: msg", then usage to stderr, and exit 2. */
+/* Print "prog: msg" and "Try 'prog --help' for more information." to
+ * stderr (GNU's convention, not the whole usage), and exit 2. */
 void rv_usage_die(const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
 

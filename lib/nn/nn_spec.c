@@ -14,6 +14,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/near.h"
 #include "base/xmem.h"
 
 #define MAX_LAYERS	1024
@@ -390,10 +391,25 @@ parse_args(struct parser *ps, const char *name, char *rest,
 	for (i = 0; i < NDEFS; i++)
 		if (strcmp(name, layer_defs[i].name) == 0)
 			d = &layer_defs[i];
-	if (!d)
+	if (!d) {
+		const char *near = NULL;
+		size_t bd = (size_t)-1, dd;
+
+		for (i = 0; i < NDEFS; i++)
+			if ((dd = rv_near(name, strlen(name),
+			    layer_defs[i].name)) < bd) {
+				bd = dd;
+				near = layer_defs[i].name;
+			}
+		if (near)
+			return near_err(name, "unknown layer (did you mean "
+			    "'%s'? conv, bn, relu, maxpool, avgpool, gap, "
+			    "linear, dropout, res, add; or a preset's name "
+			    "alone)", near);
 		return near_err(name, "unknown layer (conv, bn, relu, "
 		    "maxpool, avgpool, gap, linear, dropout, res, add; or a "
 		    "preset's name alone)");
+	}
 	memset(L, 0, sizeof(*L));
 	L->kind = d->kind;
 	switch (d->kind) {
@@ -639,6 +655,47 @@ resolve_preset(const char *spec)
 	return rv_net_preset(name);
 }
 
+/*
+ * A spec of one word that is neither a preset nor a layer ("resnet-20",
+ * "cnn_small") was meant as a preset: say so, with the presets and the
+ * nearest, rather than "unknown layer".  0 where spec is something else.
+ */
+static int
+not_a_spec(const char *spec)
+{
+	const char *s = spec, *e, *near;
+	char name[64], list[128];
+	size_t n, i, j = 0;
+
+	while (is_blank((unsigned char)*s))
+		s++;
+	for (e = s; *e && !is_blank((unsigned char)*e) && *e != ';' &&
+	    *e != '#' && *e != '='; e++)
+		continue;
+	n = (size_t)(e - s);
+	while (is_blank((unsigned char)*e))
+		e++;
+	if (n == 0 || *e != '\0' || n >= sizeof(name))
+		return 0;
+	memcpy(name, s, n);
+	name[n] = '\0';
+	for (i = 0; i < NDEFS; i++)
+		if (strcmp(name, layer_defs[i].name) == 0)
+			return 0;
+	list[0] = '\0';
+	for (i = 0; preset_names[i]; i++)
+		j += (size_t)snprintf(list + j, j < sizeof(list) ?
+		    sizeof(list) - j : 0, "%s%s", i ? ", " : "",
+		    preset_names[i]);
+	near = rv_nearest(name, preset_names);
+	if (near)
+		return near_err(name, "not a preset (did you mean '%s'? "
+		    "the presets are %s; rv-train-gpu --list-models) nor a "
+		    "layer spec", near, list);
+	return near_err(name, "not a preset (%s; rv-train-gpu "
+	    "--list-models) nor a layer spec", list);
+}
+
 int
 rv_net_parse(struct rv_net *net, const char *spec, struct rv_shape in,
     int classes)
@@ -658,6 +715,8 @@ rv_net_parse(struct rv_net *net, const char *spec, struct rv_shape in,
 		    "1..%d", classes, MAX_OUT);
 	if ((preset = resolve_preset(spec)) != NULL)
 		spec = preset;
+	else if (not_a_spec(spec) < 0)
+		return -1;
 	ps.classes = classes > 0 ? classes : 0;
 	ps.cur = in;
 	text = xstrdup(spec);

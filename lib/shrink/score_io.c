@@ -190,6 +190,8 @@ rv_score_meta_epoch(struct rv_meta *m, uint32_t epoch,
 	rc |= set_u64(m, "score.seen", st->seen);
 	rc |= set_u64(m, "score.kept", st->kept);
 	rc |= set_u64(m, "score.dropped", st->dropped);
+	if (st->learns)
+		rc |= set_u64(m, "score.uninformed", st->blind);
 	rc |= set_u64(m, "score.feedback", st->feedback);
 	rc |= set_u64(m, "score.unmatched", st->unmatched);
 	if (st->lag_n > 0) {
@@ -206,6 +208,19 @@ rv_score_meta_epoch(struct rv_meta *m, uint32_t epoch,
 	return rc < 0 ? -1 : 0;
 }
 
+/* " (U uninformed)" / " (all uninformed)" for U of D drops, "" for none. */
+static const char *
+uninformed(uint64_t u, uint64_t d, char *buf, size_t len)
+{
+	if (u == 0)
+		return "";
+	if (u == d)
+		snprintf(buf, len, " (all uninformed)");
+	else
+		snprintf(buf, len, " (%llu uninformed)", (unsigned long long)u);
+	return buf;
+}
+
 static double
 percent(uint64_t part, uint64_t whole)
 {
@@ -216,13 +231,15 @@ void
 rv_score_epoch_line(char *buf, size_t len, uint32_t epoch,
     const struct rv_shrink_stats *st, enum rv_policy p)
 {
+	char un[64];
 	int n;
 
 	n = snprintf(buf, len, "epoch %lu: %llu seen, %llu kept (%.1f%%), "
-	    "%llu dropped; feedback %llu lines (%llu unmatched)",
+	    "%llu dropped%s; feedback %llu lines (%llu unmatched)",
 	    (unsigned long)epoch, (unsigned long long)st->seen,
 	    (unsigned long long)st->kept, percent(st->kept, st->seen),
 	    (unsigned long long)st->dropped,
+	    uninformed(st->blind, st->dropped, un, sizeof(un)),
 	    (unsigned long long)st->feedback,
 	    (unsigned long long)st->unmatched);
 	if (st->lag_n > 0 && n > 0 && (size_t)n < len)
@@ -238,18 +255,36 @@ rv_score_epoch_line(char *buf, size_t len, uint32_t epoch,
 		    st->assist.pos_rate);
 }
 
+int
+rv_score_feedback_warning(char *buf, size_t len,
+    const struct rv_shrink_stats *st)
+{
+	uint64_t d = st->total_seen - st->total_kept;
+
+	if (!st->learns || st->feedback > 0 || d == 0)
+		return 0;
+	snprintf(buf, len, "no feedback arrived: the %llu samples dropped "
+	    "were dropped by chance and the floor, not chosen by what the "
+	    "trainer said (is it writing its feedback where --feedback "
+	    "reads?)", (unsigned long long)d);
+	return 1;
+}
+
 void
 rv_score_summary_line(char *buf, size_t len, uint64_t epochs,
     const struct rv_shrink_stats *st)
 {
+	char un[64];
 	int n;
 
-	n = snprintf(buf, len, "%llu seen, %llu kept (%.1f%%), %llu dropped "
+	n = snprintf(buf, len, "%llu seen, %llu kept (%.1f%%), %llu dropped%s "
 	    "in %llu epoch%s; feedback %llu lines (%llu unmatched)",
 	    (unsigned long long)st->total_seen,
 	    (unsigned long long)st->total_kept,
 	    percent(st->total_kept, st->total_seen),
 	    (unsigned long long)(st->total_seen - st->total_kept),
+	    uninformed(st->total_blind, st->total_seen - st->total_kept, un,
+	    sizeof(un)),
 	    (unsigned long long)epochs, epochs == 1 ? "" : "s",
 	    (unsigned long long)st->feedback,
 	    (unsigned long long)st->unmatched);

@@ -52,6 +52,11 @@ int rv_score_meta_epoch(struct rv_meta *m, uint32_t epoch,
  * terminated).  The assistant's part only under that policy. */
 void rv_score_epoch_line(char *buf, size_t len, uint32_t epoch,
     const struct rv_shrink_stats *st, enum rv_policy p);
+/* The warning a run owes its user when its policy learns from feedback,
+ * none came, and it dropped samples all the same: 1 with the text in buf
+ * (without the program name), else 0. */
+int rv_score_feedback_warning(char *buf, size_t len,
+    const struct rv_shrink_stats *st);
 void rv_score_summary_line(char *buf, size_t len, uint64_t epochs,
     const struct rv_shrink_stats *st);
 

@@ -76,6 +76,9 @@ struct rv_shrink {
 	int have_first, warm;
 	uint32_t first_epoch;
 	uint64_t seen, kept, total_seen, total_kept, feedback, unmatched;
+	/* drops decided before any feedback had come, by a policy that
+	 * learns from it: this epoch's, the run's */
+	uint64_t blind, total_blind;
 
 	/* budget mode: the window's samples, in the order offered */
 	size_t win_n;
@@ -686,6 +689,16 @@ fly_put(struct rv_shrink *s, uint64_t id, int32_t label, double p,
 	s->fly_label[slot] = label;
 }
 
+/* Does the policy choose from the trainer's feedback?  Then a drop made
+ * before it had any (the assistant: before its --min-feedback lines,
+ * while it ranks nothing) is uninformed: chance and the floor chose it. */
+static int
+learns(const struct rv_shrink_conf *c)
+{
+	return c->policy == RV_POLICY_ASSISTANT ||
+	    c->policy == RV_POLICY_HISTORY;
+}
+
 /*
  * Count a decision; a dropped sample gets no feedback, so only a kept one
  * waits for it (st as for fly_put).
@@ -696,8 +709,15 @@ tally(struct rv_shrink *s, uint64_t id, int32_t label, int keep, double p,
 {
 	s->seen++;
 	s->total_seen++;
-	if (!keep)
+	if (!keep) {
+		if (learns(&s->conf) && s->feedback <
+		    (s->a != NULL && s->conf.min_feedback > 0 ?
+		    s->conf.min_feedback : 1)) {
+			s->blind++;
+			s->total_blind++;
+		}
 		return;
+	}
 	s->kept++;
 	s->total_kept++;
 	fly_put(s, id, label, p, st);
@@ -1109,7 +1129,7 @@ rv_shrink_feedback(struct rv_shrink *s, const struct rv_fb_line *l)
 void
 rv_shrink_epoch_end(struct rv_shrink *s)
 {
-	s->seen = s->kept = s->suspects = 0;
+	s->seen = s->kept = s->suspects = s->blind = 0;
 	s->lag_n = s->lag_sum = s->lag_max = 0;
 }
 
@@ -1125,6 +1145,9 @@ rv_shrink_stats(const struct rv_shrink *s, struct rv_shrink_stats *st)
 	st->seen = s->seen;
 	st->kept = s->kept;
 	st->dropped = s->seen - s->kept;
+	st->blind = s->blind;
+	st->total_blind = s->total_blind;
+	st->learns = learns(&s->conf);
 	st->total_seen = s->total_seen;
 	st->total_kept = s->total_kept;
 	st->feedback = s->feedback;

@@ -167,6 +167,13 @@ void rv_shrink_conf_autoassist(struct rv_shrink_conf *c);
 struct rv_shrink_stats {
 	uint64_t seen, kept, dropped;	/* this epoch */
 	uint64_t total_seen, total_kept;
+	/* of the drops, the uninformed ones (this epoch's, the run's):
+	 * decided, by a policy that learns from feedback (learns:
+	 * assistant, history), before it had any to choose by (the
+	 * assistant: fewer than its min_feedback lines, while it ranks
+	 * nothing; history: none), so chance and the floor chose them */
+	uint64_t blind, total_blind;
+	int learns;
 	uint64_t feedback;		/* lines used: matched ones for the
 					 * assistant, every line otherwise */
 	uint64_t unmatched;		/* lines whose id was not in flight */

@@ -344,6 +344,69 @@ idx_free(struct src *s)
 
 static const struct src_ops idx_ops = { idx_fetch, idx_free };
 
+/*
+ * The labels file that goes with IDX images at path, by the MNIST
+ * naming ("...-images-idx3-..." to "...-labels-idx1-...", else "images"
+ * to "labels" in the file's name): a new string, or NULL where the name
+ * says nothing.
+ */
+static char *
+labels_name(const char *path)
+{
+	static const struct { const char *from, *to; } rule[] = {
+		{ "images-idx3", "labels-idx1" },
+		{ "images.idx3", "labels.idx1" },
+		{ "images", "labels" },
+	};
+	const char *base = strrchr(path, '/');
+	size_t i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < sizeof(rule) / sizeof(rule[0]); i++) {
+		const char *at = strstr(base, rule[i].from);
+		size_t pre, lf = strlen(rule[i].from), lt = strlen(rule[i].to);
+		char *out;
+
+		if (!at)
+			continue;
+		pre = (size_t)(at - path);
+		out = xmalloc(strlen(path) - lf + lt + 1);
+		memcpy(out, path, pre);
+		memcpy(out + pre, rule[i].to, lt);
+		strcpy(out + pre + lt, at + lf);
+		return out;
+	}
+	return NULL;
+}
+
+/* IDX images given without labels: a warning naming the labels file the
+ * images' name expects, and whether it is there. */
+static void
+warn_unlabelled(struct src_ctx *c, const struct src *s, uint32_t n)
+{
+	char *want = labels_name(s->path[0]), *q = NULL, *msg;
+	struct stat st;
+
+	if (want)
+		q = src_sanitized(want);
+	if (!want)
+		msg = xasprintf("'%s': IDX images without a labels file: its "
+		    "%" PRIu32 " samples are unlabelled (give the labels "
+		    "file after it)", s->name, n);
+	else if (stat(want, &st) == 0)
+		msg = xasprintf("'%s': IDX images without a labels file: its "
+		    "%" PRIu32 " samples are unlabelled; '%s' is there: give "
+		    "it after the images", s->name, n, q);
+	else
+		msg = xasprintf("'%s': IDX images without a labels file: its "
+		    "%" PRIu32 " samples are unlabelled (expected '%s', "
+		    "not found)", s->name, n, q);
+	src_msgs_add(c->warn, msg);
+	free(msg);
+	free(q);
+	free(want);
+}
+
 /* Images (3 or 4 dims) in s->path[0], with an optional labels file
  * (1 dim) in s->path[1]. */
 static int
@@ -396,6 +459,8 @@ idx_open(struct src_ctx *c, struct src *s)
 	s->n = fi.dim[0];
 	s->desc = labels ? xasprintf("idx:%s,%s", s->name, ql) :
 	    xasprintf("idx:%s", s->name);
+	if (!labels && c->warn && s->n > 0)
+		warn_unlabelled(c, s, fi.dim[0]);
 	for (i = 0; x->lb && i < s->n; i++)
 		if (x->lb[i] >= s->nlabels)
 			s->nlabels = (uint32_t)x->lb[i] + 1;

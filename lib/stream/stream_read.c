@@ -302,6 +302,45 @@ fail(struct rv_reader *r, uint64_t off, const char *reason)
 	    (unsigned long long)r->nrec, (unsigned long long)off, reason);
 }
 
+/*
+ * What a file that is no rv stream looks like, by its first bytes p[0..n):
+ * a phrase ("gzip data"), or NULL where nothing is known.
+ */
+static const char *
+looks_like(const unsigned char *p, size_t n)
+{
+	static const struct {
+		const char *magic;
+		size_t len;
+		const char *what;
+	} k[] = {
+		{ "\x1f\x8b", 2, "gzip data" },
+		{ "\xfd" "7zXZ\0", 6, "xz data" },
+		{ "BZh", 3, "bzip2 data" },
+		{ "PK\x03\x04", 4, "a zip archive" },
+		{ "\xff\xd8\xff", 3, "a JPEG image" },
+		{ "\x89PNG\r\n\x1a\n", 8, "a PNG image" },
+		{ "GIF8", 4, "a GIF image" },
+		{ "RIFF", 4, "a RIFF file (WebP?)" },
+		{ "\0\0\x08", 3, "an IDX file (MNIST's format)" },
+		{ "{", 1, "JSON or text" },
+	};
+	size_t i, txt;
+
+	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (n >= k[i].len && memcmp(p, k[i].magic, k[i].len) == 0)
+			return k[i].what;
+	if (n >= 262 && memcmp(p + 257, "ustar", 5) == 0)
+		return "a tar archive";
+	for (txt = 0; txt < n && txt < 64; txt++)
+		if (!(p[txt] == '\n' || p[txt] == '\t' || p[txt] == '\r' ||
+		    (p[txt] >= 0x20 && p[txt] < 0x7f)))
+			break;
+	if (n > 0 && (txt == n || txt == 64))
+		return "text";
+	return NULL;
+}
+
 /* fail() for the record last read, whose index is one less than nrec. */
 static int
 fail_last(struct rv_reader *r, const char *reason)
@@ -562,8 +601,19 @@ read_next(struct rv_reader *r, struct rv_rec *rec)
 				r->open_epoch++;
 			return 1;
 		}
-		if (magic < SKIP_MAGIC_LO || magic > SKIP_MAGIC_HI)
-			return fail(r, start, "not a zstd frame (bad magic)");
+		if (magic < SKIP_MAGIC_LO || magic > SKIP_MAGIC_HI) {
+			const char *kind = r->nrec == 0 && start == 0 ?
+			    looks_like(r->in + r->pos, r->len - r->pos) : NULL;
+			char why[160];
+
+			if (!kind)
+				return fail(r, start,
+				    "not a zstd frame (bad magic)");
+			snprintf(why, sizeof(why), "not an rv stream: it "
+			    "looks like %s (rv-decode(1) makes a stream of "
+			    "a dataset)", kind);
+			return fail(r, start, why);
+		}
 		if (r->len - r->pos < 8)
 			return fail(r, start, "truncated skippable frame");
 		n = rv_le32(r->in + r->pos + 4);

@@ -127,6 +127,24 @@ print(n)'"
 	[ -z "$stderr" ]
 }
 
+@test "rv-decode: IDX images without their labels: unlabelled samples and a warning naming the labels file expected" {
+	run -0 --separate-stderr rv-decode --limit 100 "$IMG" -o "$T/x.rvs"
+	[ "$stderr" = "rv-decode: '$IMG': IDX images without a labels file: its 60000 samples are unlabelled; '$LAB' is there: give it after the images" ]
+	run -0 rv-inspect "$T/x.rvs"
+	[[ "$output" == *"(0 labelled, 100 unlabelled)"* ]]
+	# the labels file is not beside it; -q does not hide a warning
+	cp "$FMNIST/t10k-images-idx3-ubyte.gz" "$T/"
+	run -0 --separate-stderr rv-decode -q --limit 10 "$T/t10k-images-idx3-ubyte.gz" -o "$T/y.rvs"
+	[ "$stderr" = "rv-decode: '$T/t10k-images-idx3-ubyte.gz': IDX images without a labels file: its 10000 samples are unlabelled (expected '$T/t10k-labels-idx1-ubyte.gz', not found)" ]
+	# a name that says nothing of its labels
+	cp "$FMNIST/t10k-images-idx3-ubyte.gz" "$T/pixels.gz"
+	run -0 --separate-stderr rv-decode --limit 10 "$T/pixels.gz" -o "$T/z.rvs"
+	[ "$stderr" = "rv-decode: '$T/pixels.gz': IDX images without a labels file: its 10000 samples are unlabelled (give the labels file after it)" ]
+	# with the labels: not a word
+	run -0 --separate-stderr rv-decode --limit 10 "$IMG" "$LAB" -o "$T/w.rvs"
+	[ -z "$stderr" ]
+}
+
 @test "rv-decode: usage errors exit 2 with one clear line" {
 	slow
 	run -2 --separate-stderr rv-decode
@@ -143,6 +161,18 @@ print(n)'"
 	[ "${stderr_lines[0]}" = "rv-decode: unknown option '--bogus'" ]
 	run -2 --separate-stderr rv-decode -j
 	[ "${stderr_lines[0]}" = "rv-decode: option '-j' needs an argument" ]
+}
+
+@test "rv-decode: -o into a folder not made yet names the folder, exit 1" {
+	run -1 --separate-stderr rv-decode --limit 10 "$IMG" "$LAB" -o "$T/no/such/x.rvs"
+	[ "$stderr" = "rv-decode: '$T/no/such/x.rvs': no folder '$T/no/such' to write it in (make it first: mkdir -p '$T/no/such')" ]
+	[ ! -e "$T/no" ]
+	# a folder that is there but not writable is the system's reason
+	[ "$(id -u)" = 0 ] || {
+		mkdir "$T/ro" && chmod 555 "$T/ro"
+		run -1 --separate-stderr rv-decode --limit 10 "$IMG" "$LAB" -o "$T/ro/x.rvs"
+		[ "$stderr" = "rv-decode: '$T/ro/x.rvs': Permission denied" ]
+	}
 }
 
 @test "rv-decode: a missing input fails with exit 1 and leaves no output file" {

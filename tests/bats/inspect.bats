@@ -29,7 +29,7 @@ setup() {
 	W="$BATS_TEST_TMPDIR"
 }
 
-@test "rv-inspect: usage errors exit 2, the reason first, then the usage" {
+@test "rv-inspect: usage errors exit 2, the reason first, then where the usage is" {
 	local args want
 	# shellcheck disable=SC2086
 	while IFS='|' read -r args want; do
@@ -37,7 +37,7 @@ setup() {
 		[ -z "$output" ]
 		[ "${stderr_lines[0]}" = "rv-inspect: $want" ] ||
 		    { echo "$args: got '${stderr_lines[0]}'"; return 1; }
-		[[ "${stderr_lines[1]}" == "usage: rv-inspect "* ]]
+		[ "${stderr_lines[1]}" = "Try 'rv-inspect --help' for more information." ]
 	done <<-'EOF'
 	--bogus|unknown option '--bogus'
 	-x|unknown option '-x'
@@ -332,7 +332,14 @@ classes      10 (100 labelled, 0 unlabelled)" ]
 	# not a stream; no such file
 	echo "hello world" > "$W/text"
 	run -1 --separate-stderr rv-inspect "$T/x.rvs" "$W/text"
-	[ "$stderr" = "rv-inspect: '$W/text': record 0 at byte 0: not a zstd frame (bad magic)" ]
+	[ "$stderr" = "rv-inspect: '$W/text': record 0 at byte 0: not an rv stream: it looks like text (rv-decode(1) makes a stream of a dataset)" ]
+	# what it looks like: a dataset given where a stream is wanted
+	gzip -c "$W/text" > "$W/text.gz"
+	run -1 --separate-stderr rv-inspect "$W/text.gz"
+	[ "$stderr" = "rv-inspect: '$W/text.gz': record 0 at byte 0: not an rv stream: it looks like gzip data (rv-decode(1) makes a stream of a dataset)" ]
+	tar -cf "$W/t.tar" -C "$W" text
+	run -1 --separate-stderr rv-inspect "$W/t.tar"
+	[[ "$stderr" == *": not an rv stream: it looks like a tar archive (rv-decode(1) makes a stream of a dataset)" ]]
 	[ -z "$output" ]
 	run -1 --separate-stderr rv-inspect "$W/nope.rvs"
 	[ "$stderr" = "rv-inspect: '$W/nope.rvs': No such file or directory" ]

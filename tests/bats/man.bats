@@ -43,6 +43,32 @@ version() {
 	[ -z "$fails" ] || { printf '%s' "$fails"; false; }
 }
 
+@test "man: every page renders as written: no macro name, stray section sign or joined display line left in the text" {
+	slow
+	local page out fails=""
+	for page in "$MAN"/*.[1-9]; do
+		[ -f "$page" ] || continue
+		# a macro name the renderer printed as a word (a macro where
+		# a line does not start with one), or the section sign of \(sc
+		# written for a percent sign
+		out=$(mandoc -T utf8 "$page" | sed 's/.\x08//g' | grep -nwE \
+		    'Ns|Ar|Fl|Pq|Xr|Ql|Sx|Cm|Ev|Pa|Oo|Oc|Po|Pc|Bd|Ed|Bl|El|Dq|Nm|Sq|Qo|Qc|Sy|Va|Dv|Ic' |
+		    sed "s|^|$page: rendered |") || true
+		[ -z "$out" ] || fails+="$out"$'\n'
+		out=$(mandoc -T utf8 "$page" | grep -n '§' | sed "s|^|$page: rendered |") || true
+		[ -z "$out" ] || fails+="$out"$'\n'
+		# in a display, a line ending in a lone backslash joins the next
+		# to it (roff's continuation): a shell line's is written \e
+		out=$(awk -v f="$page" '
+		    /^\.Bd/ { d = 1; next }
+		    /^\.Ed/ { d = 0; next }
+		    d && !/^\./ && match($0, /\\+$/) && RLENGTH % 2 {
+			print f ":" NR ": a display line ends in \\ (write \\e)" }' "$page")
+		[ -z "$out" ] || fails+="$out"$'\n'
+	done
+	[ -z "$fails" ] || { printf '%s' "$fails"; false; }
+}
+
 @test "man: the overview and the format pages exist" {
 	slow
 	[ -f "$MAN/rv.7" ]
@@ -130,15 +156,21 @@ version() {
 	[ -z "$fails" ] || { printf '%s' "$fails"; false; }
 }
 
-@test "man: an unknown option exits 2 with 'prog: unknown option' first, then the usage" {
+@test "man: an unknown option exits 2 with 'prog: unknown option' and where the usage is, GNU's two lines; a near long option is named" {
 	local prog fails=""
 	programs > "$BATS_TEST_TMPDIR/progs"
 	while read -r prog; do
 		run -2 --separate-stderr "$prog" --bogus
 		[ "${stderr_lines[0]}" = "$prog: unknown option '--bogus'" ] ||
 			fails+="$prog: '${stderr_lines[0]}'"$'\n'
-		[ "${stderr_lines[1]#usage: "$prog"}" != "${stderr_lines[1]}" ] ||
-			fails+="$prog: no usage after the message"$'\n'
+		[ "${stderr_lines[1]}" = "Try '$prog --help' for more information." ] ||
+			fails+="$prog: '${stderr_lines[1]}' after the message"$'\n'
+		[ "${#stderr_lines[@]}" -eq 2 ] ||
+			fails+="$prog: ${#stderr_lines[@]} lines, not 2"$'\n'
+		# a mistyped long option: the nearest the usage names
+		run -2 --separate-stderr "$prog" --verbsoe
+		[ "${stderr_lines[0]}" = "$prog: unknown option '--verbsoe' (did you mean '--verbose'?)" ] ||
+			fails+="$prog --verbsoe: '${stderr_lines[0]}'"$'\n'
 		[ -z "$output" ] || fails+="$prog: stdout '$output'"$'\n'
 		run -2 --separate-stderr "$prog" --bogus=1 -q
 		[ "${stderr_lines[0]}" = "$prog: unknown option '--bogus'" ] ||

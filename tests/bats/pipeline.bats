@@ -34,8 +34,15 @@ main_summary_ok() {
 	[[ "$s" =~ "data wait  "[0-9]+\.[0-9]"% of wall time waiting for input" ]]
 	[[ "$s" =~ "trained    "([0-9]+)" samples in "([0-9]+)" steps, from "([0-9]+)" epochs"?" of rv-refurbish" ]]
 	trained=${BASH_REMATCH[1]} steps=${BASH_REMATCH[2]} e=${BASH_REMATCH[3]}
-	[[ "$s" =~ "dropped    "([0-9]+)" of "([0-9]+)" samples by the assistant (" ]]
-	dropped=${BASH_REMATCH[1]} seen=${BASH_REMATCH[2]}
+	# by the assistant; or some uninformed, dropped before it had
+	# feedback to choose by, and they add up
+	if [[ "$s" =~ "dropped    "([0-9]+)" of "([0-9]+)" samples by the assistant (" ]]; then
+		dropped=${BASH_REMATCH[1]} seen=${BASH_REMATCH[2]}
+	else
+		[[ "$s" =~ "dropped    "([0-9]+)" of "([0-9]+)" samples ("[0-9.]+"%), before any augmentation: "([0-9]+)" chosen by the assistant, "([0-9]+)" uninformed (dropped before it had feedback to choose by)" ]]
+		dropped=${BASH_REMATCH[1]} seen=${BASH_REMATCH[2]}
+		[ $((BASH_REMATCH[3] + BASH_REMATCH[4])) -eq "$dropped" ]
+	fi
 	[[ "$s" =~ "reused     "([0-9]+)" of "([0-9]+)" samples served from a cached partial ("[0-9.]+"%); "([0-9]+)" partials computed" ]]
 	hits=${BASH_REMATCH[1]} served=${BASH_REMATCH[2]}
 	computed=${BASH_REMATCH[3]}

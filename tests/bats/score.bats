@@ -99,7 +99,7 @@ setup() {
 		[ -z "$output" ]
 		[ "${stderr_lines[0]}" = "rv-score: $want" ] ||
 		    { echo "$args: got '${stderr_lines[0]}'"; return 1; }
-		[[ "${stderr_lines[1]}" == "usage: rv-score "* ]]
+		[ "${stderr_lines[1]}" = "Try 'rv-score --help' for more information." ]
 	done <<'EOF'
 --policy best|--policy: 'best': want assistant, history, uniform or rs2
 --policy rs2 --keep 0|--keep: '0': out of range (0, 1]
@@ -508,6 +508,32 @@ EOF
 	done
 }
 
+@test "rv-score: drops made before the policy had feedback to choose by are counted as uninformed; a run that got none ends with a warning" {
+	slow
+	: > "$W/none.fb"
+	run -0 --separate-stderr rv-score -v --budget 0.5 --feedback "$W/none.fb" \
+	    -o "$W/u.rvs" "$T/s3.rvs"
+	[ "$(budget_count 2000 0.5 256)" = 1000 ]
+	[[ "${stderr_lines[0]}" == "rv-score: epoch 0: 2000 seen, 2000 kept (100.0%), 0 dropped; feedback 0 lines (0 unmatched); assistant "* ]]
+	[[ "${stderr_lines[1]}" == "rv-score: epoch 1: 2000 seen, 1000 kept (50.0%), 1000 dropped (all uninformed); feedback 0 lines (0 unmatched); assistant "* ]]
+	[ "${stderr_lines[3]}" = "rv-score: warning: no feedback arrived: the 2000 samples dropped were dropped by chance and the floor, not chosen by what the trainer said (is it writing its feedback where --feedback reads?)" ]
+	[[ "${stderr_lines[4]}" == "rv-score: 6000 seen, 4000 kept (66.7%), 2000 dropped (all uninformed) in 3 epochs; feedback 0 lines (0 unmatched)"* ]]
+	[ "${#stderr_lines[@]}" = 5 ]
+	records "$W/u.rvs" > "$W/r"
+	grep -A12 -x '#score.epoch=1' "$W/r" | grep -qx '#score.uninformed=1000'
+	grep -A12 -x '#score.epoch=0' "$W/r" | grep -qx '#score.uninformed=0'
+	# -q: the counts stay in the metadata, the warning goes
+	run -0 --separate-stderr rv-score -q --budget 0.5 --feedback "$W/none.fb" \
+	    -o "$W/q.rvs" "$T/s3.rvs"
+	[ -z "$stderr" ]
+	# a policy that does not learn from feedback makes no uninformed drop
+	run -0 --separate-stderr rv-score -v --policy uniform --budget 0.5 \
+	    -o "$W/n.rvs" "$T/s3.rvs"
+	[[ "$stderr" != *uninformed* && "$stderr" != *warning* ]]
+	records "$W/n.rvs" > "$W/r"
+	! grep -q '^#score.uninformed=' "$W/r"
+}
+
 @test "rv-score --budget: the first epoch passes whole, then F w rounded of each window, in order, weighted 1/pi" {
 	slow
 	run -0 --separate-stderr rv-score -v --policy uniform --budget 0.3 \
@@ -586,7 +612,7 @@ EOF
 	# matches it, so the decisions come from the initial weights alone
 	run -0 --separate-stderr rv-score -v --assistant autoassist \
 	    --feedback "$T/hist.fb" -o "$W/a.rvs" "$T/s3.rvs"
-	[[ "${stderr_lines[0]}" == "rv-score: epoch 0: 2000 seen, "*" kept ("*"%), "*" dropped; feedback 0 lines (2000 unmatched); assistant acc nan auc nan pos nan" ]]
+	[[ "${stderr_lines[0]}" == "rv-score: epoch 0: 2000 seen, "*" kept ("*"%), "*" dropped (all uninformed); feedback 0 lines (2000 unmatched); assistant acc nan auc nan pos nan" ]]
 	records "$W/a.rvs" > "$W/r"
 	# the first epoch is not passed whole: P(keep) 0.3 + 0.7 p, p near
 	# 0.5 from weights of N(0, 0.001^2), so about 65% (4 se: 43)

@@ -214,7 +214,7 @@ frames() {
 @test "stream: garbage and empty input" {
 	slow
 	run -1 --separate-stderr bash -c "echo hello | rv-inspect"
-	[ "$stderr" = "rv-inspect: '<stdin>': record 0 at byte 0: not a zstd frame (bad magic)" ]
+	[ "$stderr" = "rv-inspect: '<stdin>': record 0 at byte 0: not an rv stream: it looks like text (rv-decode(1) makes a stream of a dataset)" ]
 	# a stream followed by junk: the junk is where it is
 	{ cat "$A"; echo junk; } > "$T/junk.rvs"
 	run -1 --separate-stderr rv-inspect "$T/junk.rvs"

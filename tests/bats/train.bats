@@ -258,7 +258,7 @@ skip_if_cuda() {
 	[[ "$output" == *"conv 32 k=3 pad=1; bn; relu; maxpool 2;"* ]]
 }
 
-@test "rv-train-gpu: usage errors exit 2, the reason first, then the usage" {
+@test "rv-train-gpu: usage errors exit 2, the reason first, then where the usage is" {
 	slow
 	local args want
 	# shellcheck disable=SC2086
@@ -267,7 +267,7 @@ skip_if_cuda() {
 		[ -z "$output" ]
 		[ "${stderr_lines[0]}" = "rv-train-gpu: $want" ] ||
 		    { echo "$args: got '${stderr_lines[0]}'"; return 1; }
-		[[ "${stderr_lines[1]}" == "usage: rv-train-gpu "* ]]
+		[ "${stderr_lines[1]}" = "Try 'rv-train-gpu --help' for more information." ]
 	done <<'EOF'
 --lr x|--lr: 'x': not a number
 --lr -1|--lr: '-1': out of range [0, 100]
@@ -298,7 +298,9 @@ skip_if_cuda() {
 --std 0|--std: '0': want 1 to 4 numbers in (0, 1000], separated by commas
 --std 0.2,-0.2,0.2|--std: '0.2,-0.2,0.2': want 1 to 4 numbers in (0, 1000], separated by commas
 --std 0.1;0.2|--std: '0.1;0.2': want 1 to 4 numbers in (0, 1000], separated by commas
--m bogus|--model: model spec: near 'bogus': unknown layer (conv, bn, relu, maxpool, avgpool, gap, linear, dropout, res, add; or a preset's name alone)
+-m bogus|--model: model spec: near 'bogus': not a preset (mlp, cnn-small, resnet20, resnet18, resnet50; rv-train-gpu --list-models) nor a layer spec
+-m resnet-20|--model: model spec: near 'resnet-20': not a preset (did you mean 'resnet20'? the presets are mlp, cnn-small, resnet20, resnet18, resnet50; rv-train-gpu --list-models) nor a layer spec
+-m bogus;linear|--model: model spec: near 'bogus': unknown layer (conv, bn, relu, maxpool, avgpool, gap, linear, dropout, res, add; or a preset's name alone)
 -m linear;relu|--model: model spec: near 'relu': layer 1: the last layer must be linear
 --eval-every 5|--eval-every needs --eval FILE
 --no-epoch-eval --eval x|--no-epoch-eval needs --eval-every N

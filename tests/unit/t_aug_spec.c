@@ -342,9 +342,9 @@ t_errors(void)
 	static const struct {
 		const char *spec, *msg;
 	} t[] = {
-		{ "rotat", "unknown op 'rotat' (rv-augment --list-ops "
-		    "lists them)" },
-		{ "flip; size=3", "unknown op 'size=3' (rv-augment "
+		{ "rotat", "op 1: unknown op 'rotat' (did you mean 'rotate'? "
+		    "rv-augment --list-ops lists them)" },
+		{ "flip; size=3", "op 2: unknown op 'size=3' (rv-augment "
 		    "--list-ops lists them)" },
 		{ "flip; rotate angel=3", "op 2 'rotate': unknown argument "
 		    "'angel' (rotate takes deg, interp, fill, p)" },

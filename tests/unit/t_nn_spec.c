@@ -228,6 +228,20 @@ test_errors(void)
 		{ "conv 8; bogus 3; linear", "near 'bogus': unknown layer "
 		    "(conv, bn, relu, maxpool, avgpool, gap, linear, dropout, "
 		    "res, add; or a preset's name alone)" },
+		{ "conv 8; rleu; linear", "near 'rleu': unknown layer (did "
+		    "you mean 'relu'? conv, bn, relu, maxpool, avgpool, gap, "
+		    "linear, dropout, res, add; or a preset's name alone)" },
+		{ " resnet-20 ", "near 'resnet-20': not a preset (did you mean "
+		    "'resnet20'? the presets are mlp, cnn-small, resnet20, "
+		    "resnet18, resnet50; rv-train-gpu --list-models) nor a "
+		    "layer spec" },
+		{ "CNN_small", "near 'CNN_small': not a preset (did you mean "
+		    "'cnn-small'? the presets are mlp, cnn-small, resnet20, "
+		    "resnet18, resnet50; rv-train-gpu --list-models) nor a "
+		    "layer spec" },
+		{ "bogus", "near 'bogus': not a preset (mlp, cnn-small, "
+		    "resnet20, resnet18, resnet50; rv-train-gpu --list-models) "
+		    "nor a layer spec" },
 		{ "resnet18 # a preset in a longer spec is no preset",
 		    "near 'resnet18': unknown layer (conv, bn, relu, maxpool, "
 		    "avgpool, gap, linear, dropout, res, add; or a preset's "

@@ -286,7 +286,7 @@ run_parse(const char *line, struct outcome *o)
 	o->status = WIFEXITED(o->status) ? WEXITSTATUS(o->status) : -1;
 }
 
-/* Expect exit 2 with this first stderr line, then the usage. */
+/* Expect exit 2 with this first stderr line, then where the usage is. */
 static int
 usage_error(const char *line, const char *first)
 {
@@ -294,7 +294,8 @@ usage_error(const char *line, const char *first)
 	char want[1024];
 
 	run_parse(line, &o);
-	snprintf(want, sizeof(want), "t_opt: %s\n%s", first, USAGE);
+	snprintf(want, sizeof(want), "t_opt: %s\nTry 't_opt --help' for "
+	    "more information.\n", first);
 	if (o.status != 2 || strcmp(o.err, want) != 0 || o.out[0]) {
 		printf("# '%s': status %d, stderr '%s'\n", line, o.status,
 		    o.err);
@@ -362,6 +363,13 @@ t_unknown(void)
 	EXPECT(usage_error("--bogus=3", "unknown option '--bogus'"));
 	EXPECT(usage_error("a --bogus b", "unknown option '--bogus'"));
 	EXPECT(usage_error("--ver", "unknown option '--ver'"));
+	/* a near long option of the usage is named */
+	EXPECT(usage_error("--levle 3", "unknown option '--levle' (did you "
+	    "mean '--level'?)"));
+	EXPECT(usage_error("--sed=3", "unknown option '--sed' (did you mean "
+	    "'--seed'?)"));
+	EXPECT(usage_error("--outptu x", "unknown option '--outptu' (did "
+	    "you mean '--output'?)"));
 	EXPECT(usage_error("-x", "unknown option '-x'"));
 	EXPECT(usage_error("-x a", "unknown option '-x'"));
 	EXPECT(usage_error("-qx", "unknown option '-x'"));

@@ -912,6 +912,14 @@ t_hostile_headers(void)
 	/* not zstd at all */
 	s.len = 0;
 	rv_buf_append(&s, "hello, world\n", 13);
+	EXPECT(read_fails(&s, "not an rv stream: it looks like text "
+	    "(rv-decode(1) makes a stream of a dataset)"));
+	s.len = 0;
+	rv_buf_append(&s, "\x1f\x8b\x08\0\0\0\0\0", 8);
+	EXPECT(read_fails(&s, "not an rv stream: it looks like gzip data "
+	    "(rv-decode(1) makes a stream of a dataset)"));
+	s.len = 0;
+	rv_buf_append(&s, "\x01\x02\x03\x04\x05", 5);
 	EXPECT(read_fails(&s, "not a zstd frame (bad magic)"));
 	s.len = 0;
 	rv_buf_append(&s, "\x28\xb5\x2f", 3);

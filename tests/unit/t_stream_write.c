@@ -251,8 +251,12 @@ t_out(void)
 		EXPECT(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
 	}
 	EXPECT_EQ(rv_out_open(&o, "/nonexistent/dir/x.rvs", 1), -1);
-	EXPECT_STR(rv_errmsg(), "'/nonexistent/dir/x.rvs': No such file or "
-	    "directory");
+	EXPECT_STR(rv_errmsg(), "'/nonexistent/dir/x.rvs': no folder "
+	    "'/nonexistent/dir' to write it in (make it first: mkdir -p "
+	    "'/nonexistent/dir')");
+	/* the folder is there: the system's reason */
+	EXPECT_EQ(rv_out_open(&o, "/proc/self/x.rvs", 1), -1);
+	EXPECT(strstr(rv_errmsg(), "no folder") == NULL);
 	EXPECT_EQ(rv_slurp("/nonexistent", &got, &len), -1);
 	EXPECT_STR(rv_errmsg(), "'/nonexistent': No such file or directory");
 	unlink(path);
