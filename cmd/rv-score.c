@@ -483,8 +483,7 @@ main(int argc, char *argv[])
 		rv_warn("warning: %s", line);
 out:
 	rv_progress_done(&prog);
-	if (status == 0 && o.c.verbose) {
-		rv_score_stats(sc->s, &st);
+	if (status == 0 && o.c.verbose) {	/* st: the run's, above */
 		rv_score_summary_line(line, sizeof(line), sc->epochs, &st);
 		rv_warn("%s%s", line, thumbs_line(sc, tl, sizeof(tl)));
 	}

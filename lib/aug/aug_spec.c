@@ -317,18 +317,16 @@ parse_op(char *seg, size_t pos, struct rv_op *op)
 
 	tok = strtok_r(seg, " \t\n\r", &save);
 	if ((def = rv_op_find(tok)) == NULL) {
-		const struct rv_op_def *const *d, *best = NULL;
-		size_t bd = (size_t)-1, dd;
+		const struct rv_op_def *const *d;
+		struct rv_nearby nb;
 
+		rv_nearby_init(&nb, tok, strlen(tok));
 		for (d = rv_ops(); *d != NULL; d++)
-			if ((dd = rv_near(tok, strlen(tok), (*d)->name)) < bd) {
-				bd = dd;
-				best = *d;
-			}
-		if (best)
+			rv_nearby_offer(&nb, (*d)->name, strlen((*d)->name));
+		if (rv_nearby_best(&nb))
 			return rv_seterr("op %zu: unknown op '%s' (did you "
 			    "mean '%s'? rv-augment --list-ops lists them)",
-			    pos, tok, best->name);
+			    pos, tok, rv_nearby_best(&nb));
 		return rv_seterr("op %zu: unknown op '%s' (rv-augment "
 		    "--list-ops lists them)", pos, tok);
 	}
@@ -354,15 +352,19 @@ parse_op(char *seg, size_t pos, struct rv_op *op)
 				if (strcmp(def->args[k].name, tok) == 0)
 					break;
 			if (k == n) {
-				const char *near = NULL;
-				size_t bd = rv_near(tok, strlen(tok), "p"), dd;
+				struct rv_nearby nb;
+				const char *near;
 
+				/* p, listed last, is offered first: a word
+				 * as near to it as to an argument names none */
+				rv_nearby_init(&nb, tok, strlen(tok));
+				rv_nearby_offer(&nb, "p", 1);
 				for (k = 0; k < n; k++)
-					if ((dd = rv_near(tok, strlen(tok),
-					    def->args[k].name)) < bd) {
-						bd = dd;
-						near = def->args[k].name;
-					}
+					rv_nearby_offer(&nb, def->args[k].name,
+					    strlen(def->args[k].name));
+				near = rv_nearby_best(&nb);
+				if (near && strcmp(near, "p") == 0)
+					near = NULL;
 				list_args(def, list, sizeof(list));
 				if (near)
 					return rv_seterr("op %zu '%s': unknown "

@@ -42,35 +42,35 @@ rv_edit_distance(const char *a, size_t na, const char *b, size_t nb,
 	return d[na][nb];
 }
 
-/* word[0..n) and name the same but for case, '-' and '_'? */
+/* word[0..n) and name[0..m) the same but for case, '-' and '_'? */
 static int
-same_folded(const char *word, size_t n, const char *name)
+same_folded(const char *word, size_t n, const char *name, size_t m)
 {
-	size_t i = 0;
+	size_t i = 0, j = 0;
 
 	for (;;) {
 		while (i < n && (word[i] == '-' || word[i] == '_'))
 			i++;
-		while (*name == '-' || *name == '_')
-			name++;
-		if (i == n || *name == '\0')
-			return i == n && *name == '\0';
+		while (j < m && (name[j] == '-' || name[j] == '_'))
+			j++;
+		if (i == n || j == m)
+			return i == n && j == m;
 		if (tolower((unsigned char)word[i]) !=
-		    tolower((unsigned char)*name))
+		    tolower((unsigned char)name[j]))
 			return 0;
 		i++;
-		name++;
+		j++;
 	}
 }
 
 size_t
-rv_near(const char *word, size_t n, const char *name)
+rv_near(const char *word, size_t n, const char *name, size_t m)
 {
-	size_t cap = n / 3, d, m = strlen(name);
+	size_t cap = n / 3, d;
 
 	if (m == n && memcmp(word, name, n) == 0)
 		return (size_t)-1;
-	if (same_folded(word, n, name))
+	if (same_folded(word, n, name, m))
 		return 0;
 	if (cap < 1)
 		cap = 1;
@@ -80,22 +80,46 @@ rv_near(const char *word, size_t n, const char *name)
 	return d <= cap ? d : (size_t)-1;
 }
 
+void
+rv_nearby_init(struct rv_nearby *b, const char *word, size_t n)
+{
+	b->word = word;
+	b->n = n;
+	b->best = NULL;
+	b->len = 0;
+	b->d = (size_t)-1;
+	b->exact = 0;
+}
+
+void
+rv_nearby_offer(struct rv_nearby *b, const char *name, size_t m)
+{
+	size_t d;
+
+	if (m == b->n && memcmp(b->word, name, m) == 0) {
+		b->exact = 1;
+		return;
+	}
+	if ((d = rv_near(b->word, b->n, name, m)) < b->d) {
+		b->d = d;
+		b->best = name;
+		b->len = m;
+	}
+}
+
+const char *
+rv_nearby_best(const struct rv_nearby *b)
+{
+	return b->exact ? NULL : b->best;
+}
+
 const char *
 rv_nearest(const char *word, const char *const *names)
 {
-	const char *best = NULL;
-	size_t bd = (size_t)-1, n = strlen(word);
+	struct rv_nearby b;
 
-	for (; *names; names++) {
-		size_t d = rv_near(word, n, *names);
-
-		if (strcmp(word, *names) == 0)
-			return NULL;	/* a name: no mistake */
-
-		if (d < bd) {
-			bd = d;
-			best = *names;
-		}
-	}
-	return best;
+	rv_nearby_init(&b, word, strlen(word));
+	for (; *names; names++)
+		rv_nearby_offer(&b, *names, strlen(*names));
+	return rv_nearby_best(&b);
 }

@@ -43,34 +43,31 @@ rv_usage_die(const char *usage, const char *fmt, ...)
 
 /*
  * The long option of the usage text nearest to bad[0..n) ("--limt"), as
- * "--limit", into out (rv_near): 1 if one is near, else 0.
+ * "--limit", into out (rv_nearby, on the names without their dashes): 1
+ * if one is near, else 0.
  */
 static int
 closest_long(const char *usage, const char *bad, size_t n, char *out,
     size_t outsz)
 {
+	struct rv_nearby nb;
 	const char *p;
-	size_t best = (size_t)-1;
 
+	rv_nearby_init(&nb, bad + 2, n - 2);
 	for (p = usage; (p = strstr(p, "--")) != NULL;) {
-		size_t m = 2, d;
-		char name[64];
+		size_t m = 2;
 
 		while (isalnum((unsigned char)p[m]) || p[m] == '-')
 			m++;
-		if (m > 2 && m < sizeof(name) && m < outsz && (p == usage ||
-		    (!isalnum((unsigned char)p[-1]) && p[-1] != '-'))) {
-			memcpy(name, p, m);
-			name[m] = '\0';
-			d = rv_near(bad + 2, n - 2, name + 2);
-			if (d < best) {
-				best = d;
-				memcpy(out, name, m + 1);
-			}
-		}
+		if (m > 2 && m < outsz && (p == usage ||
+		    (!isalnum((unsigned char)p[-1]) && p[-1] != '-')))
+			rv_nearby_offer(&nb, p + 2, m - 2);
 		p += m;
 	}
-	return best != (size_t)-1;
+	if (!rv_nearby_best(&nb))
+		return 0;
+	snprintf(out, outsz, "--%.*s", (int)nb.len, nb.best);
+	return 1;
 }
 
 /* Does the usage text mention short option -c (as "-c", "-c," or "-c N")? */

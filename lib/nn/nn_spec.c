@@ -392,16 +392,14 @@ parse_args(struct parser *ps, const char *name, char *rest,
 		if (strcmp(name, layer_defs[i].name) == 0)
 			d = &layer_defs[i];
 	if (!d) {
-		const char *near = NULL;
-		size_t bd = (size_t)-1, dd;
+		struct rv_nearby nb;
+		const char *near;
 
+		rv_nearby_init(&nb, name, strlen(name));
 		for (i = 0; i < NDEFS; i++)
-			if ((dd = rv_near(name, strlen(name),
-			    layer_defs[i].name)) < bd) {
-				bd = dd;
-				near = layer_defs[i].name;
-			}
-		if (near)
+			rv_nearby_offer(&nb, layer_defs[i].name,
+			    strlen(layer_defs[i].name));
+		if ((near = rv_nearby_best(&nb)) != NULL)
 			return near_err(name, "unknown layer (did you mean "
 			    "'%s'? conv, bn, relu, maxpool, avgpool, gap, "
 			    "linear, dropout, res, add; or a preset's name "

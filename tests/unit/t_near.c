@@ -55,9 +55,21 @@ t_nearest(void)
 	/* short words: one edit at most */
 	EXPECT(rv_nearest("rr", ops) != NULL);	/* rrc */
 	EXPECT(rv_nearest("x", ops) == NULL);
-	EXPECT_EQ(rv_near("flpi", 4, "flip"), 1);
-	EXPECT_EQ(rv_near("FLIP", 4, "flip"), 0);
-	EXPECT(rv_near("flip", 4, "flip") == (size_t)-1);
+	EXPECT_EQ(rv_near("flpi", 4, "flip", 4), 1);
+	EXPECT_EQ(rv_near("FLIP", 4, "flip", 4), 0);
+	EXPECT(rv_near("flip", 4, "flip", 4) == (size_t)-1);
+	/* names offered with their length, as a usage text holds them */
+	{
+		struct rv_nearby nb;
+		const char *usage = "--limit N --level L";
+
+		rv_nearby_init(&nb, "levle", 5);
+		rv_nearby_offer(&nb, usage + 2, 5);
+		rv_nearby_offer(&nb, usage + 12, 5);
+		EXPECT(rv_nearby_best(&nb) == usage + 12 && nb.len == 5);
+		rv_nearby_offer(&nb, "levle", 5);
+		EXPECT(rv_nearby_best(&nb) == NULL);	/* a name after all */
+	}
 }
 
 int
