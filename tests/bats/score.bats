@@ -325,10 +325,10 @@ EOF
 	cat "$W/score.err"
 	mapfile -t err < "$W/score.err"
 	[ "${#err[@]}" -eq 5 ]
-	local re='^rv-score: epoch 3: 3000 seen, ([0-9]+) kept \([0-9.]+%\), ([0-9]+) dropped; feedback ([0-9]+) lines \(([0-9]+) unmatched\), lag [0-9]+ samples mean, [0-9]+ max; assistant acc (0\.[0-9]+|1\.000) auc (0\.[0-9]+|1\.000) pos (0\.[0-9]+|1\.000)$'
+	local re='^rv-score: epoch 3: 3000 seen, ([0-9]+) kept \([0-9.]+%\), ([0-9]+) dropped( \(([0-9]+|all) uninformed\))?; feedback ([0-9]+) lines \(([0-9]+) unmatched\), lag [0-9]+ samples mean, [0-9]+ max; assistant acc (0\.[0-9]+|1\.000) auc (0\.[0-9]+|1\.000) pos (0\.[0-9]+|1\.000)$'
 	[[ "${err[3]}" =~ $re ]]
 	[ "${BASH_REMATCH[1]}" -lt 3000 ] && [ "${BASH_REMATCH[2]}" -gt 0 ]
-	[ "${BASH_REMATCH[3]}" -gt 500 ]
+	[ "${BASH_REMATCH[5]}" -gt 500 ]
 	[[ "${err[0]}" == "rv-score: epoch 0: 3000 seen, 3000 kept (100.0%), "* ]]
 	[[ "$output" == *"feedback "*" lines written"* ]]
 }
@@ -491,7 +491,7 @@ EOF
 		    tee '$W/a$r.rvs' | rv-inspect --dump - |
 		    awk -F '\t' '$trainer' >> '$W/fb$r'"
 		printf '%s\n' "${stderr_lines[@]}"
-		[[ "${stderr_lines[1]}" == "rv-score: epoch 1: 29999 seen, 9023 kept (30.1%), 20976 dropped; feedback "* ]]
+		[[ "${stderr_lines[1]}" =~ ^"rv-score: epoch 1: 29999 seen, 9023 kept (30.1%), 20976 dropped"( \(([0-9]+|all) uninformed\))?"; feedback " ]]
 		run -0 epoch_counts "$W/a$r.rvs"
 		[ "$output" = "$want" ]
 	done
@@ -687,9 +687,9 @@ EOF
 	# dropping from the first epoch on
 	[[ "${err[0]}" =~ ^rv-score:\ epoch\ 0:\ 3000\ seen,\ ([0-9]+)\ kept ]]
 	[ "${BASH_REMATCH[1]}" -lt 2800 ]
-	local re='^rv-score: epoch 3: 3000 seen, ([0-9]+) kept \([0-9.]+%\), ([0-9]+) dropped; feedback ([0-9]+) lines \(([0-9]+) unmatched\), lag [0-9]+ samples mean, [0-9]+ max; assistant acc (0\.[0-9]+|1\.000) auc (0\.[0-9]+|1\.000) pos (0\.[0-9]+)$'
+	local re='^rv-score: epoch 3: 3000 seen, ([0-9]+) kept \([0-9.]+%\), ([0-9]+) dropped( \(([0-9]+|all) uninformed\))?; feedback ([0-9]+) lines \(([0-9]+) unmatched\), lag [0-9]+ samples mean, [0-9]+ max; assistant acc (0\.[0-9]+|1\.000) auc (0\.[0-9]+|1\.000) pos (0\.[0-9]+)$'
 	[[ "${err[3]}" =~ $re ]]
-	[ "${BASH_REMATCH[3]}" -gt 500 ]
+	[ "${BASH_REMATCH[5]}" -gt 500 ]
 }
 
 # payloads FILE: "ID SHA1" of each sample's payload, in order.
@@ -762,15 +762,15 @@ PY
 	cat "$W/score.err"
 	mapfile -t err < "$W/score.err"
 	[ "${#err[@]}" -eq 5 ]
-	local re='^rv-score: epoch 3: 3000 seen, ([0-9]+) kept \([0-9.]+%\), ([0-9]+) dropped; feedback ([0-9]+) lines \(([0-9]+) unmatched\), lag ([0-9]+) samples mean, ([0-9]+) max; assistant acc (0\.[0-9]+|1\.000) auc (0\.[0-9]+|1\.000) pos (0\.[0-9]+|1\.000)$'
+	local re='^rv-score: epoch 3: 3000 seen, ([0-9]+) kept \([0-9.]+%\), ([0-9]+) dropped( \(([0-9]+|all) uninformed\))?; feedback ([0-9]+) lines \(([0-9]+) unmatched\), lag ([0-9]+) samples mean, ([0-9]+) max; assistant acc (0\.[0-9]+|1\.000) auc (0\.[0-9]+|1\.000) pos (0\.[0-9]+|1\.000)$'
 	[[ "${err[3]}" =~ $re ]]
 	[ "${BASH_REMATCH[1]}" -lt 3000 ] && [ "${BASH_REMATCH[2]}" -gt 0 ]
-	[ "${BASH_REMATCH[3]}" -gt 500 ]
+	[ "${BASH_REMATCH[5]}" -gt 500 ]
 	# the buffers between rv-score and the trainer are bounded in
 	# samples, whatever the timing: three pipes of 1 MiB (about 2,600
 	# encoded and 1,300 decoded samples each), rv-augment's chunk, a batch,
 	# the trainer's queue; in samples decided, at about half kept, under
 	# four epochs of 3000
-	[ "${BASH_REMATCH[6]}" -lt 12000 ]
+	[ "${BASH_REMATCH[8]}" -lt 12000 ]
 	[[ "${err[4]}" =~ "; 3000 encoded samples decoded reduced for the assistant, 9000 from its cache"$ ]]
 }
