@@ -360,6 +360,14 @@ p_partial='rrc size=64 scale=0.25,1; randaugment n=2 m=9'
 p_final=flip
 p_evalspec='resize size=73; center_crop size=64'
 p_model='conv 16 k=3 stride=2 pad=1; bn; relu; maxpool 2; conv 32 k=3 pad=1; bn; relu; maxpool 2; conv 48 k=3 pad=1; bn; relu; maxpool 2; linear 64; relu; linear'
+# the trainer of photos' runs and of its balance, but for its steps
+p_trainer=(-q -j "$threads" --device cpu -m "$p_model" --lr "$lr" --momentum
+    0.9 --schedule "$schedule" --mean 0.5 --std 0.25)
+
+# cpu_name: the CPU's model, as /proc/cpuinfo says it.
+cpu_name() {
+	sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1
+}
 
 limitopt=()
 [ -z "$limit" ] || limitopt=(--limit "$limit")
@@ -380,8 +388,8 @@ else
 	    "fitted to each; seeds ${seeds[*]}; policies ${policies[*]}"
 fi
 if [ "$report" != 1 ]; then
-	echo "# machine: $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' \
-	    /proc/cpuinfo | head -1); load $(cut -d' ' -f1-3 /proc/loadavg);" \
+	echo "# machine: $(nproc) cores, $(cpu_name); load" \
+	    "$(cut -d' ' -f1-3 /proc/loadavg);" \
 	    "$(date -u '+%Y-%m-%d %H:%M UTC')"
 fi
 
@@ -493,10 +501,9 @@ photos_run() {
 		    "${sopt[*]}" "$fb" "$out/runs/$name.score")
 	fi
 	local -a train=(/usr/bin/time -f '%U %S' -o "$tmp/time.train"
-	    "$bin/rv-train-gpu" -q -j "$threads" --device cpu -m "$p_model"
-	    --lr "$lr" --momentum 0.9 --schedule "$schedule" --steps "$b"
-	    --mean 0.5 --std 0.25 --eval "$tmp/test.rvs" --eval-every "$b"
-	    --no-epoch-eval --log "$out/runs/$name.log" --seed "$seed")
+	    "$bin/rv-train-gpu" "${p_trainer[@]}" --steps "$b" --eval
+	    "$tmp/test.rvs" --eval-every "$b" --no-epoch-eval --log
+	    "$out/runs/$name.log" --seed "$seed")
 	[ "${#sopt[@]}" -eq 0 ] || { mkfifo "$fb"; train+=(--feedback "$fb"); }
 	/usr/bin/time -f '%U %S' -o "$tmp/time.decode" "${data[@]}" |
 	    /usr/bin/time -f '%U %S' -o "$tmp/time.batch" "$bin/rv-batch" -q \
@@ -520,18 +527,15 @@ balance() {
 	n=$((n_train / batch))
 	[ "$n" -gt 0 ] || n=1
 	"$bin/rv-batch" -q -b "$batch" <"$tmp/bal.rvs" |
-	    "$bin/rv-train-gpu" -q -j "$threads" --device cpu -m "$p_model" \
-	    --lr "$lr" --momentum 0.9 --schedule "$schedule" --steps "$n" \
-	    --mean 0.5 --std 0.25 --log "$tmp/bal.log" \
-	    --seed 0 >/dev/null 2>"$tmp/err" ||
+	    "$bin/rv-train-gpu" "${p_trainer[@]}" --steps "$n" \
+	    --log "$tmp/bal.log" --seed 0 >/dev/null 2>"$tmp/err" ||
 	    { sed 's/^/    /' "$tmp/err" >&2; die "the trainer alone (balance) failed"; }
 	tps=$(jfield summary samples wall <"$tmp/bal.log" | tail -n 1 |
 	    awk -F '\t' '$2 > 0 { printf "%.0f", $1 / $2; ok = 1 } END { exit !ok }') ||
 	    die "the trainer alone (balance): no summary in its log"
 	rm -f "$tmp/bal.rvs"
 	printf '{"data_per_s":%.0f,"train_per_s":%s,"cores":%s,"cpu":"%s","date":"%s"}\n' \
-	    "$dps" "$tps" "$(nproc)" "$(sed -n 's/^model name[^:]*: //p' \
-	    /proc/cpuinfo | head -1 | tr -d "\"\\\\")" \
+	    "$dps" "$tps" "$(nproc)" "$(cpu_name | tr -d "\"\\\\")" \
 	    "$(date -u +%Y-%m-%dT%H:%MZ)" >"$out/balance.json.tmp"
 	mv "$out/balance.json.tmp" "$out/balance.json"
 	echo "# balance: the data stage alone $(printf %.0f "$dps") images/s on one core," \

@@ -250,4 +250,20 @@ assert b["cpu"] and b["date"], b' "$W/out/photos/balance.json"
 	    bash "$REPO/bench/frontier.sh" photos
 	[ "$stderr" = "frontier.sh: FRONTIER_TRAIN: '0': not a positive integer" ]
 	[ ! -e "$W/out" ]
+	# a trainer that fails stops the sitting at the balance, before any
+	# run: no balance.json, no results
+	mkdir -p "$W/b/bin"
+	local p
+	for p in rv-decode rv-score rv-batch rv-augment rv-refurbish; do
+		ln -s "$BIN/$p" "$W/b/bin/$p"
+	done
+	printf '#!/bin/sh\ncat >/dev/null\necho "rv-train-gpu: out of luck" >&2\nexit 3\n' \
+	    > "$W/b/bin/rv-train-gpu"
+	chmod +x "$W/b/bin/rv-train-gpu"
+	run -1 --separate-stderr "${PHOTOS[@]}" RV_BUILD="$W/b" \
+	    FRONTIER_POLICIES=standard bash "$REPO/bench/frontier.sh" photos
+	[[ "$stderr" == *"rv-train-gpu: out of luck"* ]]
+	[ "${stderr_lines[-1]}" = "frontier.sh: the trainer alone (balance) failed" ]
+	[ ! -e "$W/out/photos/balance.json" ]
+	[ ! -s "$W/out/photos/results.jsonl" ]
 }
