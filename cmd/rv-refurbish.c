@@ -465,6 +465,7 @@ main(int argc, char *argv[])
 	conf.reuse = o.reuse;
 	conf.batch = o.batch;
 	conf.epochs = o.epochs;
+	conf.written = single ? (uint32_t)nep : 0;
 	conf.mem = o.mem;
 	conf.cache_dir = o.cache_dir;
 	conf.jobs = rv_common_jobs(&o.c);

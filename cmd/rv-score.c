@@ -189,7 +189,8 @@ put_meta(struct score *sc, const struct rv_rec *rec)
 	 * the bytes do not depend on -j, -o or -q */
 	if (rv_meta_set(&m, "producer", "rv-score " RV_VERSION_STRING) < 0 ||
 	    rv_meta_set(&m, "total", "") < 0 ||
-	    rv_score_meta_conf(&m, sc->conf) < 0)
+	    rv_score_meta_conf(&m, sc->conf) < 0 ||
+	    rv_score_meta_kept(&m, sc->conf, sc->s == NULL) < 0)
 		goto out;
 	rc = rv_meta_put(sc->w, &m) < 0 ? 1 : 0;
 	sc->meta_out = 1;

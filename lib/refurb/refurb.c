@@ -666,6 +666,33 @@ set_u64(struct rv_meta *m, const char *key, uint64_t v)
 	rv_meta_set(m, key, buf);
 }
 
+/* The samples every epoch keeps but the first this run scores. */
+static uint64_t
+kept_rest(const struct rv_refurb *rf)
+{
+	if (rf->c.scorer == NULL)
+		return rf->n;
+	return rv_shrink_budget_k(rv_scorer_conf(rf->c.scorer)->budget,
+	    (size_t)rf->n);
+}
+
+/* The samples the epoch about to be written keeps (score_epoch's K): the
+ * first one scored passes whole, but under autoassist. */
+static uint64_t
+kept_first(const struct rv_refurb *rf)
+{
+	const struct rv_shrink_conf *cf;
+
+	if (rf->c.scorer == NULL)
+		return rf->n;
+	cf = rv_scorer_conf(rf->c.scorer);
+	if (rv_scorer_shrink(rf->c.scorer) == NULL &&
+	    !(cf->policy == RV_POLICY_ASSISTANT &&
+	    cf->assist.kind == RV_ASSIST_AUTOASSIST))
+		return rf->n;
+	return kept_rest(rf);
+}
+
 /* The epoch's metadata record: the input's, and what made this epoch. */
 static int
 put_meta(const struct rv_refurb *rf, struct rv_writer *w, uint32_t e,
@@ -684,6 +711,13 @@ put_meta(const struct rv_refurb *rf, struct rv_writer *w, uint32_t e,
 	set_u64(&m, "refurbish.seed", rf->c.seed);
 	set_u64(&m, "refurbish.epochs", rf->c.epochs);
 	set_u64(&m, "refurbish.epoch", e);
+	/* what this output holds (rv-stream(5)): the input's epochs and
+	 * counts are not its own */
+	set_u64(&m, "samples", rf->n);
+	if (rf->c.written > 0)
+		set_u64(&m, "epochs", rf->c.written);
+	else
+		rv_meta_set(&m, "epochs", "");
 	if (rf->c.total > 0)
 		set_u64(&m, "total", rf->c.total);
 	else
@@ -698,6 +732,10 @@ put_meta(const struct rv_refurb *rf, struct rv_writer *w, uint32_t e,
 		}
 		/* each window keeps one batch: rv-batch -b B keeps them */
 		set_u64(&m, "score.window_keep", rf->c.batch);
+	}
+	if (rv_meta_set_kept(&m, kept_first(rf), kept_rest(rf)) < 0) {
+		rv_meta_release(&m);
+		return -1;
 	}
 	rc = rv_meta_put(w, &m);
 	rv_meta_release(&m);

@@ -61,6 +61,9 @@ struct rv_refurb_conf {
 				 * the batch size downstream (rv-refurbish:
 				 * RV_BATCH_DEFAULT unless told) */
 	uint32_t epochs;	/* E, for the metadata */
+	uint32_t written;	/* the epochs the output holds, for its
+				 * "epochs" key (0: not known, one file an
+				 * epoch that may be joined to others) */
 	uint64_t total;		/* the samples of the run's E epochs, for
 				 * the metadata's total (0: not known: a
 				 * scorer drops some) */

@@ -39,6 +39,16 @@ int rv_score_aa_norm(const float *mean, int nmean, const float *std,
 /* Set the score.* keys that describe the configuration c. */
 int rv_score_meta_conf(struct rv_meta *m, const struct rv_shrink_conf *c);
 
+/*
+ * Rewrite the kept-first and kept keys of m, a metadata record rv-score
+ * passes on, for what configuration c keeps of the epochs it says
+ * (rv_meta_epoch_counts): under a budget, rv_shrink_budget_count of each,
+ * the first epoch whole when the record is the head (no sample seen
+ * yet) and the assistant has a warm-up; unknown without a budget.
+ */
+int rv_score_meta_kept(struct rv_meta *m, const struct rv_shrink_conf *c,
+    int head);
+
 /* s's statistics; all zero (NaN for the assistant's) when s is NULL, an
  * rv-score that has seen no sample yet. */
 void rv_score_stats(const struct rv_shrink *s, struct rv_shrink_stats *st);

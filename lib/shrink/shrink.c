@@ -968,6 +968,15 @@ rv_shrink_budget_k(double f, size_t w)
 	return k >= (double)w ? w : (size_t)k;
 }
 
+uint64_t
+rv_shrink_budget_count(double f, size_t w, uint64_t n)
+{
+	if (n == UINT64_MAX || w == 0)
+		return UINT64_MAX;
+	return n / w * rv_shrink_budget_k(f, w) +
+	    rv_shrink_budget_k(f, (size_t)(n % w));
+}
+
 /* A keep probability as a size: what is not a positive number counts 0. */
 static double
 size_of(double p)

@@ -273,6 +273,10 @@ int rv_shrink_keeps_all(const struct rv_shrink *s, uint32_t epoch);
  * with probability pi_i over u.
  */
 size_t rv_shrink_budget_k(double f, size_t w);
+/* The samples a budget f keeps of an epoch of n, in windows of w (the
+ * last one shorter): floor(n / w) k(w) + k(n mod w).  RV_META_UNKNOWN
+ * (UINT64_MAX) for n unknown. */
+uint64_t rv_shrink_budget_count(double f, size_t w, uint64_t n);
 
 void rv_shrink_budget_pi(const double *p, size_t w, size_t k, double *pi);
 size_t rv_shrink_budget_draw(const double *pi, size_t w, size_t k, double u,

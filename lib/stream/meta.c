@@ -370,6 +370,55 @@ rv_meta_total(const struct rv_meta *m)
 	return v && *v && rv_parse_u64(v, 0, UINT64_MAX, &n) == 0 ? n : 0;
 }
 
+/* A count key's value: RV_META_UNKNOWN when absent, empty or no number. */
+static uint64_t
+count_key(const struct rv_meta *m, const char *key)
+{
+	const char *v = rv_meta_get(m, key);
+	uint64_t n;
+
+	if (v == NULL || *v == '\0' || v[strspn(v, "0123456789")] != '\0' ||
+	    rv_parse_u64(v, 0, RV_META_UNKNOWN - 1, &n) < 0)
+		return RV_META_UNKNOWN;
+	return n;
+}
+
+void
+rv_meta_epoch_counts(const struct rv_meta *m, uint64_t *first,
+    uint64_t *rest)
+{
+	const char *resume = rv_meta_get(m, "resume");
+
+	if (rv_meta_get(m, "kept") != NULL) {
+		*rest = count_key(m, "kept");
+		*first = rv_meta_get(m, "kept-first") != NULL ?
+		    count_key(m, "kept-first") : *rest;
+		return;
+	}
+	*rest = count_key(m, "samples");
+	*first = resume != NULL && *resume != '\0' ?
+	    count_key(m, "resume-samples") : *rest;
+}
+
+static int
+set_count(struct rv_meta *m, const char *key, uint64_t n)
+{
+	char buf[32] = "";
+
+	if (n != RV_META_UNKNOWN)
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)n);
+	return rv_meta_set(m, key, buf);
+}
+
+int
+rv_meta_set_kept(struct rv_meta *m, uint64_t first, uint64_t rest)
+{
+	if (set_count(m, "kept-first", first) < 0 ||
+	    set_count(m, "kept", rest) < 0)
+		return -1;
+	return 0;
+}
+
 int
 rv_meta_counts(const struct rv_meta *m)
 {

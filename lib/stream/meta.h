@@ -71,6 +71,19 @@ int rv_meta_floats(const struct rv_meta *m, const char *key, double lo,
  * number. */
 uint64_t rv_meta_total(const struct rv_meta *m);
 /*
+ * The samples of a stream's first epoch and of each later one, as its
+ * head's metadata m says them (rv-stream(5), "kept"): kept-first and
+ * kept when a stage wrote them, else rv-decode's resume-samples (after
+ * --resume) and samples.  RV_META_UNKNOWN where m cannot say: a key
+ * absent, empty (a stage dropped samples it could not count ahead) or
+ * not a number.
+ */
+#define RV_META_UNKNOWN UINT64_MAX
+void rv_meta_epoch_counts(const struct rv_meta *m, uint64_t *first,
+    uint64_t *rest);
+/* Set kept-first and kept to first and rest (RV_META_UNKNOWN: empty). */
+int rv_meta_set_kept(struct rv_meta *m, uint64_t first, uint64_t rest);
+/*
  * Check the keys whose form rv-stream(5) fixes and that readers act on:
  * classes and samples (decimal integers), mean (1 to 4 numbers in [0, 1])
  * and std (1 to 4 numbers in (0, 1000]), the ranges of rv-train-gpu's

@@ -15,6 +15,7 @@ allocation than its bytes justify.
 """
 
 import collections
+import functools
 import io
 import math
 import os
@@ -1292,42 +1293,53 @@ class Reader:
         return True
 
     # -- length
-    def _size(self):
+    def _size(self, count=False):
         """The stream's Size (_length.py) from its head, which is read
-        ahead for it; None if the head could not be read."""
-        if self._sz is not None:
-            return self._sz
-        self._peek_head()
-        if self._head is None:
-            return None
-        meta, first, kind, count, off, h = self._head
-        sz = size_from_meta(meta, first, kind, count, self.batch_size)
-        if sz.ambiguous_drop and self._src.size is not None:
-            # a file: count the first epoch's batches from the frame
-            # headers (no decompression but of the head)
+        ahead for it; None if the head could not be read.  count: where
+        the metadata cannot size a file, count its frames (a walk of
+        the whole file: for len(), never for length_hint())."""
+        if self._sz is None:
+            self._peek_head()
+            if self._head is None:
+                return None
+            meta, first, kind, count_, off, h = self._head
+            self._sz = size_from_meta(meta, first, kind, count_,
+                                      self.batch_size)
+        sz = self._sz
+        if count and sz.total is None and sz.index is None and \
+                self._src.size is not None and \
+                (sz.kind != "sample" or self.batch_size is not None):
+            # from the frame headers: nothing decompressed but the small
+            # records
             from ._index import FileIndex
+            meta, first, kind, count_, off, h = self._head
             try:
-                ix = FileIndex(self.name, stop_after_end=True,
-                               first=(off, h))
-                if ix.kinds and ix.kinds[-1] == EPOCH_END:
-                    sz.settle_drop(ix.data_records)
+                ix = FileIndex(self.name, first=(off, h) if first ==
+                               FIRST_DATA else None)
+                sz.from_index(ix, self.batch_size)
             except (OSError, ValueError):  # RvStreamError included
                 pass
-        self._sz = sz
         return sz
 
     def batches_per_epoch(self):
-        """The batches of each epoch of the stream when its metadata says
-        it (see len()), else None."""
+        """The batches of each epoch of the stream when every epoch has
+        as many and they are known (see len()), else None;
+        batches_by_epoch() gives each epoch's."""
         sz = self._size()
-        return None if sz is None else sz.per_epoch
+        return None if sz is None else sz.uniform()
+
+    def batches_by_epoch(self):
+        """The batches of each epoch of the stream, a list, when they are
+        known (see len()), else None."""
+        sz = self._size(count=True)
+        return None if sz is None else sz.every()
 
     def __len__(self):
         """The batches iteration yields: those of the whole stream, every
         epoch, less skip_batches, when the metadata says it (see
         python/README.md, "Length"); else TypeError, as for an
         IterableDataset without a length."""
-        sz = self._size()
+        sz = self._size(count=True)
         total = None if sz is None else sz.total
         if total is None:
             why = "the stream's head could not be read" if sz is None \
@@ -1358,7 +1370,13 @@ class Reader:
         len(epoch) is its batches (those left after skip_batches) when
         the metadata says it, else TypeError."""
         sz = self._size()  # before the iteration starts
-        per = None if sz is None else sz.per_epoch
+
+        def per(i):
+            return None if sz is None else sz.at(i)
+
+        def counted(i):  # len(ep) where the metadata cannot say it
+            c = self._size(count=True)
+            return None if c is None else c.at(i)
         it = self.events()
 
         def rest():
@@ -1369,36 +1387,43 @@ class Reader:
                     return
 
         skipped = 0
+        i = 0  # the epoch's place in the stream, skipped ones counted
         for r in it:
             if isinstance(r, _Resumed):
                 skipped = r.skipped
             elif isinstance(r, EpochEnd):
                 if not r.skipped:
-                    yield _Epoch(r.epoch, None, iter(()),
-                                 None if per is None else 0)
+                    yield _Epoch(r.epoch, None, iter(()), 0)
                 skipped = 0
+                i += 1
             elif isinstance(r, Batch):
                 tail = rest()
-                n = None if per is None else max(0, per - skipped)
+                n = per(i)
+                if n is None and self._src.size is not None:
+                    n = functools.partial(counted, i)
+                yield _Epoch(r.epoch, r, tail, n, skipped)
                 skipped = 0
-                yield _Epoch(r.epoch, r, tail, n)
                 for _ in tail:  # skip what the caller left
                     pass
+                i += 1
 
 
 class _Epoch:
     """The batches of one epoch (see Reader.epochs)."""
 
-    def __init__(self, epoch, first, rest, length=None):
+    def __init__(self, epoch, first, rest, length=None, skipped=0):
         self.epoch = epoch
         self._first, self._rest = first, rest
-        self._length = length
+        self._length = length  # an int, None, or a function giving one
+        self._skipped = skipped  # of it, by skip_batches
 
     def __len__(self):
+        if callable(self._length):
+            self._length = self._length()
         if self._length is None:
             raise TypeError(f"len() of epoch {self.epoch} is unknown: the "
                             "stream's metadata does not say it")
-        return self._length
+        return max(0, self._length - self._skipped)
 
     def __bool__(self):
         return True

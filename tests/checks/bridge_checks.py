@@ -414,6 +414,47 @@ def check_resume_ranks(world, workers, *files):
           "workers")
 
 
+def check_onecycle(src, *args):
+    """Train a linear model under OneCycleLR(total_steps=len(reader)),
+    as a PyTorch user sizes the schedule: torch refuses a step past
+    total_steps, and the schedule must end exactly when the stream does
+    (the last step's rate is its floor, max_lr / 25 / 1e4).  Prints
+    'onecycle ok: N steps, epochs A,B,...' (each epoch's batches).
+    batch_size=N collates samples."""
+    kw = {}
+    for a in args:
+        k, _, v = a.partition("=")
+        if k == "batch_size":
+            kw[k] = int(v)
+    if src == "-":
+        src = sys.stdin.buffer
+    r = rvstream.Reader(src, **kw)
+    total = len(r)
+    model = torch.nn.Linear(28 * 28, 10)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1,
+                                                total_steps=total)
+    steps, per = 0, collections.Counter()
+    for b in r:
+        x = b.float().flatten(1)
+        loss = torch.nn.functional.cross_entropy(model(x), b.labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        last = opt.param_groups[0]["lr"]  # the rate this step used
+        sched.step()  # raises ValueError past total_steps
+        steps += 1
+        per[b.epoch] += 1
+    if steps != total:
+        fail(f"len() {total}, {steps} steps")
+    floor = 0.1 / 25 / 1e4
+    if steps > 1 and not abs(last - floor) < 1e-12:
+        fail(f"the last step's rate {last}, not the schedule's floor "
+             f"{floor}: it did not end with the stream")
+    print(f"onecycle ok: {steps} steps, epochs "
+          + ",".join(str(per[e]) for e in sorted(per)))
+
+
 CHECKS = {k[6:]: v for k, v in globals().items() if k.startswith("check_")}
 
 if __name__ == "__main__":

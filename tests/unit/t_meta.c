@@ -505,6 +505,50 @@ t_merge_linear(void)
 	rv_buf_release(&b);
 }
 
+/* The counts a stream's head says of its epochs (rv-stream(5), kept). */
+static void
+t_epoch_counts(void)
+{
+	struct rv_meta m;
+	uint64_t f, r;
+
+	rv_meta_init(&m);
+	rv_meta_epoch_counts(&m, &f, &r);
+	EXPECT(f == RV_META_UNKNOWN && r == RV_META_UNKNOWN);
+	rv_meta_set(&m, "samples", "1000");
+	rv_meta_epoch_counts(&m, &f, &r);
+	EXPECT(f == 1000 && r == 1000);
+	/* rv-decode --resume: the first epoch holds resume-samples */
+	rv_meta_set(&m, "resume", "0:1:100");
+	rv_meta_set(&m, "resume-samples", "900");
+	rv_meta_epoch_counts(&m, &f, &r);
+	EXPECT(f == 900 && r == 1000);
+	rv_meta_set(&m, "resume", "");
+	rv_meta_epoch_counts(&m, &f, &r);
+	EXPECT(f == 1000);
+	/* kept wins; kept-first absent is kept */
+	rv_meta_set(&m, "kept", "301");
+	rv_meta_epoch_counts(&m, &f, &r);
+	EXPECT(f == 301 && r == 301);
+	EXPECT_EQ(rv_meta_set_kept(&m, 1000, 301), 0);
+	EXPECT_STR(rv_meta_get(&m, "kept-first"), "1000");
+	rv_meta_epoch_counts(&m, &f, &r);
+	EXPECT(f == 1000 && r == 301);
+	/* empty, or not a number: unknown */
+	EXPECT_EQ(rv_meta_set_kept(&m, 5, RV_META_UNKNOWN), 0);
+	EXPECT_STR(rv_meta_get(&m, "kept"), "");
+	rv_meta_epoch_counts(&m, &f, &r);
+	EXPECT(f == 5 && r == RV_META_UNKNOWN);
+	rv_meta_set(&m, "kept", "12x");
+	rv_meta_set(&m, "kept-first", "-1");
+	rv_meta_epoch_counts(&m, &f, &r);
+	EXPECT(f == RV_META_UNKNOWN && r == RV_META_UNKNOWN);
+	rv_meta_set(&m, "kept", "18446744073709551615");
+	rv_meta_epoch_counts(&m, &f, &r);
+	EXPECT(r == RV_META_UNKNOWN);
+	rv_meta_release(&m);
+}
+
 int
 main(void)
 {
@@ -519,5 +563,6 @@ main(void)
 	RUN(t_cap_keys);
 	RUN(t_cap_bytes);
 	RUN(t_merge_linear);
+	RUN(t_epoch_counts);
 	return UNIT_DONE();
 }

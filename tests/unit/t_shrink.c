@@ -18,7 +18,9 @@
 
 #include "base/err.h"
 #include "base/rng.h"
+#include "shrink/score_io.h"
 #include "shrink/shrink.h"
+#include "stream/meta.h"
 #include "crafted.h"
 #include "unit.h"
 
@@ -844,6 +846,81 @@ t_budget_k(void)
 			    tab[i].k);
 			EXPECT(0);
 		}
+}
+
+/* An epoch's count under a budget: its windows' k summed (rv-score(1)). */
+static void
+t_budget_count(void)
+{
+	uint64_t n, want, w;
+
+	/* rv-score(1)'s example: 29999 at 0.3, windows of 256 */
+	EXPECT_EQ(rv_shrink_budget_count(0.3, 256, 29999), 9023);
+	EXPECT_EQ(rv_shrink_budget_count(0.5, 256, 29999), 15000);
+	EXPECT_EQ(rv_shrink_budget_count(0.3, 256, 1000), 301);
+	EXPECT_EQ(rv_shrink_budget_count(0.5, 256, 0), 0);
+	EXPECT_EQ(rv_shrink_budget_count(0.5, 0, 10), UINT64_MAX);
+	EXPECT_EQ(rv_shrink_budget_count(0.5, 256, UINT64_MAX), UINT64_MAX);
+	/* window by window, as rv-score cuts them */
+	for (w = 1; w <= 40; w += 13)
+		for (n = 0; n <= 200; n += 7) {
+			uint64_t left = n, m;
+
+			for (want = 0; left > 0; left -= m) {
+				m = left < w ? left : w;
+				want += rv_shrink_budget_k(0.37, (size_t)m);
+			}
+			EXPECT_EQ(rv_shrink_budget_count(0.37, (size_t)w, n),
+			    want);
+		}
+}
+
+/* The kept keys rv-score writes: from the input's counts, the first
+ * epoch whole at the head but under autoassist; empty without a budget
+ * or with counts unknown. */
+static void
+t_meta_kept(void)
+{
+	struct rv_shrink_conf c;
+	struct rv_meta m;
+
+	rv_shrink_conf_init(&c);
+	c.budget = 0.3;
+	c.window = 256;
+	rv_meta_init(&m);
+	rv_meta_set(&m, "samples", "1000");
+	EXPECT_EQ(rv_score_meta_kept(&m, &c, 1), 0);
+	EXPECT_STR(rv_meta_get(&m, "kept-first"), "1000");
+	EXPECT_STR(rv_meta_get(&m, "kept"), "301");
+	/* a second stage after it: its counts are the input's */
+	c.budget = 0.5;
+	EXPECT_EQ(rv_score_meta_kept(&m, &c, 1), 0);
+	EXPECT_STR(rv_meta_get(&m, "kept-first"), "1000");
+	EXPECT_STR(rv_meta_get(&m, "kept"), "151");
+	EXPECT_EQ(rv_score_meta_kept(&m, &c, 0), 0);
+	EXPECT_STR(rv_meta_get(&m, "kept-first"), "500");
+	rv_meta_release(&m);
+	/* rv-decode --resume: the first epoch is what was left */
+	rv_meta_init(&m);
+	rv_meta_set(&m, "samples", "1000");
+	rv_meta_set(&m, "resume", "0:1:100");
+	rv_meta_set(&m, "resume-samples", "900");
+	c.policy = RV_POLICY_ASSISTANT;
+	c.assist.kind = RV_ASSIST_AUTOASSIST;
+	EXPECT_EQ(rv_score_meta_kept(&m, &c, 1), 0);
+	EXPECT_STR(rv_meta_get(&m, "kept-first"), "450");
+	EXPECT_STR(rv_meta_get(&m, "kept"), "500");
+	rv_meta_release(&m);
+	/* without a budget, or without samples: unknown, empty */
+	rv_meta_init(&m);
+	EXPECT_EQ(rv_score_meta_kept(&m, &c, 1), 0);
+	EXPECT_STR(rv_meta_get(&m, "kept"), "");
+	rv_meta_set(&m, "samples", "1000");
+	c.budget = 0;
+	EXPECT_EQ(rv_score_meta_kept(&m, &c, 1), 0);
+	EXPECT_STR(rv_meta_get(&m, "kept-first"), "");
+	EXPECT_STR(rv_meta_get(&m, "kept"), "");
+	rv_meta_release(&m);
 }
 
 /* p of one of several shapes: the cases a policy or a floor of 0 give. */
@@ -1942,6 +2019,8 @@ main(void)
 	RUN(t_determinism);
 	RUN(t_errors);
 	RUN(t_budget_k);
+	RUN(t_budget_count);
+	RUN(t_meta_kept);
 	RUN(t_budget_exact);
 	RUN(t_budget_freq);
 	RUN(t_budget_seeds);
