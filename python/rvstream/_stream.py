@@ -1297,7 +1297,8 @@ class Reader:
         """The stream's Size (_length.py) from its head, which is read
         ahead for it; None if the head could not be read.  count: where
         the metadata cannot size a file, count its frames (a walk of
-        the whole file: for len(), never for length_hint())."""
+        its headers: for len() and length_hint(), not for epochs(),
+        which counts only when an epoch's len() is asked)."""
         if self._sz is None:
             self._peek_head()
             if self._head is None:
@@ -1352,8 +1353,8 @@ class Reader:
 
     def length_hint(self):
         """The best estimate of the batches iteration yields (len() when
-        it is known), or None."""
-        sz = self._size()
+        it is known: a file's frames counted too), or None."""
+        sz = self._size(count=True)
         t = None if sz is None else (
             sz.total if sz.total is not None else sz.hint_total)
         return None if t is None else max(0, t - self.skip_batches)
