@@ -56,6 +56,7 @@ PROGS = \
 	rv-augment \
 	rv-batch \
 	rv-decode \
+	rv-encode \
 	rv-inspect \
 	rv-refurbish \
 	rv-score \

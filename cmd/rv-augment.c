@@ -21,8 +21,8 @@
 #include "base/xmem.h"
 #include "codec/codec.h"
 #include "codec/coder.h"
+#include "stream/filter.h"
 #include "stream/meta.h"
-#include "stream/par.h"
 #include "stream/stream.h"
 
 static const char usage[] =
@@ -63,26 +63,17 @@ struct augment_opts {
 	int strict;		/* --strict */
 };
 
-/* One record of a chunk: a sample to augment or a record to pass on. */
-struct item {
-	struct rv_rec rec;	/* header; payload in `in` */
-	struct rv_buf in;
-	const char *input;
-	uint64_t recno;
-	int pass;		/* write rec and `in` unchanged */
-	int fused;		/* rv_spec_decode_apply()'s DCT denominator */
-};
-
 struct worker {
 	struct rv_coder k;	/* decoder, encoder, image */
 	struct rv_aug_ctx ctx;
 };
 
+/* A sample's mark (rv_filter_item): rv_spec_decode_apply()'s DCT
+ * denominator, 0 for u8 pixels. */
 struct job {
 	const struct augment_opts *o;
 	struct rv_spec spec;
-	struct item *items;	/* one per slot of the chunk */
-	struct rv_par *par;
+	struct chain *ch;
 	struct rv_writer *w;
 	struct rv_progress *prog;
 	uint64_t decoded;	/* encoded samples decoded (main thread) */
@@ -94,7 +85,6 @@ struct job {
 struct chain {
 	uint32_t upstream;	/* augment.ops before this program */
 	char *spec;		/* augment.spec before it, or NULL */
-	int seen_meta;
 };
 
 static void
@@ -182,7 +172,7 @@ worker_start(void *arg)
  * make of it and its output frame.
  */
 static void
-swap_in(struct worker *w, struct item *s)
+swap_in(struct worker *w, struct rv_filter_item *s)
 {
 	unsigned char *data = w->k.img.data;
 	size_t cap = w->k.img.cap;
@@ -199,16 +189,13 @@ swap_in(struct worker *w, struct item *s)
 
 /* Augment and frame one sample of the chunk. */
 static int
-augment_one(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
+augment_one(void *state, struct rv_filter_item *s, struct rv_par_slot *slot,
+    void *ctx)
 {
 	struct worker *w = state;
 	const struct job *j = ctx;
-	struct item *s = &j->items[i];
 	struct rv_rec out;
 
-	s->fused = 0;
-	if (s->pass)
-		return RV_PAR_OK;
 	if (s->rec.channels != 1 && s->rec.channels != 3) {
 		rv_seterr("sample has %u channels; ops take 1 or 3",
 		    s->rec.channels);
@@ -231,10 +218,10 @@ augment_one(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
 		    RV_STAGE_AUGMENT, s->rec.epoch, s->rec.id) < 0)
 			goto bad;
 	} else if (s->rec.dtype == RV_DT_JPEG || s->rec.dtype == RV_DT_PNG) {
-		s->fused = rv_spec_decode_apply(&j->spec, w->k.codec, &s->rec,
+		s->mark = rv_spec_decode_apply(&j->spec, w->k.codec, &s->rec,
 		    s->in.data, s->in.len, &w->k.img, &w->ctx, j->o->c.seed,
 		    RV_STAGE_AUGMENT, s->rec.epoch, s->rec.id);
-		if (s->fused < 0) {
+		if (s->mark < 0) {
 			/* a bad image in the dataset: augment_done decides */
 			rv_preferr("'%s': record %llu (id %llu)", s->input,
 			    (unsigned long long)s->recno,
@@ -264,12 +251,12 @@ bad:
 	    (unsigned long long)s->recno, (unsigned long long)s->rec.id);
 }
 
-/* In order: a record passed on goes out where its slot stands. */
+/* In order, after a sample ran: its frame goes out after this. */
 static int
-augment_done(void *ctx, size_t i, const struct rv_par_slot *slot)
+augment_done(void *ctx, struct rv_filter_item *s,
+    const struct rv_par_slot *slot)
 {
 	struct job *j = ctx;
-	const struct item *s = &j->items[i];
 
 	if (slot->status == RV_PAR_SKIP) {
 		if (j->o->strict)
@@ -277,29 +264,9 @@ augment_done(void *ctx, size_t i, const struct rv_par_slot *slot)
 		rv_warn("%s (skipped)", slot->msg);
 		return 0;
 	}
-	j->decoded += !s->pass && s->rec.dtype != RV_DT_U8;
-	j->fused += s->fused > 0;
-	j->scaled += s->fused > 1;
-	return s->pass ? rv_writer_put(j->w, &s->rec, s->in.data) : 0;
-}
-
-/* Add rec to the chunk, taking its payload from the reader. */
-static int
-add_item(struct job *j, struct rv_reader *r, struct rv_rec *rec,
-    const char *input, uint64_t recno, int pass)
-{
-	struct item *s;
-	size_t i;
-
-	if (rv_par_add(j->par, (size_t)rec->payload_len, &i) < 0)
-		return -1;
-	s = &j->items[i];
-	rv_reader_take(r, rec, &s->in);
-	s->rec = *rec;
-	s->rec.payload = NULL;
-	s->input = input;
-	s->recno = recno;
-	s->pass = pass;
+	j->decoded += s->rec.dtype != RV_DT_U8;
+	j->fused += s->mark > 0;
+	j->scaled += s->mark > 1;
 	return 0;
 }
 
@@ -359,7 +326,6 @@ meta_record(const struct rv_rec *rec, struct chain *ch, struct job *j,
 		free(ch->spec);
 		ch->spec = xstrdup(v);
 	}
-	ch->seen_meta = 1;
 	/* One sample out for one in: the total passes on as it is. */
 	rv_progress_total(j->prog, rv_meta_total(&m));
 	for (k = 0; k < j->spec.n; k++)
@@ -370,69 +336,20 @@ out:
 	return rc;
 }
 
-/* Say what ran even without upstream metadata, before the first sample. */
+/* The filter's metadata hook: a record passed on with our part added,
+ * or (rec NULL) what ran said before a first sample without one. */
 static int
-first_meta(struct job *j, struct chain *ch)
+augment_meta(void *ctx, const struct rv_rec *rec)
 {
+	struct job *j = ctx;
 	struct rv_meta empty;
 	int rc;
 
-	if (rv_par_flush(j->par) < 0)
-		return -1;
+	if (rec != NULL)
+		return meta_record(rec, j->ch, j, j->w);
 	rv_meta_init(&empty);
-	rc = put_meta(j->w, &empty, ch, &j->spec);
+	rc = put_meta(j->w, &empty, j->ch, &j->spec);
 	rv_meta_release(&empty);
-	ch->seen_meta = 1;
-	return rc;
-}
-
-/*
- * Read the inputs as one stream (rv_reader_open_list), augmenting its
- * samples chunk by chunk.  Returns 0, or -1 with rv_errmsg() set.
- */
-static int
-run_input(char *const *paths, int npaths, struct job *j, struct chain *ch)
-{
-	struct rv_reader *r;
-	struct rv_rec rec;
-	const char *name;
-	uint64_t recno;
-	int got, rc = 0;
-
-	if ((r = rv_reader_open_list(paths, npaths)) == NULL)
-		return -1;
-	while (rc == 0 && (got = rv_reader_next(r, &rec)) == 1) {
-		name = rv_reader_name(r);	/* valid until the close */
-		recno = rv_reader_records(r) - 1;
-		switch (rec.kind) {
-		case RV_BATCH:
-			rc = rv_seterr("'%s': record %llu is a batch; augment "
-			    "before rv-batch", name, (unsigned long long)recno);
-			break;
-		case RV_META:
-			if ((rc = rv_par_flush(j->par)) < 0)
-				break;
-			if ((rc = meta_record(&rec, ch, j, j->w)) < 0)
-				rv_preferr("'%s': record %llu", name,
-				    (unsigned long long)recno);
-			break;
-		case RV_SAMPLE:
-			if (!ch->seen_meta && (rc = first_meta(j, ch)) < 0)
-				break;
-			rc = add_item(j, r, &rec, name, recno, 0);
-			break;
-		default:
-			/* epoch ends, and kinds of later versions */
-			rc = add_item(j, r, &rec, name, recno, 1);
-			break;
-		}
-	}
-	if (rc == 0 && (got < 0 || rv_reader_check_end(r) < 0))
-		rc = -1;
-	/* items name this reader: finish them while it is open */
-	if (rc == 0)
-		rc = rv_par_flush(j->par);
-	rv_reader_close(r);
 	return rc;
 }
 
@@ -443,16 +360,17 @@ main(int argc, char *argv[])
 	struct rv_out out;
 	struct rv_progress prog;
 	struct job job;
-	struct chain ch = { 0, NULL, 0 };
+	struct chain ch = { 0, NULL };
+	struct rv_filter *f = NULL;
 	uint64_t written = 0;
-	size_t i, nitems = 0;
-	int nw, status = 1;
+	int status = 1;
 	double t0;
 
 	rv_setprogname(argv[0]);
 	parse_args(argc, argv, &o);
 	memset(&job, 0, sizeof(job));
 	job.o = &o;
+	job.ch = &ch;
 	if (rv_spec_parse(o.spec_text, 0, &job.spec) < 0) {
 		rv_warn("%s", rv_errmsg());
 		exit(2);
@@ -467,21 +385,20 @@ main(int argc, char *argv[])
 	if ((job.w = rv_writer_new(out.fd, rv_out_name(&out), o.level)) ==
 	    NULL)
 		goto fail;
-	nw = rv_common_jobs(&o.c);
-	job.par = rv_par_new(&(struct rv_par_conf){
-		.nthreads = nw, .max_items = (size_t)CHUNK_PER_THREAD * nw,
+	f = rv_filter_new(&(struct rv_filter_conf){
+		.verb = "augment", .nthreads = rv_common_jobs(&o.c),
+		.per_thread = CHUNK_PER_THREAD,
 		.start = worker_start, .stop = worker_stop, .arg = &o,
-		.item = augment_one, .each = augment_done, .ctx = &job,
-		.out = job.w, .prog = &prog });
-	if (!job.par)
+		.sample = augment_one, .done = augment_done,
+		.meta = augment_meta, .ctx = &job, .out = job.w,
+		.prog = &prog });
+	if (f == NULL)
 		goto fail;
-	nitems = rv_par_max(job.par);
-	job.items = xcalloc(nitems, sizeof(*job.items));
-	if (run_input(o.c.inputs, o.c.ninputs, &job, &ch) < 0)
+	if (rv_filter_run(f, o.c.inputs, o.c.ninputs) < 0)
 		goto fail;
 	if (rv_writer_flush(job.w) < 0)
 		goto fail;
-	written = rv_par_stats(job.par)->frames;
+	written = rv_filter_stats(f)->frames;
 	status = 0;
 	goto out;
 fail:
@@ -490,7 +407,7 @@ out:
 	rv_progress_done(&prog);
 	if (status == 0 && o.c.verbose) {
 		double dt = rv_now() - t0;
-		uint64_t skipped = rv_par_stats(job.par)->skipped;
+		uint64_t skipped = rv_filter_stats(f)->skipped;
 		char fu[160] = "";
 		size_t k = 0;
 
@@ -512,10 +429,7 @@ out:
 		rv_warn("%s", rv_errmsg());
 		status = 1;
 	}
-	rv_par_free(job.par);
-	for (i = 0; i < nitems; i++)
-		rv_buf_release(&job.items[i].in);
-	free(job.items);
+	rv_filter_free(f);
 	rv_spec_release(&job.spec);
 	free(ch.spec);
 	if (rv_out_finish(&out, status == 0) < 0) {

@@ -12,7 +12,7 @@ load helpers
 	run -0 make -s -C "$REPO" BUILD="${RV_BUILD:-build}" install \
 	    DESTDIR="$d" PREFIX=/opt/rv MANPREFIX=/opt/rv/man
 	for p in rv-decode rv-augment rv-batch rv-inspect rv-refurbish \
-	    rv-train-gpu rv-score; do
+	    rv-train-gpu rv-score rv-encode; do
 		[ -x "$d/opt/rv/bin/$p" ]
 		[ -f "$d/opt/rv/man/man1/$p.1" ]
 	done
