@@ -191,3 +191,27 @@ PY
 	[ "${#stderr_lines[@]}" = 1 ]
 	[ ! -e "$T/s.rvs" ]
 }
+
+@test "bench/offline.sh: the bytes and the CPU of each way of storing offline epochs, against the standard pipeline; bad settings refused" {
+	command -v convert >/dev/null || skip "needs ImageMagick (make deps)"
+	command -v /usr/bin/time >/dev/null || skip "needs time(1) (make deps)"
+	local i
+	mkdir "$T/img"
+	for i in rose wizard logo granite; do
+		convert "$i:" -resize 256x256 -quality 90 "$T/img/$i.jpg"
+	done
+	run -0 env OFFLINE_PHOTOS="$T/img" BENCH_SEEDS=0 BENCH_EPOCHS=1 \
+	    RV_BUILD="${BIN%/bin}" bash "$REPO/bench/offline.sh"
+	[[ "${lines[0]}" == "# offline epochs: 4 photographs, 1 epochs of 224x224, "* ]]
+	# bytes: raw is the unit; PNG under it, JPEG q90 under q95
+	[[ "$output" =~ $'\n'"0     raw "[\ 0-9.]+" 1.000"$'\n' ]]
+	awk '$1 == 0 { r[$2] = $4 } END {
+	    exit !(r["png"] < 1 && r["jpeg-q90"] < r["jpeg-q95"] && r["jpeg-q95"] < r["png"]) }' <<< "$output"
+	# CPU: a row a store and the standard pipeline, each with its ratio
+	[ "$(grep -cE '^(raw|png|jpeg-q95|jpeg-q90|standard) +(-|[0-9.]+) +[0-9.]+ +([0-9.]+|-)$' <<< "$output")" = 5 ] ||
+	    { echo "$output"; false; }
+	run -1 --separate-stderr env BENCH_EPOCHS=x bash "$REPO/bench/offline.sh"
+	[ "$stderr" = "offline.sh: BENCH_EPOCHS 'x': not a count of epochs" ]
+	run -1 --separate-stderr env OFFLINE_PHOTOS="$T/none" RV_BUILD="${BIN%/bin}" bash "$REPO/bench/offline.sh"
+	[ "$stderr" = "offline.sh: OFFLINE_PHOTOS '$T/none': no such folder" ]
+}
