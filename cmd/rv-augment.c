@@ -258,12 +258,6 @@ augment_done(void *ctx, struct rv_filter_item *s,
 {
 	struct job *j = ctx;
 
-	if (slot->status == RV_PAR_SKIP) {
-		if (j->o->strict)
-			return rv_seterr("%s", slot->msg);
-		rv_warn("%s (skipped)", slot->msg);
-		return 0;
-	}
 	j->decoded += s->rec.dtype != RV_DT_U8;
 	j->fused += s->mark > 0;
 	j->scaled += s->mark > 1;
@@ -386,7 +380,7 @@ main(int argc, char *argv[])
 	    NULL)
 		goto fail;
 	f = rv_filter_new(&(struct rv_filter_conf){
-		.verb = "augment", .nthreads = rv_common_jobs(&o.c),
+		.strict = o.strict, .verb = "augment", .nthreads = rv_common_jobs(&o.c),
 		.per_thread = CHUNK_PER_THREAD,
 		.start = worker_start, .stop = worker_stop, .arg = &o,
 		.sample = augment_one, .done = augment_done,

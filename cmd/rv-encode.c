@@ -57,7 +57,7 @@ struct encode_opts {
 /* A sample's mark (rv_filter_item): 1 when it is in the format already
  * (written as it came); its n: the bytes of its encoding. */
 struct worker {
-	struct rv_coder k;	/* the frame encoder */
+	struct rv_coder k;	/* decoder, frame encoder, image */
 	struct rv_encoder e;
 	struct rv_buf out;	/* the encoded image */
 };
@@ -161,7 +161,8 @@ encode_one(void *state, struct rv_filter_item *s, struct rv_par_slot *slot,
 	int rc;
 
 	(void)ctx;
-	rc = rv_encode_sample(&w->e, &s->rec, s->in.data, &hdr, &w->out);
+	rc = rv_encode_sample(&w->e, &w->k, &s->rec, s->in.data, &hdr,
+	    &w->out);
 	if (rc == 1) {
 		s->mark = 1;	/* in the format already: as it came */
 		return RV_PAR_OK;
@@ -184,12 +185,6 @@ encode_done(void *ctx, struct rv_filter_item *s,
 {
 	struct job *j = ctx;
 
-	if (slot->status == RV_PAR_SKIP) {
-		if (j->o->strict)
-			return rv_seterr("%s", slot->msg);
-		rv_warn("%s (skipped)", slot->msg);
-		return 0;
-	}
 	j->bytes_in += s->rec.payload_len;
 	if (s->mark == 0) {
 		j->encoded++;
@@ -257,7 +252,7 @@ main(int argc, char *argv[])
 	    NULL)
 		goto fail;
 	f = rv_filter_new(&(struct rv_filter_conf){
-		.verb = "encode", .nthreads = rv_common_jobs(&o.c),
+		.strict = o.strict, .verb = "encode", .nthreads = rv_common_jobs(&o.c),
 		.per_thread = CHUNK_PER_THREAD,
 		.start = worker_start, .stop = worker_stop, .arg = &o,
 		.sample = encode_one, .done = encode_done, .meta = put_meta,

@@ -12,12 +12,10 @@
  */
 #include "codec/encode.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
 
 #include "base/err.h"
-#include "base/xmem.h"
 #include "stream/record.h"
 
 int
@@ -43,14 +41,9 @@ rv_encoder_init(struct rv_encoder *e, const struct rv_encode_conf *c)
 	if (c->quality < 1 || c->quality > 100)
 		return rv_seterr("encode: quality %d: not in 1..100",
 		    c->quality);
-	if ((e->codec = rv_codec_new()) == NULL)
-		return -1;
-	rv_codec_set_strict(e->codec, 1);
-	if (c->dtype == RV_DT_JPEG && (e->tj = tjInitCompress()) == NULL) {
-		rv_encoder_release(e);
+	if (c->dtype == RV_DT_JPEG && (e->tj = tjInitCompress()) == NULL)
 		return rv_seterr("cannot start TurboJPEG: %s",
 		    tjGetErrorStr2(NULL));
-	}
 	return 0;
 }
 
@@ -59,8 +52,6 @@ rv_encoder_release(struct rv_encoder *e)
 {
 	if (e->tj != NULL)
 		tjDestroy(e->tj);
-	rv_codec_free(e->codec);
-	rv_img_release(&e->img);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -94,8 +85,9 @@ jpeg(struct rv_encoder *e, const unsigned char *px, uint32_t h, uint32_t w,
 }
 
 int
-rv_encode_sample(struct rv_encoder *e, const struct rv_rec *rec,
-    const unsigned char *payload, struct rv_rec *hdr, struct rv_buf *out)
+rv_encode_sample(struct rv_encoder *e, struct rv_coder *k,
+    const struct rv_rec *rec, const unsigned char *payload,
+    struct rv_rec *hdr, struct rv_buf *out)
 {
 	const unsigned char *px = payload;
 	uint32_t h = rec->height, w = rec->width, c = rec->channels;
@@ -107,18 +99,18 @@ rv_encode_sample(struct rv_encoder *e, const struct rv_rec *rec,
 		return 1;	/* already so: written as it came */
 	if (rec->dtype == RV_DT_JPEG || rec->dtype == RV_DT_PNG) {
 		/* another format: its pixels at full size, grey kept grey */
-		if (c == 0 && rv_codec_info(e->codec, payload,
+		if (c == 0 && rv_codec_info(k->codec, payload,
 		    (size_t)rec->payload_len, &dt, &h, &w, &c) < 0)
 			return -1;
 		memset(&o, 0, sizeof(o));
 		o.channels = c == 1 ? 1 : 3;
-		if (rv_codec_decode(e->codec, payload,
-		    (size_t)rec->payload_len, &o, &e->img) < 0)
+		if (rv_codec_decode(k->codec, payload,
+		    (size_t)rec->payload_len, &o, &k->img) < 0)
 			return -1;
-		px = e->img.data;
-		h = e->img.h;
-		w = e->img.w;
-		c = e->img.c;
+		px = k->img.data;
+		h = k->img.h;
+		w = k->img.w;
+		c = k->img.c;
 	} else if (rec->dtype != RV_DT_U8) {
 		return rv_seterr("sample of dtype '%s' has no pixels",
 		    rv_dtype_name(rec->dtype));

@@ -298,6 +298,16 @@ chunk_after(void *ctx, const struct rv_par_slot *slots, size_t n)
 
 /* ---------------------------------------------------------------- scored */
 
+/* The samples every epoch keeps but the first this run scores. */
+static uint64_t
+kept_rest(const struct rv_refurb *rf)
+{
+	if (rf->c.scorer == NULL)
+		return rf->n;
+	return rv_shrink_budget_k(rv_scorer_conf(rf->c.scorer)->budget,
+	    (size_t)rf->n);
+}
+
 /*
  * floor(a b / c) for a <= c (a kept count over the epoch's): without
  * overflow for counts of samples.
@@ -498,8 +508,7 @@ score_epoch(struct rv_refurb *rf, uint32_t e)
 	if (score_start(rf, rf->order[0]) < 0)
 		return -1;
 	sh = rv_scorer_shrink(rf->c.scorer);
-	K = rv_shrink_keeps_all(sh, e) ? n : rv_shrink_budget_k(
-	    rv_scorer_conf(rf->c.scorer)->budget, (size_t)n);
+	K = rv_shrink_keeps_all(sh, e) ? n : kept_rest(rf);
 	for (j = 0; kc < K; j++) {
 		kc1 = K - kc < B ? K : kc + B;
 		oc1 = kc1 == K ? n : muldiv(kc1, n, K);
@@ -666,29 +675,13 @@ set_u64(struct rv_meta *m, const char *key, uint64_t v)
 	rv_meta_set(m, key, buf);
 }
 
-/* The samples every epoch keeps but the first this run scores. */
-static uint64_t
-kept_rest(const struct rv_refurb *rf)
-{
-	if (rf->c.scorer == NULL)
-		return rf->n;
-	return rv_shrink_budget_k(rv_scorer_conf(rf->c.scorer)->budget,
-	    (size_t)rf->n);
-}
-
 /* The samples the epoch about to be written keeps (score_epoch's K): the
  * first one scored passes whole, but under autoassist. */
 static uint64_t
 kept_first(const struct rv_refurb *rf)
 {
-	const struct rv_shrink_conf *cf;
-
-	if (rf->c.scorer == NULL)
-		return rf->n;
-	cf = rv_scorer_conf(rf->c.scorer);
-	if (rv_scorer_shrink(rf->c.scorer) == NULL &&
-	    !(cf->policy == RV_POLICY_ASSISTANT &&
-	    cf->assist.kind == RV_ASSIST_AUTOASSIST))
+	if (rf->c.scorer == NULL || (rv_scorer_shrink(rf->c.scorer) == NULL &&
+	    rv_shrink_conf_warms(rv_scorer_conf(rf->c.scorer))))
 		return rf->n;
 	return kept_rest(rf);
 }

@@ -171,15 +171,13 @@ int
 rv_score_meta_kept(struct rv_meta *m, const struct rv_shrink_conf *c,
     int head)
 {
-	int aa = c->policy == RV_POLICY_ASSISTANT &&
-	    c->assist.kind == RV_ASSIST_AUTOASSIST;
 	uint64_t first, rest;
 
-	rv_meta_epoch_counts(m, &first, &rest);
 	if (!(c->budget > 0))
 		return rv_meta_set_kept(m, RV_META_UNKNOWN, RV_META_UNKNOWN);
+	rv_meta_epoch_counts(m, &first, &rest);
 	rest = rv_shrink_budget_count(c->budget, c->window, rest);
-	if (!head || aa)
+	if (!head || !rv_shrink_conf_warms(c))
 		first = rv_shrink_budget_count(c->budget, c->window, first);
 	return rv_meta_set_kept(m, first, rest);
 }

@@ -876,6 +876,13 @@ rv_shrink_budget_strata(const size_t *n, size_t k, size_t *ks)
 }
 
 int
+rv_shrink_conf_warms(const struct rv_shrink_conf *c)
+{
+	return !(c->policy == RV_POLICY_ASSISTANT &&
+	    c->assist.kind == RV_ASSIST_AUTOASSIST);
+}
+
+int
 rv_shrink_keeps_all(const struct rv_shrink *s, uint32_t epoch)
 {
 	return !s->aa && (!s->have_first || epoch == s->first_epoch);

@@ -251,6 +251,10 @@ size_t rv_shrink_decide_window_ks(struct rv_shrink *s, const size_t *ks,
 /* 1 if a window of epoch keeps every sample (the first epoch seen, not
  * under autoassist); asked before its first sample is offered. */
 int rv_shrink_keeps_all(const struct rv_shrink *s, uint32_t epoch);
+/* 1 if configuration c's first epoch seen passes whole under a budget
+ * (a warm-up: every policy but the autoassist assistant), the rule
+ * rv_shrink_keeps_all applies, for a caller that counts ahead. */
+int rv_shrink_conf_warms(const struct rv_shrink_conf *c);
 
 /*
  * The budget arithmetic, without state; none of it allocates.

@@ -37,6 +37,12 @@ each_fn(void *ctx, size_t i, const struct rv_par_slot *s)
 
 	if (it->pass)
 		return rv_writer_put(f->c.out, &it->rec, it->in.data);
+	if (s->status == RV_PAR_SKIP) {
+		if (f->c.strict)
+			return rv_seterr("%s", s->msg);
+		rv_warn("%s (skipped)", s->msg);
+		return 0;
+	}
 	return f->c.done(f->c.ctx, it, s);
 }
 

@@ -31,6 +31,7 @@ struct rv_filter_item {
 
 struct rv_filter_conf {
 	const char *verb;	/* "augment": a batch's message */
+	int strict;		/* a skipped sample stops the run */
 	int nthreads;		/* >= 1 */
 	size_t per_thread;	/* samples a chunk, a thread (par.h) */
 	/* per-worker state, as par.h's */
@@ -40,11 +41,14 @@ struct rv_filter_conf {
 	/*
 	 * Worker side: make the frame of sample it in slot s (par.h's item
 	 * function, with the item).  RV_PAR_OK (an empty frame: nothing
-	 * written, done() may write), RV_PAR_SKIP or RV_PAR_FATAL.
+	 * written, done() may write), RV_PAR_SKIP (a sample that cannot be
+	 * made, its reason in rv_errmsg(): warned of as skipped, or under
+	 * strict fatal) or RV_PAR_FATAL.
 	 */
 	int (*sample)(void *state, struct rv_filter_item *it,
 	    struct rv_par_slot *s, void *ctx);
-	/* Main thread, in order, after a sample ran (par.h's each()). */
+	/* Main thread, in order, after a sample ran and was not skipped
+	 * (par.h's each()). */
 	int (*done)(void *ctx, struct rv_filter_item *it,
 	    const struct rv_par_slot *s);
 	/*

@@ -377,8 +377,7 @@ count_key(const struct rv_meta *m, const char *key)
 	const char *v = rv_meta_get(m, key);
 	uint64_t n;
 
-	if (v == NULL || *v == '\0' || v[strspn(v, "0123456789")] != '\0' ||
-	    rv_parse_u64(v, 0, RV_META_UNKNOWN - 1, &n) < 0)
+	if (v == NULL || rv_parse_u64(v, 0, RV_META_UNKNOWN - 1, &n) < 0)
 		return RV_META_UNKNOWN;
 	return n;
 }

@@ -182,7 +182,7 @@ def _file_info(path, batch_size):
             raise ValueError(f"{path}: the stream holds samples, not "
                              "batches: pipe it through rv-batch(1) or "
                              "pass batch_size")
-    if sz is not None and sz.total is not None and sz.index is None:
+    if sz is not None and sz.total is not None:
         if sz.kind == "sample":
             if sz.samples is not None and sz.first_samples is not None:
                 return _Info("sample", [sz.first_samples] +
@@ -190,8 +190,7 @@ def _file_info(path, batch_size):
                              else [], "metadata", first=first)
         else:
             return _Info(sz.kind, sz.every(), "metadata", first=first)
-    ix = sz.index if sz is not None and sz.index is not None else \
-        FileIndex(path, first=first)
+    ix = FileIndex(path, first=first)
     kind = {1: "sample", 2: "batch"}.get(ix.data_kind)
     return _Info(kind, [n for _, n in ix.epochs], "index", ix, first)
 

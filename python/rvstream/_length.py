@@ -61,7 +61,7 @@ class Size:
     is none); counts, when the frame headers were counted, the batches
     of every epoch (exact: it overrides the rest).  samples and
     first_samples: the samples of an epoch, when exact.  why says what
-    is unknown; how is "metadata" or "index".
+    is unknown; index is the FileIndex counted, if any.
     """
 
     def __init__(self):
@@ -70,8 +70,7 @@ class Size:
         self.samples = self.first_samples = None
         self.counts = None
         self.kind = None  # "batch" or "sample" records
-        self.how = "metadata"
-        self.index = None  # the FileIndex counted, if any
+        self.index = None
         self.why = []
 
     def at(self, i):
@@ -95,8 +94,9 @@ class Size:
         e = self.every()
         if e is None:
             return self.per_epoch if self.first == self.per_epoch else None
-        return e[0] if e and all(n == e[0] for n in e) else \
-            (0 if not e else None)
+        if not e:
+            return 0
+        return e[0] if all(n == e[0] for n in e) else None
 
     @property
     def total(self):
@@ -121,16 +121,15 @@ class Size:
 
     def from_index(self, ix, batch_size):
         """Count the batches of every epoch of the file ix indexed (its
-        data records, or its samples collated by batch_size)."""
-        self.index, self.how = ix, "index"
+        data records, or its samples, one a data record, collated by
+        batch_size)."""
+        self.index = ix
         if ix.data_kind == BATCH_KIND or ix.data_kind is None:
             self.counts = [n for _, n in ix.epochs]
         elif batch_size is None:
             return
         else:
-            data = [c for k, c in zip(ix.kinds, ix.counts) if k == 0]
-            self.counts = [_ceil(sum(data[s:s + n]), batch_size)
-                           for s, n in ix.epochs]
+            self.counts = [_ceil(n, batch_size) for _, n in ix.epochs]
         self.epochs = len(self.counts)
         self.why = []
 

@@ -2,7 +2,8 @@
  * Samples encoded for storage (lib/codec/encode.c): PNG gives the pixels
  * back byte for byte, JPEG near them and fewer bytes at a lower quality,
  * grey stays one channel, a sample in the format asked passes, the other
- * format is converted, and what cannot be encoded fails with its reason.
+ * format is converted (by the thread's decoder, into its image), and what
+ * cannot be encoded fails with its reason.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "codec/codec.h"
+#include "codec/coder.h"
 #include "codec/encode.h"
 #include "stream/record.h"
 #include "unit.h"
@@ -72,11 +74,13 @@ t_png(void)
 	struct rv_img img = { 0 };
 	struct rv_buf out = { 0 };
 	struct rv_rec r, h;
+	struct rv_coder k;
 	unsigned char *px = picture(37, 53, 3);
 
+	EXPECT_EQ(rv_coder_init(&k, 0, 1), 0);
 	EXPECT_EQ(rv_encoder_init(&e, &c), 0);
 	sample(&r, RV_DT_U8, 37, 53, 3, 37 * 53 * 3);
-	EXPECT_EQ(rv_encode_sample(&e, &r, px, &h, &out), 0);
+	EXPECT_EQ(rv_encode_sample(&e, &k, &r, px, &h, &out), 0);
 	EXPECT_EQ(h.dtype, RV_DT_PNG);
 	EXPECT_EQ(h.payload_len, out.len);
 	EXPECT(h.id == 7 && h.label == 3 && h.height == 37 && h.width == 53);
@@ -85,8 +89,9 @@ t_png(void)
 	    memcmp(img.data, px, 37 * 53 * 3) == 0);
 	/* a PNG sample passes as it came */
 	sample(&r, RV_DT_PNG, 37, 53, 3, out.len);
-	EXPECT_EQ(rv_encode_sample(&e, &r, out.data, &h, &out), 1);
+	EXPECT_EQ(rv_encode_sample(&e, &k, &r, out.data, &h, &out), 1);
 	rv_encoder_release(&e);
+	rv_coder_release(&k);
 	rv_img_release(&img);
 	rv_buf_release(&out);
 	rv_codec_free(dec);
@@ -107,15 +112,17 @@ t_jpeg(void)
 	struct rv_buf a = { 0 }, b = { 0 }, p = { 0 };
 	struct rv_rec r, h;
 	unsigned char *grey = picture(64, 64, 1), *rgba = picture(8, 8, 4);
+	struct rv_coder k;
 	double err = 0;
 	size_t i;
 
+	EXPECT_EQ(rv_coder_init(&k, 0, 1), 0);
 	EXPECT_EQ(rv_encoder_init(&e50, &c50), 0);
 	EXPECT_EQ(rv_encoder_init(&e95, &c95), 0);
 	EXPECT_EQ(rv_encoder_init(&ep, &cp), 0);
 	sample(&r, RV_DT_U8, 64, 64, 1, 64 * 64);
-	EXPECT_EQ(rv_encode_sample(&e50, &r, grey, &h, &a), 0);
-	EXPECT_EQ(rv_encode_sample(&e95, &r, grey, &h, &b), 0);
+	EXPECT_EQ(rv_encode_sample(&e50, &k, &r, grey, &h, &a), 0);
+	EXPECT_EQ(rv_encode_sample(&e95, &k, &r, grey, &h, &b), 0);
 	EXPECT(a.len < b.len);
 	EXPECT_EQ(h.channels, 1);
 	EXPECT_EQ(rv_codec_decode(dec, b.data, b.len, &o, &img), 0);
@@ -123,28 +130,29 @@ t_jpeg(void)
 		err += abs((int)img.data[i] - (int)grey[i]);
 	EXPECT(err / (64 * 64) < 3);
 	/* the same bytes again: no state carried between samples */
-	EXPECT_EQ(rv_encode_sample(&e95, &r, grey, &h, &a), 0);
+	EXPECT_EQ(rv_encode_sample(&e95, &k, &r, grey, &h, &a), 0);
 	EXPECT(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
 	/* a PNG sample becomes a JPEG of its pixels, grey kept grey */
-	EXPECT_EQ(rv_encode_sample(&ep, &r, grey, &h, &p), 0);
+	EXPECT_EQ(rv_encode_sample(&ep, &k, &r, grey, &h, &p), 0);
 	sample(&r, RV_DT_PNG, 0, 0, 0, p.len);
-	EXPECT_EQ(rv_encode_sample(&e95, &r, p.data, &h, &a), 0);
+	EXPECT_EQ(rv_encode_sample(&e95, &k, &r, p.data, &h, &a), 0);
 	EXPECT(h.dtype == RV_DT_JPEG && h.channels == 1 && h.height == 64);
 	EXPECT(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
 	/* four channels, a short payload, a PNG that is none */
 	sample(&r, RV_DT_U8, 8, 8, 4, 8 * 8 * 4);
-	EXPECT_EQ(rv_encode_sample(&e95, &r, rgba, &h, &a), -1);
+	EXPECT_EQ(rv_encode_sample(&e95, &k, &r, rgba, &h, &a), -1);
 	EXPECT_STR(rv_errmsg(), "4 channels: a JPEG holds 1 or 3 (use "
 	    "--format png)");
-	EXPECT_EQ(rv_encode_sample(&ep, &r, rgba, &h, &a), 0);
+	EXPECT_EQ(rv_encode_sample(&ep, &k, &r, rgba, &h, &a), 0);
 	sample(&r, RV_DT_U8, 8, 8, 3, 100);
-	EXPECT_EQ(rv_encode_sample(&e95, &r, rgba, &h, &a), -1);
+	EXPECT_EQ(rv_encode_sample(&e95, &k, &r, rgba, &h, &a), -1);
 	EXPECT_STR(rv_errmsg(), "payload of 100 bytes for 8x8x3 pixels");
 	sample(&r, RV_DT_PNG, 8, 8, 3, 16);
-	EXPECT_EQ(rv_encode_sample(&e95, &r, rgba, &h, &a), -1);
+	EXPECT_EQ(rv_encode_sample(&e95, &k, &r, rgba, &h, &a), -1);
 	rv_encoder_release(&e50);
 	rv_encoder_release(&e95);
 	rv_encoder_release(&ep);
+	rv_coder_release(&k);
 	rv_img_release(&img);
 	rv_buf_release(&a);
 	rv_buf_release(&b);
