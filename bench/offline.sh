@@ -15,6 +15,13 @@
 #      against the standard pipeline from the source JPEGs, measured in
 #      the same run: rv-decode --encoded | rv-augment -j 1 'rrc size=224;
 #      randaugment n=2 m=9; flip' | rv-batch.
+#   3. partials stored once: rv-refurbish --partials-out (each partial
+#      the one time the schedule makes it: N + (E-1) N / 3 of them) as
+#      raw, PNG, JPEG q95 and q90 (once-raw ... once-q90); per seed, KB a sample an epoch and the
+#      ratio to raw epoch files (1.); then the CPU seconds per 1000
+#      samples to serve the epochs at training time, rv-refurbish -j 1
+#      --from-partials --final flip | rv-batch, against the standard
+#      pipeline of 2.
 #
 # Environment: RV_BUILD (build dir, default build; relative to the
 # checkout or absolute), BENCH_SEEDS (default
@@ -131,3 +138,37 @@ for store in raw png jpeg-q95 jpeg-q90; do
 		(s > 0 ? sprintf("%.3f", r / s) : "-") }'
 done
 awk -v s="$std" -v k="$k" 'BEGIN { printf "%-10s %9s %9.3f %12.3f\n", "standard", "-", s / k * 1000, 1 }'
+
+echo "# 3. partials stored once (--partials-out, r = 3): KB a sample an epoch, ratio to raw epoch files; CPU to serve them (--from-partials --final $final | rv-batch) per 1000 samples, best of 3, seed ${seeds##* }"
+printf '%-5s %-10s %9s %7s %9s %12s\n' seed store KB ratio serve_s "serve vs std"
+for seed in $seeds; do
+	rm -rf "$tmp/raw" "$tmp"/parts-*
+	mkdir -p "$tmp/raw"
+	"$bin/rv-refurbish" -q --seed "$seed" --partial "$partial" \
+	    --final "$final" --reuse 3 --epochs "$epochs" "$tmp/src.rvs" \
+	    -o "$tmp/raw/%03d.rvs"
+	raw=$(bytes "$tmp"/raw/*.rvs)
+	for store in raw png q95 q90; do
+		case $store in
+		raw) opts="--format raw" ;;
+		png) opts="--format png" ;;
+		*) opts="--format jpeg --quality ${store#q}" ;;
+		esac
+		mkdir -p "$tmp/parts-$store"
+		# shellcheck disable=SC2086
+		"$bin/rv-refurbish" -q --seed "$seed" --partial "$partial" \
+		    --reuse 3 --epochs "$epochs" $opts \
+		    --partials-out "$tmp/parts-$store/%03d.rvs" "$tmp/src.rvs"
+		b=$(bytes "$tmp/parts-$store"/*.rvs)
+		r=-
+		if [ "$seed" = "${seeds##* }" ]; then
+			r=$(cpu "'$bin/rv-refurbish' -q -j 1 --from-partials '$tmp/parts-$store/%03d.rvs' --final '$final' | '$bin/rv-batch' -q -b 64 > /dev/null")
+		fi
+		awk -v s="$seed" -v st="once-$store" -v b="$b" -v raw="$raw" \
+		    -v k="$((n * epochs))" -v r="$r" -v std="$std" 'BEGIN {
+		    printf "%-5s %-10s %9.1f %7.3f %9s %12s\n", s, st,
+			b / k / 1000, b / raw,
+			(r == "-" ? "-" : sprintf("%.3f", r / k * 1000)),
+			(r == "-" || !(std > 0) ? "-" : sprintf("%.3f", r / std)) }'
+	done
+done

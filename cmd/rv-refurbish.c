@@ -6,6 +6,8 @@
  * live here; the input is lib/refurb/refsrc.c, the epoch loop lib/refurb/refurb.c.
  * With --score 'OPTIONS' the trainer's assistant (lib/shrink/scorer.c, as
  * rv-score) picks each epoch's samples before their partials are made.
+ * With --partials-out it stores each partial once instead, and with
+ * --from-partials serves epochs from such a store (lib/refurb/store.c).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 #include "base/xmem.h"
 #include "refurb/refsrc.h"
 #include "refurb/refurb.h"
+#include "refurb/store.h"
 #include "shrink/score_io.h"
 #include "shrink/score_opt.h"
 #include "shrink/scorer.h"
@@ -34,6 +37,10 @@ static const char usage[] =
     "                    [--level L] [--mem size] [--resume] [--reuse r]\n"
     "                    [--score options] [--seed S]\n"
     "                    --partial spec --final spec [input]\n"
+    "       rv-refurbish --partials-out pattern [--format F] [--quality Q]\n"
+    "                    --partial spec [options] [input]\n"
+    "       rv-refurbish --from-partials pattern [--strict] --final spec\n"
+    "                    [options]\n"
     "  -o, --output FILE|PATTERN  write to FILE, or each epoch to PATTERN\n"
     "                             with its %d replaced by the epoch\n"
     "  -j, --jobs N               threads (default: all cores)\n"
@@ -51,6 +58,15 @@ static const char usage[] =
     "      --cache-dir DIR        cache disk tier and pipe spill directory\n"
     "      --resume               skip the epochs whose -o files exist\n"
     "      --exact                decode JPEG samples at full scale only\n"
+    "      --partials-out PATTERN store each partial once, epoch e's new\n"
+    "                             ones in PATTERN with its %d replaced by e\n"
+    "      --format F             their format: jpeg (default), png, raw\n"
+    "      --quality Q            JPEG quality, 1 to 100 (default 90)\n"
+    "      --from-partials PATTERN\n"
+    "                             serve epochs from a store of partials\n"
+    "                             with a fresh --final (no input)\n"
+    "      --strict               a stored partial that does not decode\n"
+    "                             is fatal instead of skipped\n"
     "      --epoch-range a-b      write epochs a to b only (from 0)\n"
     "      --level L              zstd level -7..19, 0 stores (default:\n"
     "                             $RV_LEVEL, else 0 to a pipe, -1 to a file)\n"
@@ -70,11 +86,16 @@ enum {
 	OPT_EPOCHS,
 	OPT_EXACT,
 	OPT_FINAL,
+	OPT_FORMAT,
+	OPT_FROM_PARTIALS,
 	OPT_MEM,
 	OPT_PARTIAL,
+	OPT_PARTIALS_OUT,
+	OPT_QUALITY,
 	OPT_RESUME,
 	OPT_REUSE,
 	OPT_SCORE,
+	OPT_STRICT,
 };
 
 struct refurbish_opts {
@@ -90,6 +111,12 @@ struct refurbish_opts {
 	int range, resume;
 	const char *score_text;	/* --score */
 	struct rv_score_opts score;	/* parsed from it */
+	const char *partials_out;	/* --partials-out: the store written */
+	const char *from;	/* --from-partials: the store read */
+	int dtype, quality;	/* --format, --quality */
+	int format_set, quality_set, mem_set, seed_set, reuse_set;
+	int epochs_set, output_set;
+	int strict;		/* --strict */
 };
 
 /*
@@ -170,6 +197,64 @@ parse_score(struct refurbish_opts *o)
 		    "way");
 }
 
+/* What --partials-out and --from-partials take, and refuse. */
+static void
+check_store_opts(struct refurbish_opts *o, int operands)
+{
+	const char *mode = o->partials_out ? "--partials-out" :
+	    "--from-partials";
+
+	if (o->partials_out && o->from)
+		rv_usage_die(usage, "--partials-out and --from-partials: one "
+		    "run stores the partials, another serves them");
+	if (!o->partials_out && (o->format_set || o->quality_set))
+		rv_usage_die(usage, "--%s: only with --partials-out",
+		    o->format_set ? "format" : "quality");
+	if (o->quality_set && o->dtype != RV_DT_JPEG)
+		rv_usage_die(usage, "--quality: only with --format jpeg (PNG "
+		    "and raw are lossless)");
+	if (o->strict && !o->from)
+		rv_usage_die(usage, "--strict: only with --from-partials (a "
+		    "sample rv-refurbish cannot decode stops it anyway)");
+	if (!o->partials_out && !o->from)
+		return;
+	if (o->score_text != NULL)
+		rv_usage_die(usage, "--score: not with %s: %s", mode,
+		    o->from ? "put rv-score --budget after rv-refurbish "
+		    "--from-partials, the partials are made already" :
+		    "the trainer scores at training time (--from-partials "
+		    "| rv-score)");
+	if (o->mem_set)
+		rv_usage_die(usage, "--mem: not with %s: the partials are "
+		    "on disk, not in a cache", mode);
+	if (o->partials_out) {
+		if (o->output_set)
+			rv_usage_die(usage, "-o: not with --partials-out, "
+			    "whose pattern names the files");
+		if (o->final)
+			rv_usage_die(usage, "--final: not with --partials-out: "
+			    "the final runs when the partials are served "
+			    "(--from-partials)");
+		if (check_pattern(o->partials_out) != 1)
+			rv_usage_die(usage, "--partials-out: '%s': a pattern "
+			    "holds one %%d conversion", o->partials_out);
+		o->c.output = o->partials_out;
+		return;
+	}
+	if (operands > 0)
+		rv_usage_die(usage, "--from-partials: no input: the store "
+		    "holds the samples");
+	if (o->partial)
+		rv_usage_die(usage, "--partial: not with --from-partials: the "
+		    "store's partials were made with its own");
+	if (o->cache_dir)
+		rv_usage_die(usage, "--cache-dir: not with --from-partials: "
+		    "nothing is cached or spilled");
+	if (check_pattern(o->from) != 1)
+		rv_usage_die(usage, "--from-partials: '%s': a pattern holds "
+		    "one %%d conversion", o->from);
+}
+
 static void
 parse_args(int argc, char *argv[], struct refurbish_opts *o)
 {
@@ -181,13 +266,19 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
 		{ "exact", no_argument, NULL, OPT_EXACT },
 		{ "final", required_argument, NULL, OPT_FINAL },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "from-partials", required_argument, NULL, OPT_FROM_PARTIALS },
 		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "partial", required_argument, NULL, OPT_PARTIAL },
+		{ "partials-out", required_argument, NULL, OPT_PARTIALS_OUT },
+		{ "quality", required_argument, NULL, OPT_QUALITY },
 		{ "resume", no_argument, NULL, OPT_RESUME },
 		{ "reuse", required_argument, NULL, OPT_REUSE },
 		{ "score", required_argument, NULL, OPT_SCORE },
+		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ NULL, 0, NULL, 0 }
 	};
+	uint64_t q;
 	int ch;
 
 	memset(o, 0, sizeof(*o));
@@ -197,9 +288,15 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 	o->reuse = 1;
 	o->batch = RV_BATCH_DEFAULT;
 	o->epochs = 1;
+	o->dtype = RV_DT_JPEG;
+	o->quality = 90;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS,
 	    longopts, NULL)) != -1) {
+		if (ch == RV_OPT_SEED)
+			o->seed_set = 1;
+		if (ch == 'o')
+			o->output_set = 1;
 		if (rv_common_opt(&o->c, ch, optarg, usage))
 			continue;
 		switch (ch) {
@@ -216,6 +313,7 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 		case OPT_EPOCHS:
 			o->epochs = (uint32_t)rv_opt_u64("--epochs", optarg, 1,
 			    MAX_EPOCHS, usage);
+			o->epochs_set = 1;
 			break;
 		case OPT_EXACT:
 			o->exact = 1;
@@ -223,9 +321,29 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 		case OPT_FINAL:
 			o->final = optarg;
 			break;
+		case OPT_FORMAT:
+			if (rv_store_format(optarg, &o->dtype) < 0)
+				rv_usage_die(usage, "--format: %s",
+				    rv_errmsg());
+			o->format_set = 1;
+			break;
+		case OPT_FROM_PARTIALS:
+			o->from = optarg;
+			break;
 		case OPT_MEM:
 			if (rv_parse_size(optarg, &o->mem) < 0)
 				rv_usage_die(usage, "--mem: %s", rv_errmsg());
+			o->mem_set = 1;
+			break;
+		case OPT_PARTIALS_OUT:
+			o->partials_out = optarg;
+			break;
+		case OPT_QUALITY:
+			if (rv_parse_u64(optarg, 1, 100, &q) < 0)
+				rv_usage_die(usage, "--quality: '%s': not a "
+				    "quality from 1 to 100", optarg);
+			o->quality = (int)q;
+			o->quality_set = 1;
 			break;
 		case OPT_PARTIAL:
 			o->partial = optarg;
@@ -236,22 +354,27 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 		case OPT_REUSE:
 			o->reuse = (uint32_t)rv_opt_u64("--reuse", optarg, 1,
 			    UINT32_MAX, usage);
+			o->reuse_set = 1;
 			break;
 		case OPT_SCORE:
 			o->score_text = optarg;
+			break;
+		case OPT_STRICT:
+			o->strict = 1;
 			break;
 		default:
 			rv_usage_error(argv, usage);
 		}
 	}
-	if (!o->partial)
-		rv_usage_die(usage, "--partial is required");
-	if (!o->final)
-		rv_usage_die(usage, "--final is required");
 	if (rv_common_operands(&o->c, argc, argv, optind) > 1)
 		rv_usage_die(usage, "one input at most; got %d",
 		    o->c.ninputs);
 	o->input = o->c.inputs[0];
+	check_store_opts(o, argc - optind);
+	if (!o->partial && !o->from)
+		rv_usage_die(usage, "--partial is required");
+	if (!o->final && !o->partials_out)
+		rv_usage_die(usage, "--final is required");
 	if (o->c.output && (o->pattern = check_pattern(o->c.output)) < 0)
 		rv_usage_die(usage, "-o: '%s': a pattern holds one %%d "
 		    "conversion", o->c.output);
@@ -262,6 +385,8 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 	if (!o->range) {
 		o->first = 0;
 		o->last = o->epochs - 1;
+	} else if (o->from && !o->epochs_set) {
+		/* the store's --epochs, read later, bounds the range */
 	} else if (o->last >= o->epochs) {
 		rv_usage_die(usage, "--epoch-range: epoch %u is past --epochs "
 		    "%u", o->last, o->epochs);
@@ -303,13 +428,24 @@ plan_epochs(const struct refurbish_opts *o, size_t *n)
 	return v;
 }
 
+/* What makes the epochs: the online loop, or a store's writer or reader
+ * (one of the three). */
+struct maker {
+	struct rv_refurb *rf;
+	struct rv_store_writer *sw;
+	struct rv_store *st;
+};
+
 /* The warnings a run owes its user, each once. */
 static void
 cache_warnings(struct rv_refurb *rf, uint64_t n, int *warned)
 {
-	const struct rv_cache_stats *cs = rv_refurb_cache_stats(rf);
+	const struct rv_cache_stats *cs;
 	const char *msg;
 
+	if (rf == NULL)
+		return;
+	cs = rv_refurb_cache_stats(rf);
 	if ((msg = rv_refurb_cache_error(rf)) != NULL)
 		rv_warn("%s; the cache goes on in memory", msg);
 	if (!*warned && cs->dropped > 0) {
@@ -323,7 +459,7 @@ cache_warnings(struct rv_refurb *rf, uint64_t n, int *warned)
 
 /* Write one epoch to an open output. */
 static int
-write_epoch(struct rv_refurb *rf, struct rv_out *out, int level, uint32_t e,
+write_epoch(const struct maker *mk, struct rv_out *out, int level, uint32_t e,
     uint32_t next, struct rv_refurb_stats *st)
 {
 	struct rv_writer *w = rv_writer_new(out->fd, rv_out_name(out), level);
@@ -331,10 +467,39 @@ write_epoch(struct rv_refurb *rf, struct rv_out *out, int level, uint32_t e,
 
 	if (!w)
 		return -1;
-	rc = rv_refurb_epoch(rf, e, next, w, st);
+	if (mk->sw != NULL)
+		rc = rv_store_write(mk->sw, e, w, st);
+	else if (mk->st != NULL)
+		rc = rv_store_epoch(mk->st, e, next, w, st);
+	else
+		rc = rv_refurb_epoch(mk->rf, e, next, w, st);
 	if (rv_writer_close(w) < 0)
 		rc = -1;
 	return rc;
+}
+
+/* -v's summary of the run. */
+static void
+summary(const struct refurbish_opts *o, const struct maker *mk, uint64_t n,
+    size_t nep, uint64_t expected, uint64_t actual, uint64_t kept)
+{
+	if (mk->st != NULL)
+		rv_warn("partials: none run, %llu samples served from '%s'",
+		    (unsigned long long)kept, o->from);
+	else if (mk->sw != NULL)
+		rv_warn("partials: %llu stored in %zu files", (unsigned long
+		    long)actual, nep);
+	else if (o->score_text != NULL)
+		rv_warn("partials: %llu for %llu samples served, %.3f a "
+		    "sample (1/r = %.3f)", (unsigned long long)actual,
+		    (unsigned long long)kept,
+		    kept > 0 ? (double)actual / (double)kept : 0.0,
+		    1.0 / o->reuse);
+	else
+		rv_warn("partials: expected %llu + (%zu-1)*%llu/%u = %llu, "
+		    "actual %llu", (unsigned long long)n, nep,
+		    (unsigned long long)n, o->reuse,
+		    (unsigned long long)expected, (unsigned long long)actual);
 }
 
 /*
@@ -342,12 +507,12 @@ write_epoch(struct rv_refurb *rf, struct rv_out *out, int level, uint32_t e,
  * file.  Messages are printed here; returns 0 or -1.
  */
 static int
-run_epochs(const struct refurbish_opts *o, struct rv_refurb *rf,
+run_epochs(const struct refurbish_opts *o, const struct maker *mk,
     struct rv_out *out, int single, int level, const uint32_t *epochs,
     size_t nep, uint64_t n, struct rv_progress *prog)
 {
 	struct rv_refurb_stats st;
-	uint64_t expected = 0, actual = 0, kept = 0;
+	uint64_t expected = 0, actual = 0, kept = 0, skipped = 0;
 	char line[256];
 	size_t k;
 	int rc, warned = 0;
@@ -366,7 +531,7 @@ run_epochs(const struct refurbish_opts *o, struct rv_refurb *rf,
 				return -1;
 			}
 		}
-		rc = write_epoch(rf, out, level, e, next, &st);
+		rc = write_epoch(mk, out, level, e, next, &st);
 		if (rc < 0)
 			rv_warn("%s", rv_errmsg());
 		if (!single && rv_out_finish(out, rc == 0) < 0) {
@@ -375,11 +540,12 @@ run_epochs(const struct refurbish_opts *o, struct rv_refurb *rf,
 		}
 		if (rc < 0)
 			return -1;
-		cache_warnings(rf, n, &warned);
+		cache_warnings(mk->rf, n, &warned);
 		/* the first epoch written computes every partial it serves */
 		expected += k == 0 ? st.kept : st.misses;
 		actual += st.partials;
 		kept += st.kept;
+		skipped += st.skipped;
 		if (o->c.verbose) {
 			rv_progress_done(prog);
 			rv_warn("epoch %u: %llu misses, %llu hits, %llu "
@@ -395,18 +561,36 @@ run_epochs(const struct refurbish_opts *o, struct rv_refurb *rf,
 			}
 		}
 	}
-	if (o->c.verbose && o->score_text != NULL)
-		rv_warn("partials: %llu for %llu samples served, %.3f a "
-		    "sample (1/r = %.3f)", (unsigned long long)actual,
-		    (unsigned long long)kept,
-		    kept > 0 ? (double)actual / (double)kept : 0.0,
-		    1.0 / o->reuse);
-	else if (o->c.verbose)
-		rv_warn("partials: expected %llu + (%zu-1)*%llu/%u = %llu, "
-		    "actual %llu", (unsigned long long)n, nep,
-		    (unsigned long long)n, o->reuse,
-		    (unsigned long long)expected, (unsigned long long)actual);
+	if (o->c.verbose)
+		summary(o, mk, n, nep, expected, actual, kept);
+	if (skipped > 0 && !o->c.quiet)
+		rv_warn("%llu stored partials did not decode and were "
+		    "skipped: the store is damaged; make their files again",
+		    (unsigned long long)skipped);
 	return 0;
+}
+
+/*
+ * --from-partials: what the store's first file served says, for the
+ * options not given (--seed, --reuse, --epochs).  Exits 1 when the file
+ * cannot say (missing, not a store's), 2 for a range past the epochs.
+ */
+static void
+store_defaults(struct refurbish_opts *o, struct rv_store_info *info)
+{
+	if (rv_store_peek(o->from, o->first, info) < 0) {
+		rv_warn("%s", rv_errmsg());
+		exit(1);
+	}
+	if (!o->seed_set)
+		o->c.seed = info->seed;
+	if (!o->reuse_set)
+		o->reuse = info->reuse;
+	if (!o->epochs_set)
+		o->epochs = info->epochs > o->last ? info->epochs :
+		    (o->range ? o->last + 1 : info->epochs);
+	if (!o->range)
+		o->last = o->epochs - 1;
 }
 
 int
@@ -415,22 +599,29 @@ main(int argc, char *argv[])
 	struct refurbish_opts o;
 	struct rv_spec partial = { 0 }, final = { 0 };
 	struct rv_refurb_conf conf;
+	struct rv_store_conf sc;
+	struct rv_store_info info;
 	struct rv_refsrc *src = NULL;
-	struct rv_refurb *rf = NULL;
+	struct maker mk = { NULL, NULL, NULL };
 	struct rv_progress prog;
 	struct rv_out out = { -1, NULL, NULL };
 	struct rv_scorer *scorer = NULL;
 	struct rv_shrink_stats sst;
 	char line[256], tl[160];
 	uint32_t *epochs;
-	size_t nep;
+	uint64_t n = 0, total = 0;
+	size_t nep, k;
 	int level, status = 1, single = 0;
 
 	rv_setprogname(argv[0]);
 	parse_args(argc, argv, &o);
-	parse_spec("--partial", o.partial, &partial);
-	parse_spec("--final", o.final, &final);
+	if (o.partial)
+		parse_spec("--partial", o.partial, &partial);
+	if (o.final)
+		parse_spec("--final", o.final, &final);
 	partial.exact = final.exact = o.exact;
+	if (o.from)
+		store_defaults(&o, &info);
 	epochs = plan_epochs(&o, &nep);
 	rv_progress_init(&prog, o.c.quiet, "samples");
 	if (nep == 0) {
@@ -447,7 +638,33 @@ main(int argc, char *argv[])
 		single = 1;
 		level = rv_stream_level_fd(level, out.fd);
 	} else if (level == RV_LEVEL_AUTO) {
-		level = RV_LEVEL_FILE;
+		/* encoded partials are compressed already */
+		level = o.partials_out && o.dtype != RV_DT_U8 ? 0 :
+		    RV_LEVEL_FILE;
+	}
+	memset(&sc, 0, sizeof(sc));
+	sc.partial = &partial;
+	sc.final = &final;
+	sc.seed = o.c.seed;
+	sc.reuse = o.reuse;
+	sc.batch = o.batch;
+	sc.epochs = o.epochs;
+	sc.written = single ? (uint32_t)nep : 0;
+	sc.dtype = o.dtype;
+	sc.quality = o.quality;
+	sc.jobs = rv_common_jobs(&o.c);
+	sc.level = level;
+	sc.strict = o.strict;
+	sc.prog = &prog;
+	if (o.from) {
+		if ((mk.st = rv_store_open(o.from, &sc, &info, epochs,
+		    nep)) == NULL) {
+			rv_warn("%s", rv_errmsg());
+			goto out;
+		}
+		n = info.samples;
+		rv_progress_total(&prog, n * nep);
+		goto run;
 	}
 	if (o.score_text != NULL &&
 	    (scorer = rv_scorer_new(&o.score)) == NULL) {
@@ -457,6 +674,17 @@ main(int argc, char *argv[])
 	if ((src = rv_refsrc_open(o.input, o.cache_dir)) == NULL) {
 		rv_warn("%s", rv_errmsg());
 		goto out;
+	}
+	n = rv_refsrc_count(src);
+	if (o.partials_out) {
+		if ((mk.sw = rv_store_writer_new(&sc, src)) == NULL) {
+			rv_warn("%s", rv_errmsg());
+			goto out;
+		}
+		for (k = 0; k < nep; k++)
+			total += rv_store_writer_count(mk.sw, epochs[k]);
+		rv_progress_total(&prog, total);
+		goto run;
 	}
 	memset(&conf, 0, sizeof(conf));
 	conf.partial = &partial;
@@ -477,15 +705,16 @@ main(int argc, char *argv[])
 	 * file an epoch, --epoch-range), so that the files are the bytes of
 	 * one run and concatenate into it; the progress counts this run. */
 	if (scorer == NULL) {
-		conf.total = rv_refsrc_count(src) * o.epochs;
-		rv_progress_total(&prog, rv_refsrc_count(src) * nep);
+		conf.total = n * o.epochs;
+		rv_progress_total(&prog, n * nep);
 	}
-	if ((rf = rv_refurb_new(&conf, src)) == NULL) {
+	if ((mk.rf = rv_refurb_new(&conf, src)) == NULL) {
 		rv_warn("%s", rv_errmsg());
 		goto out;
 	}
-	if (run_epochs(&o, rf, &out, single, level, epochs, nep,
-	    rv_refsrc_count(src), &prog) == 0)
+run:
+	if (run_epochs(&o, &mk, &out, single, level, epochs, nep, n,
+	    &prog) == 0)
 		status = 0;
 	if (status == 0 && scorer != NULL) {
 		rv_scorer_report_left(scorer);
@@ -505,7 +734,9 @@ out:
 		rv_warn("%s", rv_errmsg());
 		status = 1;
 	}
-	rv_refurb_free(rf);
+	rv_refurb_free(mk.rf);
+	rv_store_writer_free(mk.sw);
+	rv_store_free(mk.st);
 	rv_scorer_free(scorer);
 	rv_score_opts_release(&o.score);
 	rv_refsrc_free(src);

@@ -585,3 +585,24 @@ rv_refsrc_take(struct rv_refsrc_reader *rd, struct rv_rec *rec,
 {
 	rv_reader_take(rd->mem, rec, dst);
 }
+
+int
+rv_refsrc_apply(struct rv_refsrc_reader *rd, struct rv_coder *k,
+    struct rv_aug_ctx *ctx, const struct rv_spec *spec, struct rv_rec *rec,
+    uint64_t seed, uint32_t stage, uint32_t epoch, uint64_t id)
+{
+	if (rec->dtype == RV_DT_U8) {
+		struct rv_buf b = { k->img.data, 0, k->img.cap };
+
+		rv_refsrc_take(rd, rec, &b);
+		k->img.data = b.data;
+		k->img.cap = b.cap;
+		k->img.h = rec->height;
+		k->img.w = rec->width;
+		k->img.c = rec->channels;
+		return rv_spec_apply(spec, &k->img, ctx, seed, stage, epoch, id);
+	}
+	return rv_spec_decode_apply(spec, k->codec, rec, rec->payload,
+	    (size_t)rec->payload_len, &k->img, ctx, seed, stage, epoch,
+	    id) < 0 ? -1 : 0;
+}

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "aug/aug.h"
+#include "codec/coder.h"
 #include "stream/meta.h"
 #include "stream/record.h"
 #include "stream/stream.h"
@@ -127,5 +129,18 @@ int rv_refsrc_decode(struct rv_refsrc_reader *rd,
  */
 void rv_refsrc_take(struct rv_refsrc_reader *rd, struct rv_rec *rec,
     struct rv_buf *dst);
+
+/*
+ * The sample rec, which rv_refsrc_decode() just gave, into k->img with
+ * spec applied, its numbers drawn from (seed, stage, epoch, id): a
+ * decoded record's payload is taken as the image's buffer (no copy, so a
+ * big sample is held once, not twice); an encoded one is decoded with a
+ * leading crop fused (rv_spec_decode_apply, rv-augment(1) explains it).
+ * The partial of rv-refurbish, and the final of --from-partials.  0, or
+ * -1 with rv_errmsg() set (a sample that does not decode).
+ */
+int rv_refsrc_apply(struct rv_refsrc_reader *rd, struct rv_coder *k,
+    struct rv_aug_ctx *ctx, const struct rv_spec *spec, struct rv_rec *rec,
+    uint64_t seed, uint32_t stage, uint32_t epoch, uint64_t id);
 
 #endif

@@ -131,33 +131,6 @@ worker_start(void *arg)
 	return w;
 }
 
-/*
- * The input sample's partial into w->k.img: a decoded record's buffer is
- * taken as the image's (no copy, so a big sample is held once, not
- * twice), then the partial ops; an encoded one is decoded with a leading
- * crop fused (rv_spec_decode_apply, rv-augment(1) explains it).
- */
-static int
-compute_partial(struct worker *w, const struct rv_refurb *rf,
-    struct rv_rec *r, uint32_t refresh, uint64_t id)
-{
-	if (r->dtype == RV_DT_U8) {
-		struct rv_buf b = { w->k.img.data, 0, w->k.img.cap };
-
-		rv_refsrc_take(w->rd, r, &b);
-		w->k.img.data = b.data;
-		w->k.img.cap = b.cap;
-		w->k.img.h = r->height;
-		w->k.img.w = r->width;
-		w->k.img.c = r->channels;
-		return rv_spec_apply(rf->c.partial, &w->k.img, &w->ctx,
-		    rf->c.seed, RV_STAGE_PARTIAL, refresh, id);
-	}
-	return rv_spec_decode_apply(rf->c.partial, w->k.codec, r, r->payload,
-	    (size_t)r->payload_len, &w->k.img, &w->ctx, rf->c.seed,
-	    RV_STAGE_PARTIAL, refresh, id) < 0 ? -1 : 0;
-}
-
 /* Partial (computed or from the cache), final, frame: one item. */
 static int
 refurb_item(void *state, size_t i, struct rv_par_slot *s, void *ctx)
@@ -175,7 +148,9 @@ refurb_item(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 	} else {
 		if (rv_refsrc_decode(w->rd, &rf->batch, it->req, &rec) < 0)
 			return RV_PAR_FATAL;
-		if (compute_partial(w, rf, &rec, it->refresh, src->id) < 0)
+		if (rv_refsrc_apply(w->rd, &w->k, &w->ctx, rf->c.partial,
+		    &rec, rf->c.seed, RV_STAGE_PARTIAL, it->refresh,
+		    src->id) < 0)
 			goto bad;
 		if (it->put && rv_cache_pack(w->cs, &w->k.img, &it->entry) < 0)
 			goto bad;

@@ -89,6 +89,8 @@ struct rv_refurb_stats {
 	 * those of the kept samples; the scorer's epoch report */
 	uint64_t kept;
 	struct rv_shrink_stats score;
+	/* --from-partials: stored partials that did not decode, skipped */
+	uint64_t skipped;
 };
 
 struct rv_refurb;

@@ -200,9 +200,9 @@ PY
 	for i in rose wizard logo granite; do
 		convert "$i:" -resize 256x256 -quality 90 "$T/img/$i.jpg"
 	done
-	run -0 env OFFLINE_PHOTOS="$T/img" BENCH_SEEDS=0 BENCH_EPOCHS=1 \
+	run -0 env OFFLINE_PHOTOS="$T/img" BENCH_SEEDS=0 BENCH_EPOCHS=2 \
 	    RV_BUILD="${BIN%/bin}" bash "$REPO/bench/offline.sh"
-	[[ "${lines[0]}" == "# offline epochs: 4 photographs, 1 epochs of 224x224, "* ]]
+	[[ "${lines[0]}" == "# offline epochs: 4 photographs, 2 epochs of 224x224, "* ]]
 	# bytes: raw is the unit; PNG under it, JPEG q90 under q95
 	[[ "$output" =~ $'\n'"0     raw "[\ 0-9.]+" 1.000"$'\n' ]]
 	awk '$1 == 0 { r[$2] = $4 } END {
@@ -210,6 +210,12 @@ PY
 	# CPU: a row a store and the standard pipeline, each with its ratio
 	[ "$(grep -cE '^(raw|png|jpeg-q95|jpeg-q90|standard) +(-|[0-9.]+) +[0-9.]+ +([0-9.]+|-)$' <<< "$output")" = 5 ] ||
 	    { echo "$output"; false; }
+	# stored once (4 + 1 partials for 2 epochs of 4): under the epochs
+	# stored whole, raw and as JPEG q90, each served with its ratio
+	[ "$(grep -cE '^0 +once-(raw|png|q95|q90) +[0-9.]+ +[0-9.]+ +[0-9.]+ +([0-9.]+|-)$' <<< "$output")" = 4 ] ||
+	    { echo "$output"; false; }
+	awk '$1 == 0 { r[$2] = $4 } END {
+	    exit !(r["once-raw"] < 0.7 && r["once-q90"] < r["jpeg-q90"]) }' <<< "$output"
 	run -1 --separate-stderr env BENCH_EPOCHS=x bash "$REPO/bench/offline.sh"
 	[ "$stderr" = "offline.sh: BENCH_EPOCHS 'x': not a count of epochs" ]
 	run -1 --separate-stderr env OFFLINE_PHOTOS="$T/none" RV_BUILD="${BIN%/bin}" bash "$REPO/bench/offline.sh"
