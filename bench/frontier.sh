@@ -38,6 +38,12 @@
 #   standard     rv-decode --encoded | rv-augment SPEC: the baseline
 #   refurbish-R  rv-refurbish --partial 'rrc; randaugment' --final flip
 #                --reuse R
+#   stored-R     the same partials stored once beforehand, untimed
+#                (rv-refurbish --partials-out --format jpeg --quality
+#                FRONTIER_STORE_QUALITY, default 90), then served:
+#                rv-refurbish --from-partials --final flip; refurbish-R's
+#                samples but for the lossy partial, so the two differ
+#                only by the JPEG storage
 #   shrink       rv-decode --encoded | rv-score (the assistant, floor
 #                FRONTIER_FLOOR, the trainer's feedback) | rv-augment SPEC:
 #                scored on a thumbnail before the decode
@@ -215,7 +221,8 @@ for p in "${policies[@]}"; do
 		case $p in
 		standard | shrink | rs2 | random | both | shrink-r1) ;;
 		refurbish-[1-9] | refurbish-[1-9][0-9]) ;;
-		*) die "FRONTIER_POLICIES: '$p': not a pipeline of regime photos (standard, refurbish-R with R from 1 to 99, shrink, rs2, random, both or shrink-r1)" ;;
+		stored-[1-9] | stored-[1-9][0-9]) ;;
+		*) die "FRONTIER_POLICIES: '$p': not a pipeline of regime photos (standard, refurbish-R or stored-R with R from 1 to 99, shrink, rs2, random, both or shrink-r1)" ;;
 		esac
 	else
 		case $p in
@@ -466,6 +473,16 @@ photos_run() {
 	refurbish-*)
 		r=${p#refurbish-}
 		e=$(((b * batch + n_train - 1) / n_train + 2)) ;;
+	stored-*)
+		r=${p#stored-}
+		e=$(((b * batch + n_train - 1) / n_train + 2))
+		rm -rf "$tmp/store"
+		mkdir "$tmp/store"
+		"$bin/rv-refurbish" -q --seed "$seed" --partial "$part" \
+		    --reuse "$r" --epochs "$e" --format jpeg --quality \
+		    "${FRONTIER_STORE_QUALITY:-90}" \
+		    --partials-out "$tmp/store/%03d.rvs" "$tmp/train.rvs" ||
+		    die "$name: storing the partials failed" ;;
 	both | shrink-r1)
 		# at least K of every epoch after the first: --budget K
 		r=$reuse
@@ -473,7 +490,11 @@ photos_run() {
 		e=$(awk -v b="$((b * batch))" -v n="$n_train" -v k="${sopt[-1]}" \
 		    'BEGIN { e = b / (n * k); print int(e) + (e > int(e)) + 3 }') ;;
 	esac
-	if [ -n "$r" ]; then
+	if [ "${p%-*}" = stored ]; then
+		data=("$bin/rv-refurbish" -q -j 1 --seed "$seed" --from-partials
+		    "$tmp/store/%03d.rvs" --final "$fin" --reuse "$r" --epochs
+		    "$e" --batch "$batch")
+	elif [ -n "$r" ]; then
 		data=("$bin/rv-refurbish" -q -j 1 --seed "$seed" --partial
 		    "$part" --final "$fin" --reuse "$r" --epochs "$e"
 		    --batch "$batch")

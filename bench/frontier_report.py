@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 
-ORDER = ["uniform", "standard", "refurbish-*", "rs2", "random",
+ORDER = ["uniform", "standard", "refurbish-*", "stored-*", "rs2", "random",
          "assistant", "shrink", "both", "shrink-r1", "assistant-f15",
          "autoassist", "history", "assistant-nc", "history-nc", "cut-only"]
 LABEL = {
@@ -54,12 +54,12 @@ LABEL = {
 
 
 def ordered(names):
-    """The policies in ORDER, refurbish-R by R where ORDER says
-    refurbish-*."""
+    """The policies in ORDER, refurbish-R (stored-R) by R where ORDER says
+    refurbish-* (stored-*)."""
     out = []
     for o in ORDER:
-        if o == "refurbish-*":
-            out += sorted((n for n in names if n.startswith("refurbish-")),
+        if o.endswith("-*"):
+            out += sorted((n for n in names if n.startswith(o[:-1])),
                           key=lambda n: int(n.split("-")[1]))
         elif o in names:
             out.append(o)
@@ -69,6 +69,8 @@ def ordered(names):
 def label(p):
     if p.startswith("refurbish-"):
         return f"refurbished, r={p.split('-')[1]}"
+    if p.startswith("stored-"):
+        return f"refurbished, r={p.split('-')[1]}, partials stored as JPEG"
     return LABEL.get(p, p)
 
 

@@ -642,20 +642,24 @@ main(int argc, char *argv[])
 		level = o.partials_out && o.dtype != RV_DT_U8 ? 0 :
 		    RV_LEVEL_FILE;
 	}
+	memset(&conf, 0, sizeof(conf));
+	conf.partial = &partial;
+	conf.final = &final;
+	conf.seed = o.c.seed;
+	conf.reuse = o.reuse;
+	conf.batch = o.batch;
+	conf.epochs = o.epochs;
+	conf.written = single ? (uint32_t)nep : 0;
+	conf.mem = o.mem;
+	conf.cache_dir = o.cache_dir;
+	conf.jobs = rv_common_jobs(&o.c);
+	conf.level = level;
+	conf.prog = &prog;
 	memset(&sc, 0, sizeof(sc));
-	sc.partial = &partial;
-	sc.final = &final;
-	sc.seed = o.c.seed;
-	sc.reuse = o.reuse;
-	sc.batch = o.batch;
-	sc.epochs = o.epochs;
-	sc.written = single ? (uint32_t)nep : 0;
+	sc.run = conf;
 	sc.dtype = o.dtype;
 	sc.quality = o.quality;
-	sc.jobs = rv_common_jobs(&o.c);
-	sc.level = level;
 	sc.strict = o.strict;
-	sc.prog = &prog;
 	if (o.from) {
 		if ((mk.st = rv_store_open(o.from, &sc, &info, epochs,
 		    nep)) == NULL) {
@@ -686,19 +690,6 @@ main(int argc, char *argv[])
 		rv_progress_total(&prog, total);
 		goto run;
 	}
-	memset(&conf, 0, sizeof(conf));
-	conf.partial = &partial;
-	conf.final = &final;
-	conf.seed = o.c.seed;
-	conf.reuse = o.reuse;
-	conf.batch = o.batch;
-	conf.epochs = o.epochs;
-	conf.written = single ? (uint32_t)nep : 0;
-	conf.mem = o.mem;
-	conf.cache_dir = o.cache_dir;
-	conf.jobs = rv_common_jobs(&o.c);
-	conf.level = level;
-	conf.prog = &prog;
 	conf.scorer = scorer;
 	/* Every sample every epoch, unless the assistant drops some.  The
 	 * metadata's total is the run's E epochs whatever is written (one

@@ -84,6 +84,8 @@ double rv_opt_f64(const char *opt, const char *s, double min, double max,
 
 /* Monotonic seconds. */
 double rv_now(void);
+/* This process's CPU seconds, every thread's (0 if the clock fails). */
+double rv_cpu_now(void);
 
 /* What this process has read (bytes through read(2) and the like:
  * /proc/self/io's rchar) and its peak resident memory (bytes).  0 for

@@ -631,25 +631,6 @@ fail:
 	return NULL;
 }
 
-static double
-cpu_now(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) < 0)
-		return 0;
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void
-set_u64(struct rv_meta *m, const char *key, uint64_t v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-	rv_meta_set(m, key, buf);
-}
-
 /* The samples the epoch about to be written keeps (score_epoch's K): the
  * first one scored passes whole, but under autoassist. */
 static uint64_t
@@ -659,6 +640,31 @@ kept_first(const struct rv_refurb *rf)
 	    rv_shrink_conf_warms(rv_scorer_conf(rf->c.scorer))))
 		return rf->n;
 	return kept_rest(rf);
+}
+
+void
+rv_refurb_meta_set(struct rv_meta *m, const struct rv_refurb_conf *c,
+    const char *partial, uint32_t e, uint64_t n)
+{
+	rv_meta_set(m, "producer", "rv-refurbish " RV_VERSION_STRING);
+	rv_meta_set(m, "refurbish.partial", partial);
+	rv_meta_set(m, "refurbish.final", c->final->text);
+	rv_meta_set_u64(m, "refurbish.reuse", c->reuse);
+	rv_meta_set_u64(m, "refurbish.batch", c->batch);
+	rv_meta_set_u64(m, "refurbish.seed", c->seed);
+	rv_meta_set_u64(m, "refurbish.epochs", c->epochs);
+	rv_meta_set_u64(m, "refurbish.epoch", e);
+	/* what this output holds (rv-stream(5)): the input's epochs and
+	 * counts are not its own */
+	rv_meta_set_u64(m, "samples", n);
+	if (c->written > 0)
+		rv_meta_set_u64(m, "epochs", c->written);
+	else
+		rv_meta_set(m, "epochs", "");
+	if (c->total > 0)
+		rv_meta_set_u64(m, "total", c->total);
+	else
+		rv_meta_set(m, "total", "");
 }
 
 /* The epoch's metadata record: the input's, and what made this epoch. */
@@ -671,35 +677,17 @@ put_meta(const struct rv_refurb *rf, struct rv_writer *w, uint32_t e,
 
 	rv_meta_init(&m);
 	rv_meta_merge(&m, rv_refsrc_meta(rf->src));
-	rv_meta_set(&m, "producer", "rv-refurbish " RV_VERSION_STRING);
-	rv_meta_set(&m, "refurbish.partial", rf->c.partial->text);
-	rv_meta_set(&m, "refurbish.final", rf->c.final->text);
-	set_u64(&m, "refurbish.reuse", rf->c.reuse);
-	set_u64(&m, "refurbish.batch", rf->c.batch);
-	set_u64(&m, "refurbish.seed", rf->c.seed);
-	set_u64(&m, "refurbish.epochs", rf->c.epochs);
-	set_u64(&m, "refurbish.epoch", e);
-	/* what this output holds (rv-stream(5)): the input's epochs and
-	 * counts are not its own */
-	set_u64(&m, "samples", rf->n);
-	if (rf->c.written > 0)
-		set_u64(&m, "epochs", rf->c.written);
-	else
-		rv_meta_set(&m, "epochs", "");
-	if (rf->c.total > 0)
-		set_u64(&m, "total", rf->c.total);
-	else
-		rv_meta_set(&m, "total", "");
+	rv_refurb_meta_set(&m, &rf->c, rf->c.partial->text, e, rf->n);
 	if (rf->c.scorer == NULL) {
-		set_u64(&m, "refurbish.misses", st->misses);
-		set_u64(&m, "refurbish.hits", st->hits);
+		rv_meta_set_u64(&m, "refurbish.misses", st->misses);
+		rv_meta_set_u64(&m, "refurbish.hits", st->hits);
 	} else {
 		if (rv_score_meta_conf(&m, rv_scorer_conf(rf->c.scorer)) < 0) {
 			rv_meta_release(&m);
 			return -1;
 		}
 		/* each window keeps one batch: rv-batch -b B keeps them */
-		set_u64(&m, "score.window_keep", rf->c.batch);
+		rv_meta_set_u64(&m, "score.window_keep", rf->c.batch);
 	}
 	if (rv_meta_set_kept(&m, kept_first(rf), kept_rest(rf)) < 0) {
 		rv_meta_release(&m);
@@ -738,9 +726,9 @@ put_score_meta(const struct rv_refurb *rf, struct rv_writer *w, uint32_t e,
 	int rc;
 
 	rv_meta_init(&m);
-	set_u64(&m, "refurbish.epoch", e);
-	set_u64(&m, "refurbish.misses", st->misses);
-	set_u64(&m, "refurbish.hits", st->hits);
+	rv_meta_set_u64(&m, "refurbish.epoch", e);
+	rv_meta_set_u64(&m, "refurbish.misses", st->misses);
+	rv_meta_set_u64(&m, "refurbish.hits", st->hits);
 	rc = rv_score_meta_epoch(&m, e, &st->score);
 	if (rc == 0)
 		rc = rv_meta_put(w, &m);
@@ -752,7 +740,7 @@ int
 rv_refurb_epoch(struct rv_refurb *rf, uint32_t e, uint32_t next,
     struct rv_writer *w, struct rv_refurb_stats *st)
 {
-	double t0 = rv_now(), c0 = cpu_now();
+	double t0 = rv_now(), c0 = rv_cpu_now();
 	uint64_t k, preads = rf->batch.preads;
 	struct rv_rec end;
 	size_t slot;
@@ -805,7 +793,7 @@ rv_refurb_epoch(struct rv_refurb *rf, uint32_t e, uint32_t next,
 	if (rv_writer_put(w, &end, NULL) < 0)
 		return -1;
 	st->preads = rf->batch.preads - preads;
-	st->cpu = cpu_now() - c0;
+	st->cpu = rv_cpu_now() - c0;
 	st->wall = rv_now() - t0;
 	return 0;
 }

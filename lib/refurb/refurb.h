@@ -123,6 +123,18 @@ void rv_refurb_free(struct rv_refurb *rf);
 int rv_refurb_epoch(struct rv_refurb *rf, uint32_t e, uint32_t next,
     struct rv_writer *w, struct rv_refurb_stats *st);
 
+/*
+ * The keys of a refurbished epoch's metadata record that say what made
+ * it (rv-refurbish(1), rv-stream(5)): producer, refurbish.partial
+ * (partial, the spec's text), .final, .reuse, .batch, .seed, .epochs,
+ * .epoch (e); samples (n), epochs (c->written, empty when 0) and total
+ * (c->total, empty when 0).  Set into m; a pair over the caps marks m
+ * (rv_meta_put refuses it).
+ */
+struct rv_meta;
+void rv_refurb_meta_set(struct rv_meta *m, const struct rv_refurb_conf *c,
+    const char *partial, uint32_t e, uint64_t n);
+
 /* The cache's counters (dropped > 0: some partials are recomputed). */
 const struct rv_cache_stats *rv_refurb_cache_stats(const struct rv_refurb *rf);
 /*

@@ -64,23 +64,17 @@ rv_store_needs(uint32_t reuse, uint32_t e, uint32_t *lo, int *zero)
 	*zero = e > 0 && e < reuse;
 }
 
-static double
-cpu_now(void)
+/* The -j workers of a writer or a reader, ctx theirs. */
+static struct rv_par *
+par_new(const struct rv_refurb_conf *c, rv_pool_start_fn start,
+    rv_pool_stop_fn stop, rv_par_item_fn item, rv_par_chunk_fn before,
+    rv_par_each_fn each, void *ctx)
 {
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) < 0)
-		return 0;
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void
-set_u64(struct rv_meta *m, const char *key, uint64_t v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	rv_meta_set(m, key, buf);
+	return rv_par_new(&(struct rv_par_conf){
+		.nthreads = c->jobs > 0 ? c->jobs : 1,
+		.start = start, .stop = stop, .arg = ctx,
+		.item = item, .before = before, .each = each, .ctx = ctx,
+		.prog = c->prog });
 }
 
 /* The record of a sample made from k's image: the fields of a refurbished
@@ -152,7 +146,7 @@ wworker_start(void *arg)
 
 	rv_aug_ctx_init(&w->ctx);
 	w->rd = rv_refsrc_reader_new(sw->src);
-	if (rv_coder_init(&w->k, sw->c.level, 0) < 0 ||
+	if (rv_coder_init(&w->k, sw->c.run.level, 0) < 0 ||
 	    (sw->c.dtype != RV_DT_U8 && rv_encoder_init(&w->e, &ec) < 0)) {
 		wworker_stop(w);
 		return NULL;
@@ -171,8 +165,8 @@ store_item(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 
 	if (rv_refsrc_decode(w->rd, &sw->batch, i, &rec) < 0)
 		return RV_PAR_FATAL;
-	if (rv_refsrc_apply(w->rd, &w->k, &w->ctx, sw->c.partial, &rec,
-	    sw->c.seed, RV_STAGE_PARTIAL, sw->epoch, src->id) < 0)
+	if (rv_refsrc_apply(w->rd, &w->k, &w->ctx, sw->c.run.partial, &rec,
+	    sw->c.run.seed, RV_STAGE_PARTIAL, sw->epoch, src->id) < 0)
 		goto bad;
 	image_rec(&out, &w->k.img, RV_F_PARTIAL, sw->epoch, src, src->weight,
 	    0);
@@ -214,7 +208,7 @@ static void
 run_key(struct rv_store_writer *sw)
 {
 	XXH64_state_t *h = XXH64_createState();
-	const char *text = sw->c.partial->text;
+	const char *text = sw->c.run.partial->text;
 	uint64_t v[4], pos;
 
 	if (h == NULL)
@@ -222,9 +216,9 @@ run_key(struct rv_store_writer *sw)
 	XXH64_reset(h, 0);
 	XXH64_update(h, "rv-store 1", 10);
 	v[0] = sw->n;
-	v[1] = sw->c.seed;
-	v[2] = sw->c.reuse;
-	v[3] = (uint64_t)sw->c.partial->exact;
+	v[1] = sw->c.run.seed;
+	v[2] = sw->c.run.reuse;
+	v[3] = (uint64_t)sw->c.run.partial->exact;
 	XXH64_update(h, v, sizeof(v));
 	XXH64_update(h, text, strlen(text) + 1);
 	for (pos = 0; pos < sw->n; pos++) {
@@ -256,28 +250,19 @@ rv_store_writer_new(const struct rv_store_conf *conf,
     const struct rv_refsrc *src)
 {
 	struct rv_store_writer *sw = xcalloc(1, sizeof(*sw));
-	struct rv_par_conf pc;
 
 	sw->c = *conf;
 	sw->src = src;
 	sw->n = rv_refsrc_count(src);
 	rv_refsrc_batch_init(&sw->batch);
-	if (rv_sched_init(&sw->sched, conf->seed, sw->n, conf->reuse, 1) < 0) {
+	if (rv_sched_init(&sw->sched, conf->run.seed, sw->n, conf->run.reuse, 1) < 0) {
 		rv_preferr("'%s'", rv_refsrc_name(src));
 		goto fail;
 	}
 	run_key(sw);
-	memset(&pc, 0, sizeof(pc));
-	pc.nthreads = conf->jobs > 0 ? conf->jobs : 1;
-	pc.start = wworker_start;
-	pc.stop = wworker_stop;
-	pc.arg = sw;
-	pc.item = store_item;
-	pc.before = store_before;
-	pc.each = store_each;
-	pc.ctx = sw;
-	pc.prog = conf->prog;
-	if ((sw->par = rv_par_new(&pc)) == NULL)
+	sw->par = par_new(&conf->run, wworker_start, wworker_stop, store_item,
+	    store_before, store_each, sw);
+	if (sw->par == NULL)
 		goto fail;
 	sw->max = rv_par_max(sw->par);
 	sw->pos = xreallocarray(NULL, sw->max, sizeof(*sw->pos));
@@ -304,22 +289,22 @@ put_store_meta(const struct rv_store_writer *sw, struct rv_writer *w,
 	rv_meta_merge(&m, rv_refsrc_meta(sw->src));
 	rv_meta_set(&m, "producer", "rv-refurbish " RV_VERSION_STRING);
 	rv_meta_set(&m, "store.kind", STORE_KIND);
-	set_u64(&m, "store.epoch", e);
-	set_u64(&m, "store.samples", sw->n);
-	set_u64(&m, "store.seed", sw->c.seed);
-	set_u64(&m, "store.reuse", sw->c.reuse);
-	set_u64(&m, "store.epochs", sw->c.epochs);
-	rv_meta_set(&m, "store.partial", sw->c.partial->text);
+	rv_meta_set_u64(&m, "store.epoch", e);
+	rv_meta_set_u64(&m, "store.samples", sw->n);
+	rv_meta_set_u64(&m, "store.seed", sw->c.run.seed);
+	rv_meta_set_u64(&m, "store.reuse", sw->c.run.reuse);
+	rv_meta_set_u64(&m, "store.epochs", sw->c.run.epochs);
+	rv_meta_set(&m, "store.partial", sw->c.run.partial->text);
 	rv_meta_set(&m, "store.format", format_name(sw->c.dtype));
 	if (sw->c.dtype == RV_DT_JPEG)
-		set_u64(&m, "store.quality", (uint64_t)sw->c.quality);
+		rv_meta_set_u64(&m, "store.quality", (uint64_t)sw->c.quality);
 	else
 		rv_meta_set(&m, "store.quality", "");
 	rv_meta_set(&m, "store.run", sw->run);
 	/* what this file holds, as a stream */
-	set_u64(&m, "samples", count);
-	set_u64(&m, "epochs", 1);
-	set_u64(&m, "total", count);
+	rv_meta_set_u64(&m, "samples", count);
+	rv_meta_set_u64(&m, "epochs", 1);
+	rv_meta_set_u64(&m, "total", count);
 	if (rv_meta_set_kept(&m, count, count) < 0)
 		rc = -1;
 	if (rc == 0)
@@ -332,8 +317,9 @@ int
 rv_store_write(struct rv_store_writer *sw, uint32_t e, struct rv_writer *w,
     struct rv_refurb_stats *st)
 {
-	double t0 = rv_now(), c0 = cpu_now();
+	double t0 = rv_now(), c0 = rv_cpu_now();
 	uint64_t pos, count = rv_sched_misses(&sw->sched, e);
+	uint64_t preads = sw->batch.preads;
 	struct rv_rec end;
 	size_t slot;
 
@@ -358,8 +344,8 @@ rv_store_write(struct rv_store_writer *sw, uint32_t e, struct rv_writer *w,
 	if (rv_writer_put(w, &end, NULL) < 0)
 		return -1;
 	st->samples = st->kept = st->misses = st->partials = count;
-	st->preads = sw->batch.preads;
-	st->cpu = cpu_now() - c0;
+	st->preads = sw->batch.preads - preads;
+	st->cpu = rv_cpu_now() - c0;
 	st->wall = rv_now() - t0;
 	return 0;
 }
@@ -415,7 +401,7 @@ struct rv_store {
 static size_t
 slot_of(const struct rv_store *s, uint32_t f)
 {
-	return f == 0 ? s->nslots - 1 : f % s->c.reuse;
+	return f == 0 ? s->nslots - 1 : f % s->c.run.reuse;
 }
 
 /* pos's record in epoch f's file. */
@@ -464,7 +450,7 @@ rworker_start(void *arg)
 	w->nslots = s->nslots;
 	w->rd = xcalloc(w->nslots, sizeof(*w->rd));
 	w->rdsrc = xcalloc(w->nslots, sizeof(*w->rdsrc));
-	if (rv_coder_init(&w->k, s->c.level, s->c.strict) < 0) {
+	if (rv_coder_init(&w->k, s->c.run.level, s->c.strict) < 0) {
 		rworker_stop(w);
 		return NULL;
 	}
@@ -495,12 +481,12 @@ serve_item(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
 	const struct rv_refsrc_item *src = rv_refsrc_item(f->src,
 	    rank_in(s, it->pos, it->refresh));
 	struct rv_refsrc_reader *rd = rworker_reader(w, it->slot, f->src);
-	uint16_t flags = RV_F_PARTIAL | (s->c.final->n ? RV_F_FINAL : 0);
+	uint16_t flags = RV_F_PARTIAL | (s->c.run.final->n ? RV_F_FINAL : 0);
 	struct rv_rec rec, out;
 
 	if (rv_refsrc_decode(rd, &f->batch, it->req, &rec) < 0)
 		return RV_PAR_FATAL;
-	if (rv_refsrc_apply(rd, &w->k, &w->ctx, s->c.final, &rec, s->c.seed,
+	if (rv_refsrc_apply(rd, &w->k, &w->ctx, s->c.run.final, &rec, s->c.run.seed,
 	    RV_STAGE_FINAL, s->epoch, src->id) < 0) {
 		rv_preferr("'%s': record %llu (id %llu)", f->path,
 		    (unsigned long long)src->recno,
@@ -687,36 +673,37 @@ rv_store_open(const char *pattern, const struct rv_store_conf *conf,
     const struct rv_store_info *info, const uint32_t *epochs, size_t n)
 {
 	struct rv_store *s = xcalloc(1, sizeof(*s));
-	struct rv_par_conf pc;
 	uint64_t *seen, pos;
 	uint32_t lo, f;
 	size_t i;
 	int zero;
 
 	s->c = *conf;
+	if (s->c.run.total == 0)
+		s->c.run.total = info->samples * conf->run.epochs;
 	s->pattern = xstrdup(pattern);
 	s->info = *info;
 	s->n = info->samples;
 	s->ref = rv_store_path(pattern, info->epoch);
-	if (conf->seed != info->seed) {
+	if (conf->run.seed != info->seed) {
 		rv_seterr("'%s': partials of --seed %llu; asked for --seed "
 		    "%llu", s->ref, (unsigned long long)info->seed,
-		    (unsigned long long)conf->seed);
+		    (unsigned long long)conf->run.seed);
 		goto fail;
 	}
-	if (conf->reuse != info->reuse) {
+	if (conf->run.reuse != info->reuse) {
 		rv_seterr("'%s': partials of --reuse %u; asked for --reuse %u",
-		    s->ref, info->reuse, conf->reuse);
+		    s->ref, info->reuse, conf->run.reuse);
 		goto fail;
 	}
-	if (rv_sched_init(&s->sched, conf->seed, s->n, conf->reuse,
-	    conf->batch) < 0) {
+	if (rv_sched_init(&s->sched, conf->run.seed, s->n, conf->run.reuse,
+	    conf->run.batch) < 0) {
 		rv_preferr("'%s'", s->ref);
 		goto fail;
 	}
 	/* every file the epochs read, there before anything is written */
 	for (i = 0; i < n; i++) {
-		rv_store_needs(conf->reuse, epochs[i], &lo, &zero);
+		rv_store_needs(conf->run.reuse, epochs[i], &lo, &zero);
 		if (zero && missing(pattern, 0, epochs[i]))
 			goto fail;
 		for (f = lo; f <= epochs[i]; f++)
@@ -726,26 +713,18 @@ rv_store_open(const char *pattern, const struct rv_store_conf *conf,
 	/* rank: a position's record in its chunk's files (positions in
 	 * order); epoch 0's holds them all (record pos) */
 	s->rank = xreallocarray(NULL, (size_t)s->n, sizeof(*s->rank));
-	seen = xcalloc(conf->reuse, sizeof(*seen));
+	seen = xcalloc(conf->run.reuse, sizeof(*seen));
 	for (pos = 0; pos < s->n; pos++)
 		s->rank[pos] = (uint32_t)seen[s->sched.chunk[pos]]++;
 	free(seen);
 	s->order = xreallocarray(NULL, (size_t)s->n, sizeof(*s->order));
-	s->nslots = (size_t)conf->reuse + 1;
+	s->nslots = (size_t)conf->run.reuse + 1;
 	s->files = xcalloc(s->nslots, sizeof(*s->files));
 	s->touched = xreallocarray(NULL, s->nslots, sizeof(*s->touched));
 
-	memset(&pc, 0, sizeof(pc));
-	pc.nthreads = conf->jobs > 0 ? conf->jobs : 1;
-	pc.start = rworker_start;
-	pc.stop = rworker_stop;
-	pc.arg = s;
-	pc.item = serve_item;
-	pc.before = serve_before;
-	pc.each = serve_each;
-	pc.ctx = s;
-	pc.prog = conf->prog;
-	if ((s->par = rv_par_new(&pc)) == NULL)
+	s->par = par_new(&conf->run, rworker_start, rworker_stop, serve_item,
+	    serve_before, serve_each, s);
+	if (s->par == NULL)
 		goto fail;
 	s->max = rv_par_max(s->par);
 	s->items = xcalloc(s->max, sizeof(*s->items));
@@ -805,9 +784,9 @@ open_files(struct rv_store *s, uint32_t e, uint32_t next)
 	int zero, nzero = 0;
 	size_t k;
 
-	rv_store_needs(s->c.reuse, e, &lo, &zero);
+	rv_store_needs(s->c.run.reuse, e, &lo, &zero);
 	if (next != RV_REFURB_NONE)
-		rv_store_needs(s->c.reuse, next, &nlo, &nzero);
+		rv_store_needs(s->c.run.reuse, next, &nlo, &nzero);
 	for (k = 0; k < s->nslots; k++) {
 		struct sfile *sf = s->files[k];
 		int keep;
@@ -844,24 +823,11 @@ put_serve_meta(const struct rv_store *s, struct rv_writer *w, uint32_t e,
 
 	rv_meta_init(&m);
 	rv_meta_merge(&m, fm);
-	rv_meta_set(&m, "producer", "rv-refurbish " RV_VERSION_STRING);
+	rv_refurb_meta_set(&m, &s->c.run, partial ? partial : "", e, s->n);
 	rv_meta_set(&m, "store.kind", STORE_SERVED);
 	rv_meta_set(&m, "store.epoch", "");
-	rv_meta_set(&m, "refurbish.partial", partial ? partial : "");
-	rv_meta_set(&m, "refurbish.final", s->c.final->text);
-	set_u64(&m, "refurbish.reuse", s->c.reuse);
-	set_u64(&m, "refurbish.batch", s->c.batch);
-	set_u64(&m, "refurbish.seed", s->c.seed);
-	set_u64(&m, "refurbish.epochs", s->c.epochs);
-	set_u64(&m, "refurbish.epoch", e);
-	set_u64(&m, "samples", s->n);
-	if (s->c.written > 0)
-		set_u64(&m, "epochs", s->c.written);
-	else
-		rv_meta_set(&m, "epochs", "");
-	set_u64(&m, "total", s->n * s->c.epochs);
-	set_u64(&m, "refurbish.misses", st->misses);
-	set_u64(&m, "refurbish.hits", st->hits);
+	rv_meta_set_u64(&m, "refurbish.misses", st->misses);
+	rv_meta_set_u64(&m, "refurbish.hits", st->hits);
 	rc = rv_meta_set_kept(&m, s->n, s->n);
 	if (rc == 0)
 		rc = rv_meta_put(w, &m);
@@ -873,7 +839,7 @@ int
 rv_store_epoch(struct rv_store *s, uint32_t e, uint32_t next,
     struct rv_writer *w, struct rv_refurb_stats *st)
 {
-	double t0 = rv_now(), c0 = cpu_now();
+	double t0 = rv_now(), c0 = rv_cpu_now();
 	uint64_t k, preads = s->preads;
 	struct rv_rec end;
 	size_t slot;
@@ -917,7 +883,7 @@ rv_store_epoch(struct rv_store *s, uint32_t e, uint32_t next,
 	if (rv_writer_put(w, &end, NULL) < 0)
 		return -1;
 	st->preads = s->preads - preads;
-	st->cpu = cpu_now() - c0;
+	st->cpu = rv_cpu_now() - c0;
 	st->wall = rv_now() - t0;
 	return 0;
 }

@@ -43,23 +43,19 @@
 
 struct rv_progress;
 
+/*
+ * The run's configuration, as rv-refurbish's (refurb.h): the writer uses
+ * its partial, seed, reuse, epochs, jobs, level and prog; the reader its
+ * final, seed, reuse, batch, epochs, written, total (0: N E), jobs, level
+ * and prog.  Neither has a cache or a scorer.
+ */
 struct rv_store_conf {
-	const struct rv_spec *partial;	/* writer: borrowed */
-	const struct rv_spec *final;	/* reader: borrowed, may have no ops */
-	uint64_t seed;
-	uint32_t reuse;		/* r >= 1, <= N */
-	uint32_t batch;		/* reader: the cache-aware shuffle's group */
-	uint32_t epochs;	/* E, for the metadata */
-	uint32_t written;	/* reader: epochs the output holds (0: not
-				 * known), as rv_refurb_conf's */
+	struct rv_refurb_conf run;
 	int dtype;		/* writer: RV_DT_U8 (raw), _JPEG or _PNG */
 	int quality;		/* writer: JPEG quality 1..100 */
-	int jobs;		/* threads, the caller's included */
-	int level;		/* zstd level of the frames written */
 	int strict;		/* reader: a stored partial that does not
 				 * decode stops the run (else: skipped,
 				 * with a warning, and counted) */
-	struct rv_progress *prog;	/* borrowed, may be NULL */
 };
 
 /* What a store file says of the run that wrote it. */

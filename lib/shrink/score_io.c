@@ -100,15 +100,6 @@ rv_score_aa_norm(const float *mean, int nmean, const float *std, int nstd,
 }
 
 static int
-set_u64(struct rv_meta *m, const char *key, uint64_t v)
-{
-	char s[32];
-
-	snprintf(s, sizeof(s), "%llu", (unsigned long long)v);
-	return rv_meta_set(m, key, s);
-}
-
-static int
 set_f64(struct rv_meta *m, const char *key, double v)
 {
 	char s[32];
@@ -134,10 +125,10 @@ rv_score_meta_conf(struct rv_meta *m, const struct rv_shrink_conf *c)
 		rc |= set_f64(m, "score.keep", c->keep);
 	if (c->budget > 0) {
 		rc |= set_f64(m, "score.budget", c->budget);
-		rc |= set_u64(m, "score.window", c->window);
+		rc |= rv_meta_set_u64(m, "score.window", c->window);
 		/* what a window of W keeps: rv-batch -b a multiple of it
 		 * keeps its batches even (rv-score(1), strata) */
-		rc |= set_u64(m, "score.window_keep",
+		rc |= rv_meta_set_u64(m, "score.window_keep",
 		    rv_shrink_budget_k(c->budget, c->window));
 	}
 	if (c->noise_cut < 0)
@@ -146,10 +137,10 @@ rv_score_meta_conf(struct rv_meta *m, const struct rv_shrink_conf *c)
 		rc |= set_f64(m, "score.noise_cut", c->noise_cut);
 	if (c->noise_cut != 0) {
 		rc |= set_f64(m, "score.noise_keep", c->noise_keep);
-		rc |= set_u64(m, "score.noise_streak", c->noise_streak);
+		rc |= rv_meta_set_u64(m, "score.noise_streak", c->noise_streak);
 	}
-	rc |= set_u64(m, "score.reweight", (uint64_t)c->reweight);
-	rc |= set_u64(m, "score.seed", c->seed);
+	rc |= rv_meta_set_u64(m, "score.reweight", (uint64_t)c->reweight);
+	rc |= rv_meta_set_u64(m, "score.seed", c->seed);
 	if (c->policy == RV_POLICY_ASSISTANT) {
 		int aa = c->assist.kind == RV_ASSIST_AUTOASSIST;
 
@@ -162,7 +153,7 @@ rv_score_meta_conf(struct rv_meta *m, const struct rv_shrink_conf *c)
 			    c->hist_feat ? "image,history" : "image");
 		rc |= set_f64(m, "score.lr", c->assist.lr);
 		rc |= set_f64(m, "score.l2", c->assist.l2);
-		rc |= set_u64(m, "score.min_feedback", c->min_feedback);
+		rc |= rv_meta_set_u64(m, "score.min_feedback", c->min_feedback);
 	}
 	return rc < 0 ? -1 : 0;
 }
@@ -201,25 +192,25 @@ rv_score_meta_epoch(struct rv_meta *m, uint32_t epoch,
 {
 	int rc;
 
-	rc = set_u64(m, "score.epoch", epoch);
-	rc |= set_u64(m, "score.seen", st->seen);
-	rc |= set_u64(m, "score.kept", st->kept);
-	rc |= set_u64(m, "score.dropped", st->dropped);
+	rc = rv_meta_set_u64(m, "score.epoch", epoch);
+	rc |= rv_meta_set_u64(m, "score.seen", st->seen);
+	rc |= rv_meta_set_u64(m, "score.kept", st->kept);
+	rc |= rv_meta_set_u64(m, "score.dropped", st->dropped);
 	if (st->learns)
-		rc |= set_u64(m, "score.uninformed", st->blind);
-	rc |= set_u64(m, "score.feedback", st->feedback);
-	rc |= set_u64(m, "score.unmatched", st->unmatched);
+		rc |= rv_meta_set_u64(m, "score.uninformed", st->blind);
+	rc |= rv_meta_set_u64(m, "score.feedback", st->feedback);
+	rc |= rv_meta_set_u64(m, "score.unmatched", st->unmatched);
 	if (st->lag_n > 0) {
 		rc |= set_f64(m, "score.lag_mean", st->lag_mean);
-		rc |= set_u64(m, "score.lag_max", st->lag_max);
+		rc |= rv_meta_set_u64(m, "score.lag_max", st->lag_max);
 	}
-	rc |= set_u64(m, "score.assist.seen", st->assist.seen);
+	rc |= rv_meta_set_u64(m, "score.assist.seen", st->assist.seen);
 	rc |= set_f64(m, "score.assist.acc", st->assist.acc);
 	rc |= set_f64(m, "score.assist.auc", st->assist.auc);
 	rc |= set_f64(m, "score.assist.pos_rate", st->assist.pos_rate);
-	rc |= set_u64(m, "score.warm", (uint64_t)(st->warm != 0));
+	rc |= rv_meta_set_u64(m, "score.warm", (uint64_t)(st->warm != 0));
 	if (st->noise_cut > 0)
-		rc |= set_u64(m, "score.suspects", st->suspects);
+		rc |= rv_meta_set_u64(m, "score.suspects", st->suspects);
 	return rc < 0 ? -1 : 0;
 }
 

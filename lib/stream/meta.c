@@ -183,6 +183,15 @@ rv_meta_set(struct rv_meta *m, const char *key, const char *val)
 	return set_n(m, key, strlen(key), val, strlen(val), 1) < 0 ? -1 : 0;
 }
 
+int
+rv_meta_set_u64(struct rv_meta *m, const char *key, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	return rv_meta_set(m, key, buf);
+}
+
 const char *
 rv_meta_get(const struct rv_meta *m, const char *key)
 {
@@ -402,11 +411,8 @@ rv_meta_epoch_counts(const struct rv_meta *m, uint64_t *first,
 static int
 set_count(struct rv_meta *m, const char *key, uint64_t n)
 {
-	char buf[32] = "";
-
-	if (n != RV_META_UNKNOWN)
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)n);
-	return rv_meta_set(m, key, buf);
+	return n == RV_META_UNKNOWN ? rv_meta_set(m, key, "") :
+	    rv_meta_set_u64(m, key, n);
 }
 
 int

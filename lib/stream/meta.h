@@ -42,6 +42,8 @@ void rv_meta_release(struct rv_meta *m);
  * newline or NUL.  Returns 0, or -1 (a bad pair, or over the caps) with m
  * unchanged. */
 int rv_meta_set(struct rv_meta *m, const char *key, const char *val);
+/* Set key to v in decimal, as rv_meta_set. */
+int rv_meta_set_u64(struct rv_meta *m, const char *key, uint64_t v);
 /* Borrowed value, or NULL. */
 const char *rv_meta_get(const struct rv_meta *m, const char *key);
 /* Merge a META record's payload into m.  Returns 0, or -1 (a bad line,

@@ -62,7 +62,7 @@ runnable() {
 	[ "$(head -c 4 tour/sheet.png | od -An -tx1 | tr -d ' ')" = 89504e47 ]
 	[ "$(head -c 4 tour/curves.png | od -An -tx1 | tr -d ' ')" = 89504e47 ]
 	[ "$(head -c 4 tour/photos.png | od -An -tx1 | tr -d ' ')" = 89504e47 ]
-	[ "$(ls tour/epochs)" = "$(printf '%s\n' 000.rvs 001.rvs 002.rvs)" ]
+	[ "$(ls tour/parts)" = "$(printf '%s\n' 000.rvs 001.rvs 002.rvs)" ]
 	[ -x tour/venv/bin/python ]
 }
 

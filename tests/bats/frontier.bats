@@ -231,6 +231,23 @@ assert b["cpu"] and b["date"], b' "$W/out/photos/balance.json"
 	[ "$(head -c 4 "$W/out/photos/frontier.png" | od -An -tx1 | tr -d ' ')" = 89504e47 ]
 }
 
+@test "frontier.sh photos: stored-R trains refurbish-R's plan from partials stored once as JPEG" {
+	slow
+	photos_env
+	run -0 "${PHOTOS[@]}" FRONTIER_SEEDS=0 FRONTIER_BUDGETS=1 \
+	    FRONTIER_POLICIES="refurbish-2 stored-2" \
+	    bash "$REPO/bench/frontier.sh" photos
+	local r="$W/out/photos/results.jsonl"
+	run -0 python3 -c 'import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert sorted(o["pipeline"] for o in rows) == ["refurbish-2", "stored-2"], rows
+for o in rows:
+    assert o["grads"] == 128 * o["budget_steps"] and 0 <= o["final_acc"] <= 1, o
+    assert o["data_cpu_s"] > 0, o' "$r"
+	grep -q '^| budget (steps) | x ref | refurbish-2 | stored-2 |$' \
+	    "$W/out/photos/frontier.md"
+}
+
 @test "frontier.sh photos: a regime it cannot build is one line naming what to install, nothing written" {
 	photos_env
 	run -1 --separate-stderr "${PHOTOS[@]}" FRONTIER_PHOTOS="$W/none" \
@@ -245,7 +262,7 @@ assert b["cpu"] and b["date"], b' "$W/out/photos/balance.json"
 	[ ! -e "$W/out" ]
 	run -1 --separate-stderr "${PHOTOS[@]}" FRONTIER_POLICIES="standard uniform" \
 	    bash "$REPO/bench/frontier.sh" photos
-	[ "$stderr" = "frontier.sh: FRONTIER_POLICIES: 'uniform': not a pipeline of regime photos (standard, refurbish-R with R from 1 to 99, shrink, rs2, random, both or shrink-r1)" ]
+	[ "$stderr" = "frontier.sh: FRONTIER_POLICIES: 'uniform': not a pipeline of regime photos (standard, refurbish-R or stored-R with R from 1 to 99, shrink, rs2, random, both or shrink-r1)" ]
 	run -1 --separate-stderr "${PHOTOS[@]}" FRONTIER_TRAIN=0 \
 	    bash "$REPO/bench/frontier.sh" photos
 	[ "$stderr" = "frontier.sh: FRONTIER_TRAIN: '0': not a positive integer" ]

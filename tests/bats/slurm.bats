@@ -4,9 +4,9 @@
 # once for the file by scripts/slurm-local.sh (tests/bats/slurm-setup.bash) and
 # stopped whatever happens: the job as given, with no -c or --mem, runs
 # there and writes its logs under OUT, none in the submit directory; the
-# array's epoch files, written in uneven slices by three tasks, are the
-# bytes of one rv-refurbish run with the same seed; the training job runs
-# after the array and trains from them; a failed task takes the training
+# array's store of partials, written in uneven slices by three tasks, is
+# the bytes of one rv-refurbish run with the same seed; the training job
+# runs after the array and trains from it (--from-partials); a failed task takes the training
 # job with it.  Without Slurm: the script is
 # lint-clean, runs as one task and trains, resumes, and refuses to mix
 # its epochs with another run's.  The Slurm tests skip when not root
@@ -29,16 +29,15 @@ knobs() {
 setup_file() {
 	local ref="$BATS_FILE_TMPDIR/ref"
 	need_fmnist
-	# The reference: one rv-refurbish run writing every epoch.
-	mkdir -p "$ref/epochs"
+	# The reference: one rv-refurbish run storing every epoch's partials.
+	mkdir -p "$ref/parts"
 	rv-decode -q --limit 600 "$FMNIST/train-images-idx3-ubyte.gz" \
 	    "$FMNIST/train-labels-idx1-ubyte.gz" -o "$ref/train.rvs"
 	rv-decode -q --limit 200 "$FMNIST/t10k-images-idx3-ubyte.gz" \
 	    "$FMNIST/t10k-labels-idx1-ubyte.gz" -o "$ref/test.rvs"
-	rv-refurbish -q -j 1 --partial 'randaugment n=1 m=5' \
-	    --final 'random_crop size=28 padding=2; flip' --reuse 2 \
-	    --epochs $EPOCHS --batch 64 --seed 7 -o "$ref/epochs/%04d.rvs" \
-	    "$ref/train.rvs"
+	rv-refurbish -q -j 1 --partial 'randaugment n=1 m=5' --reuse 2 \
+	    --epochs $EPOCHS --seed 7 --format jpeg --quality 90 \
+	    --partials-out "$ref/parts/%04d.rvs" "$ref/train.rvs"
 
 	if SLURM_SKIP="$(slurm_why_not)"; then
 		export SLURM_SKIP
@@ -68,14 +67,14 @@ need_slurm() {
 	export SLURM_CONF="$SLURM_DIR/slurm.conf"
 }
 
-# same_epochs DIR: DIR/epochs holds the reference's files, no more.
+# same_epochs DIR: DIR/parts holds the reference's files, no more.
 same_epochs() {
 	local e f
 	for ((e = 0; e < EPOCHS; e++)); do
 		printf -v f '%04d.rvs' "$e"
-		cmp "$BATS_FILE_TMPDIR/ref/epochs/$f" "$1/epochs/$f" || return 1
+		cmp "$BATS_FILE_TMPDIR/ref/parts/$f" "$1/parts/$f" || return 1
 	done
-	[ "$(find "$1/epochs" -type f | wc -l)" -eq "$EPOCHS" ]
+	[ "$(find "$1/parts" -type f | wc -l)" -eq "$EPOCHS" ]
 }
 
 @test "slurm-offline-refurbish: shellcheck finds nothing" {
@@ -84,7 +83,7 @@ same_epochs() {
 	run -0 shellcheck -x -s bash "$JOB"
 }
 
-@test "slurm-offline-refurbish: without Slurm, one task writes every epoch and trains" {
+@test "slurm-offline-refurbish: without Slurm, one task stores every epoch's partials and trains from them" {
 	local out="$BATS_TEST_TMPDIR/out"
 	knobs
 	OUT="$out" SLURM_CPUS_PER_TASK=1 run -0 --separate-stderr bash "$JOB"
@@ -99,17 +98,23 @@ same_epochs() {
 	[[ "$stderr" == *"slurm-offline-refurbish: task 0 of 1: epochs 0 to 4 of 5 (-j 1)"* ]]
 
 	# Again: every epoch is there, nothing is rewritten.
-	touch -d '2001-01-01' "$out"/epochs/*
+	touch -d '2001-01-01' "$out"/parts/*
 	OUT="$out" SLURM_CPUS_PER_TASK=1 TRAIN=0 run -0 bash "$JOB"
-	[ -z "$(find "$out/epochs" -type f -newermt 2002-01-01)" ]
+	[ -z "$(find "$out/parts" -type f -newermt 2002-01-01)" ]
 	# Another seed would mix two runs' epochs.
 	OUT="$out" SEED=8 run -1 --separate-stderr bash "$JOB" prepare
 	[ "$stderr" = "slurm-offline-refurbish: '$out/plan': the files there are another run's: use another OUT" ]
 	run -2 --separate-stderr bash "$JOB" bogus
 	[ "$stderr" = "usage: [sbatch] slurm-offline-refurbish [prepare | train]" ]
+	OUT="$out" FORMAT=webp run -1 --separate-stderr bash "$JOB" prepare
+	[ "$stderr" = "slurm-offline-refurbish: FORMAT: 'webp': not jpeg, png or raw" ]
+	# a store file lost: the training names it
+	rm "$out/parts/0003.rvs"
+	OUT="$out" SLURM_CPUS_PER_TASK=1 run -1 --separate-stderr bash "$JOB" train
+	[[ "$stderr" == *"rv-refurbish: '$out/parts/0003.rvs': missing: epoch 3 serves the partials epoch 3 made"* ]]
 }
 
-@test "slurm-offline-refurbish: an array of 3 tasks writes the epochs of one run; the training job follows" {
+@test "slurm-offline-refurbish: an array of 3 tasks stores the partials of one run; the training job follows" {
 	slow
 	need_slurm
 	local out="$BATS_TEST_TMPDIR/out" job train t
@@ -209,16 +214,16 @@ same_epochs() {
 	local out="$BATS_TEST_TMPDIR/out" job train
 	knobs
 	cd "$BATS_TEST_TMPDIR"
-	# rv-refurbish refuses a --cache-dir that is not there, after the
+	# rv-refurbish refuses a JPEG quality of 0 (exit 2), after the
 	# training job is submitted.
-	OUT="$out" CACHE_DIR=/nonexistent run -0 sbatch --parsable \
+	OUT="$out" QUALITY=0 run -0 sbatch --parsable \
 	    --array=0-1 -c 1 --mem=256M "$JOB"
 	job="${output%%;*}"
 	slurm_wait 120
 	run -0 slurm_state "$job"
 	[ "${#lines[@]}" -eq 2 ]
-	[[ "${lines[0]}" == *" FAILED 1:0" ]]
-	[[ "${lines[1]}" == *" FAILED 1:0" ]]
+	[[ "${lines[0]}" == *" FAILED 2:0" ]]
+	[[ "${lines[1]}" == *" FAILED 2:0" ]]
 	train="$(cat "$out/train.jobid")"
 	run -0 slurm_state "$train"
 	[ "$output" = "$train CANCELLED 0:0" ]
