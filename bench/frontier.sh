@@ -38,12 +38,12 @@
 #   standard     rv-decode --encoded | rv-augment SPEC: the baseline
 #   refurbish-R  rv-refurbish --partial 'rrc; randaugment' --final flip
 #                --reuse R
-#   stored-R     the same partials stored once beforehand, untimed
-#                (rv-refurbish --partials-out --format jpeg --quality
-#                FRONTIER_STORE_QUALITY, default 90), then served:
+#   stored-R     the same partials stored once beforehand, outside the
+#                timed run (rv-refurbish --partials-out FRONTIER_STORE,
+#                default '--format jpeg --quality 90'), then served:
 #                rv-refurbish --from-partials --final flip; refurbish-R's
 #                samples but for the lossy partial, so the two differ
-#                only by the JPEG storage
+#                only by the storage
 #   shrink       rv-decode --encoded | rv-score (the assistant, floor
 #                FRONTIER_FLOOR, the trainer's feedback) | rv-augment SPEC:
 #                scored on a thumbnail before the decode
@@ -90,7 +90,9 @@
 # list above; photos "shrink standard refurbish-3 rs2 both"),
 # FRONTIER_TRAIN, FRONTIER_TEST, FRONTIER_REF_EPOCHS, FRONTIER_REUSE and
 # FRONTIER_PHOTOS (the background photographs' directory, default
-# bench/photos.sh's full/nature) for photos, FRONTIER_SCHEDULE
+# bench/photos.sh's full/nature) and FRONTIER_STORE (stored-R's
+# rv-refurbish options, default '--format jpeg --quality 90') for
+# photos, FRONTIER_SCHEDULE
 # (linear, default, or cosine: the schedule every run fits to its
 # budget), FRONTIER_LR (the peak learning rate, default 0.05),
 # FRONTIER_THREADS (the trainer's -j, default nproc; photos 1),
@@ -460,6 +462,21 @@ cpu_of() {
 	    END { printf "%.2f", t + 0 }' "$@"
 }
 
+# photos_store P S B NAME: stored-R's partials for seed S and a budget of
+# B steps, into $tmp/store, before the run is timed (the epochs as
+# photos_run's).
+photos_store() {
+	local r=${1#stored-} e=$((($3 * batch + n_train - 1) / n_train + 2))
+	local -a opts
+	read -r -a opts <<<"${FRONTIER_STORE:---format jpeg --quality 90}"
+	rm -rf "$tmp/store"
+	mkdir "$tmp/store"
+	"$bin/rv-refurbish" -q --seed "$2" --partial "$p_partial" \
+	    --reuse "$r" --epochs "$e" "${opts[@]}" \
+	    --partials-out "$tmp/store/%03d.rvs" "$tmp/train.rvs" ||
+	    die "$4: storing the partials failed (FRONTIER_STORE '${opts[*]}')"
+}
+
 # photos_run P S B NAME E [RV-SCORE OPTIONS...]: regime photos' pipeline
 # P for seed S and a budget of B steps, E epochs offered (run_one's bound
 # at a tenth kept; rv-refurbish's own below): the data stage (one core:
@@ -475,14 +492,7 @@ photos_run() {
 		e=$(((b * batch + n_train - 1) / n_train + 2)) ;;
 	stored-*)
 		r=${p#stored-}
-		e=$(((b * batch + n_train - 1) / n_train + 2))
-		rm -rf "$tmp/store"
-		mkdir "$tmp/store"
-		"$bin/rv-refurbish" -q --seed "$seed" --partial "$part" \
-		    --reuse "$r" --epochs "$e" --format jpeg --quality \
-		    "${FRONTIER_STORE_QUALITY:-90}" \
-		    --partials-out "$tmp/store/%03d.rvs" "$tmp/train.rvs" ||
-		    die "$name: storing the partials failed" ;;
+		e=$(((b * batch + n_train - 1) / n_train + 2)) ;;
 	both | shrink-r1)
 		# at least K of every epoch after the first: --budget K
 		r=$reuse
@@ -593,6 +603,7 @@ run_one() {
 	    --eval-every "$b" --no-epoch-eval --log "$out/runs/$name.log"
 	    --seed "$seed")
 	echo "# $name: ${pargs[*]:-no rv-score}"
+	[ "${p%-*}" != stored ] || photos_store "$p" "$seed" "$b" "$name"
 	t0=$(date +%s.%N)
 	set +e
 	if [ "$regime" = photos ]; then

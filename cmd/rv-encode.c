@@ -23,11 +23,13 @@
 
 static const char usage[] =
     "usage: rv-encode [-qv] [-j N] [-o FILE] [--format F] [--quality Q]\n"
-    "                 [--level L] [--strict] [file ...]\n"
+    "                 [--subsample S] [--level L] [--strict] [file ...]\n"
     "  -o, --output FILE  write the stream to FILE (default stdout)\n"
     "  -j, --jobs N       threads (default: all cores)\n"
     "      --format F     jpeg (default) or png\n"
     "      --quality Q    JPEG quality, 1 to 100 (default 90)\n"
+    "      --subsample S  JPEG chroma: 420 (default, half resolution)\n"
+    "                     or 444 (full)\n"
     "      --level L      zstd level -7..19 of the frames, 0 stores\n"
     "                     (default: $RV_LEVEL, else 0: the images are\n"
     "                     compressed already)\n"
@@ -42,6 +44,7 @@ enum {
 	OPT_FORMAT = RV_OPT_FIRST_PRIVATE,
 	OPT_QUALITY,
 	OPT_STRICT,
+	OPT_SUBSAMPLE,
 };
 
 /* A chunk: up to 64 records per thread (par.h). */
@@ -84,10 +87,11 @@ parse_args(int argc, char *argv[], struct encode_opts *o)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "quality", required_argument, NULL, OPT_QUALITY },
 		{ "strict", no_argument, NULL, OPT_STRICT },
+		{ "subsample", required_argument, NULL, OPT_SUBSAMPLE },
 		{ NULL, 0, NULL, 0 }
 	};
 	uint64_t q;
-	int ch, quality_set = 0;
+	int ch, quality_set = 0, sub_set = 0;
 
 	memset(o, 0, sizeof(*o));
 	rv_common_init(&o->c);
@@ -114,13 +118,19 @@ parse_args(int argc, char *argv[], struct encode_opts *o)
 		case OPT_STRICT:
 			o->strict = 1;
 			break;
+		case OPT_SUBSAMPLE:
+			if (rv_encode_subsample(optarg, &o->e.subsample) < 0)
+				rv_usage_die(usage, "--subsample: %s",
+				    rv_errmsg());
+			sub_set = 1;
+			break;
 		default:
 			rv_usage_error(argv, usage);
 		}
 	}
-	if (quality_set && o->e.dtype != RV_DT_JPEG)
-		rv_usage_die(usage, "--quality: only with --format jpeg (PNG "
-		    "is lossless)");
+	if ((quality_set || sub_set) && o->e.dtype != RV_DT_JPEG)
+		rv_usage_die(usage, "--%s: only with --format jpeg (PNG "
+		    "is lossless)", quality_set ? "quality" : "subsample");
 	rv_common_operands(&o->c, argc, argv, optind);
 }
 
@@ -216,7 +226,9 @@ put_meta(void *ctx, const struct rv_rec *rec)
 	    rv_meta_set(&m, "encode.format",
 	    rv_dtype_name(j->o->e.dtype)) < 0 ||
 	    rv_meta_set(&m, "encode.quality",
-	    j->o->e.dtype == RV_DT_JPEG ? q : "") < 0)
+	    j->o->e.dtype == RV_DT_JPEG ? q : "") < 0 ||
+	    rv_meta_set(&m, "encode.subsample", j->o->e.dtype != RV_DT_JPEG ?
+	    "" : j->o->e.subsample == 444 ? "444" : "420") < 0)
 		goto out;
 	rc = rv_meta_put(j->w, &m);
 out:

@@ -38,7 +38,7 @@ static const char usage[] =
     "                    [--score options] [--seed S]\n"
     "                    --partial spec --final spec [input]\n"
     "       rv-refurbish --partials-out pattern [--format F] [--quality Q]\n"
-    "                    --partial spec [options] [input]\n"
+    "                    [--subsample S] --partial spec [options] [input]\n"
     "       rv-refurbish --from-partials pattern [--strict] --final spec\n"
     "                    [options]\n"
     "  -o, --output FILE|PATTERN  write to FILE, or each epoch to PATTERN\n"
@@ -60,8 +60,9 @@ static const char usage[] =
     "      --exact                decode JPEG samples at full scale only\n"
     "      --partials-out PATTERN store each partial once, epoch e's new\n"
     "                             ones in PATTERN with its %d replaced by e\n"
-    "      --format F             their format: jpeg (default), png, raw\n"
+    "      --format F             their format: raw (default), png, jpeg\n"
     "      --quality Q            JPEG quality, 1 to 100 (default 90)\n"
+    "      --subsample S          JPEG chroma: 420 (default) or 444\n"
     "      --from-partials PATTERN\n"
     "                             serve epochs from a store of partials\n"
     "                             with a fresh --final (no input)\n"
@@ -96,6 +97,7 @@ enum {
 	OPT_REUSE,
 	OPT_SCORE,
 	OPT_STRICT,
+	OPT_SUBSAMPLE,
 };
 
 struct refurbish_opts {
@@ -114,7 +116,8 @@ struct refurbish_opts {
 	const char *partials_out;	/* --partials-out: the store written */
 	const char *from;	/* --from-partials: the store read */
 	int dtype, quality;	/* --format, --quality */
-	int format_set, quality_set, mem_set, seed_set, reuse_set;
+	int subsample;		/* --subsample */
+	int format_set, quality_set, sub_set, mem_set, seed_set, reuse_set;
 	int epochs_set, output_set;
 	int strict;		/* --strict */
 };
@@ -207,12 +210,15 @@ check_store_opts(struct refurbish_opts *o, int operands)
 	if (o->partials_out && o->from)
 		rv_usage_die(usage, "--partials-out and --from-partials: one "
 		    "run stores the partials, another serves them");
-	if (!o->partials_out && (o->format_set || o->quality_set))
+	if (!o->partials_out && (o->format_set || o->quality_set ||
+	    o->sub_set))
 		rv_usage_die(usage, "--%s: only with --partials-out",
-		    o->format_set ? "format" : "quality");
-	if (o->quality_set && o->dtype != RV_DT_JPEG)
-		rv_usage_die(usage, "--quality: only with --format jpeg (PNG "
-		    "and raw are lossless)");
+		    o->format_set ? "format" : o->quality_set ? "quality" :
+		    "subsample");
+	if ((o->quality_set || o->sub_set) && o->dtype != RV_DT_JPEG)
+		rv_usage_die(usage, "--%s: only with --format jpeg (PNG "
+		    "and raw are lossless)", o->quality_set ? "quality" :
+		    "subsample");
 	if (o->strict && !o->from)
 		rv_usage_die(usage, "--strict: only with --from-partials (a "
 		    "sample rv-refurbish cannot decode stops it anyway)");
@@ -276,6 +282,7 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 		{ "reuse", required_argument, NULL, OPT_REUSE },
 		{ "score", required_argument, NULL, OPT_SCORE },
 		{ "strict", no_argument, NULL, OPT_STRICT },
+		{ "subsample", required_argument, NULL, OPT_SUBSAMPLE },
 		{ NULL, 0, NULL, 0 }
 	};
 	uint64_t q;
@@ -288,7 +295,7 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 	o->reuse = 1;
 	o->batch = RV_BATCH_DEFAULT;
 	o->epochs = 1;
-	o->dtype = RV_DT_JPEG;
+	o->dtype = RV_DT_U8;
 	o->quality = 90;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, RV_COMMON_SHORTOPTS,
@@ -361,6 +368,12 @@ parse_args(int argc, char *argv[], struct refurbish_opts *o)
 			break;
 		case OPT_STRICT:
 			o->strict = 1;
+			break;
+		case OPT_SUBSAMPLE:
+			if (rv_encode_subsample(optarg, &o->subsample) < 0)
+				rv_usage_die(usage, "--subsample: %s",
+				    rv_errmsg());
+			o->sub_set = 1;
 			break;
 		default:
 			rv_usage_error(argv, usage);
@@ -659,6 +672,7 @@ main(int argc, char *argv[])
 	sc.run = conf;
 	sc.dtype = o.dtype;
 	sc.quality = o.quality;
+	sc.subsample = o.subsample;
 	sc.strict = o.strict;
 	if (o.from) {
 		if ((mk.st = rv_store_open(o.from, &sc, &info, epochs,

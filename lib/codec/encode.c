@@ -32,6 +32,16 @@ rv_encode_format(const char *s, int *dtype)
 }
 
 int
+rv_encode_subsample(const char *s, int *subsample)
+{
+	if (strcmp(s, "420") == 0 || strcmp(s, "444") == 0) {
+		*subsample = s[1] == '2' ? 420 : 444;
+		return 0;
+	}
+	return rv_seterr("'%s': not a chroma subsampling (420 or 444)", s);
+}
+
+int
 rv_encoder_init(struct rv_encoder *e, const struct rv_encode_conf *c)
 {
 	memset(e, 0, sizeof(*e));
@@ -41,6 +51,9 @@ rv_encoder_init(struct rv_encoder *e, const struct rv_encode_conf *c)
 	if (c->quality < 1 || c->quality > 100)
 		return rv_seterr("encode: quality %d: not in 1..100",
 		    c->quality);
+	if (c->subsample != 0 && c->subsample != 420 && c->subsample != 444)
+		return rv_seterr("encode: subsampling %d: not 420 or 444",
+		    c->subsample);
 	if (c->dtype == RV_DT_JPEG && (e->tj = tjInitCompress()) == NULL)
 		return rv_seterr("cannot start TurboJPEG: %s",
 		    tjGetErrorStr2(NULL));
@@ -60,7 +73,8 @@ static int
 jpeg(struct rv_encoder *e, const unsigned char *px, uint32_t h, uint32_t w,
     uint32_t c, struct rv_buf *out)
 {
-	int sub = c == 1 ? TJSAMP_GRAY : TJSAMP_420;
+	int sub = c == 1 ? TJSAMP_GRAY : e->conf.subsample == 444 ?
+	    TJSAMP_444 : TJSAMP_420;
 	unsigned long cap, n;
 	unsigned char *dst;
 

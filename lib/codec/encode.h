@@ -14,6 +14,8 @@
 struct rv_encode_conf {
 	int dtype;		/* RV_DT_JPEG or RV_DT_PNG */
 	int quality;		/* JPEG quality, 1..100 (PNG: unused) */
+	int subsample;		/* JPEG chroma: 420 (also 0, the default)
+				 * or 444 (full resolution); grey has none */
 };
 
 struct rv_encoder {
@@ -23,6 +25,9 @@ struct rv_encoder {
 
 /* "jpeg" (or "jpg") or "png" to its dtype.  0, or -1 with rv_errmsg(). */
 int rv_encode_format(const char *s, int *dtype);
+
+/* "420" or "444" to 420 or 444.  0, or -1 with rv_errmsg(). */
+int rv_encode_subsample(const char *s, int *subsample);
 
 /* 0, or -1 with rv_errmsg() set and nothing held. */
 int rv_encoder_init(struct rv_encoder *e, const struct rv_encode_conf *c);

@@ -606,3 +606,23 @@ rv_refsrc_apply(struct rv_refsrc_reader *rd, struct rv_coder *k,
 	    (size_t)rec->payload_len, &k->img, ctx, seed, stage, epoch,
 	    id) < 0 ? -1 : 0;
 }
+
+void
+rv_refsrc_rec(struct rv_rec *out, const struct rv_img *img,
+    const struct rv_refsrc_item *src, uint16_t flags, uint32_t epoch,
+    float weight, float score, uint32_t uses)
+{
+	rv_rec_init(out, RV_SAMPLE);
+	out->dtype = RV_DT_U8;
+	out->flags = flags;
+	out->epoch = epoch;
+	out->id = src->id;
+	out->label = src->label;
+	out->weight = weight;
+	out->score = score;
+	out->uses = uses;
+	out->height = img->h;
+	out->width = img->w;
+	out->channels = img->c;
+	out->payload_len = (uint64_t)img->h * img->w * img->c;
+}

@@ -139,6 +139,15 @@ void rv_refsrc_take(struct rv_refsrc_reader *rd, struct rv_rec *rec,
  * The partial of rv-refurbish, and the final of --from-partials.  0, or
  * -1 with rv_errmsg() set (a sample that does not decode).
  */
+/*
+ * *out: the header of the sample of item src made into img (u8 pixels):
+ * its id and label, and the fields given.  The records rv-refurbish
+ * writes, served or stored.
+ */
+void rv_refsrc_rec(struct rv_rec *out, const struct rv_img *img,
+    const struct rv_refsrc_item *src, uint16_t flags, uint32_t epoch,
+    float weight, float score, uint32_t uses);
+
 int rv_refsrc_apply(struct rv_refsrc_reader *rd, struct rv_coder *k,
     struct rv_aug_ctx *ctx, const struct rv_spec *spec, struct rv_rec *rec,
     uint64_t seed, uint32_t stage, uint32_t epoch, uint64_t id);

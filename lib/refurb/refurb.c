@@ -158,19 +158,8 @@ refurb_item(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 	if (rv_spec_apply(rf->c.final, &w->k.img, &w->ctx, rf->c.seed,
 	    RV_STAGE_FINAL, rf->epoch, src->id) < 0)
 		goto bad;
-	rv_rec_init(&out, RV_SAMPLE);
-	out.dtype = RV_DT_U8;
-	out.flags = it->flags;
-	out.epoch = rf->epoch;
-	out.id = src->id;
-	out.label = src->label;
-	out.weight = it->weight;
-	out.score = it->score;
-	out.uses = it->uses;
-	out.height = w->k.img.h;
-	out.width = w->k.img.w;
-	out.channels = w->k.img.c;
-	out.payload_len = (uint64_t)w->k.img.h * w->k.img.w * w->k.img.c;
+	rv_refsrc_rec(&out, &w->k.img, src, it->flags, rf->epoch, it->weight,
+	    it->score, it->uses);
 	if (rv_enc_frame(w->k.enc, &out, w->k.img.data, &s->frame) < 0)
 		return RV_PAR_FATAL;
 	return RV_PAR_OK;

@@ -77,27 +77,6 @@ par_new(const struct rv_refurb_conf *c, rv_pool_start_fn start,
 		.prog = c->prog });
 }
 
-/* The record of a sample made from k's image: the fields of a refurbished
- * sample, u8 pixels. */
-static void
-image_rec(struct rv_rec *out, const struct rv_img *img, uint16_t flags,
-    uint32_t e, const struct rv_refsrc_item *src, float weight, uint32_t uses)
-{
-	rv_rec_init(out, RV_SAMPLE);
-	out->dtype = RV_DT_U8;
-	out->flags = flags;
-	out->epoch = e;
-	out->id = src->id;
-	out->label = src->label;
-	out->weight = weight;
-	out->score = NAN;
-	out->uses = uses;
-	out->height = img->h;
-	out->width = img->w;
-	out->channels = img->c;
-	out->payload_len = (uint64_t)img->h * img->w * img->c;
-}
-
 /* ---------------------------------------------------------------- write */
 
 struct wworker {
@@ -142,7 +121,8 @@ wworker_start(void *arg)
 {
 	const struct rv_store_writer *sw = arg;
 	struct wworker *w = xcalloc(1, sizeof(*w));
-	struct rv_encode_conf ec = { sw->c.dtype, sw->c.quality };
+	struct rv_encode_conf ec = { sw->c.dtype, sw->c.quality,
+	    sw->c.subsample };
 
 	rv_aug_ctx_init(&w->ctx);
 	w->rd = rv_refsrc_reader_new(sw->src);
@@ -168,8 +148,8 @@ store_item(void *state, size_t i, struct rv_par_slot *s, void *ctx)
 	if (rv_refsrc_apply(w->rd, &w->k, &w->ctx, sw->c.run.partial, &rec,
 	    sw->c.run.seed, RV_STAGE_PARTIAL, sw->epoch, src->id) < 0)
 		goto bad;
-	image_rec(&out, &w->k.img, RV_F_PARTIAL, sw->epoch, src, src->weight,
-	    0);
+	rv_refsrc_rec(&out, &w->k.img, src, RV_F_PARTIAL, sw->epoch,
+	    src->weight, NAN, 0);
 	if (sw->c.dtype == RV_DT_U8)
 		return rv_enc_frame(w->k.enc, &out, w->k.img.data,
 		    &s->frame) < 0 ? RV_PAR_FATAL : RV_PAR_OK;
@@ -296,10 +276,14 @@ put_store_meta(const struct rv_store_writer *sw, struct rv_writer *w,
 	rv_meta_set_u64(&m, "store.epochs", sw->c.run.epochs);
 	rv_meta_set(&m, "store.partial", sw->c.run.partial->text);
 	rv_meta_set(&m, "store.format", format_name(sw->c.dtype));
-	if (sw->c.dtype == RV_DT_JPEG)
+	if (sw->c.dtype == RV_DT_JPEG) {
 		rv_meta_set_u64(&m, "store.quality", (uint64_t)sw->c.quality);
-	else
+		rv_meta_set(&m, "store.subsample",
+		    sw->c.subsample == 444 ? "444" : "420");
+	} else {
 		rv_meta_set(&m, "store.quality", "");
+		rv_meta_set(&m, "store.subsample", "");
+	}
 	rv_meta_set(&m, "store.run", sw->run);
 	/* what this file holds, as a stream */
 	rv_meta_set_u64(&m, "samples", count);
@@ -495,7 +479,7 @@ serve_item(void *state, size_t i, struct rv_par_slot *slot, void *ctx)
 	}
 	if (it->refresh != s->epoch)
 		flags |= RV_F_CACHED;
-	image_rec(&out, &w->k.img, flags, s->epoch, src, src->weight,
+	rv_refsrc_rec(&out, &w->k.img, src, flags, s->epoch, src->weight, NAN,
 	    s->epoch - it->refresh + 1);
 	return rv_enc_frame(w->k.enc, &out, w->k.img.data, &slot->frame) < 0 ?
 	    RV_PAR_FATAL : RV_PAR_OK;

@@ -25,7 +25,8 @@
  * Metadata of a store file (rv-stream(5)): store.kind=partials,
  * store.epoch (e), store.samples (N), store.seed, store.reuse,
  * store.epochs (E of the run that wrote it), store.partial (the spec),
- * store.format (raw, jpeg, png), store.quality (jpeg), store.run (16 hex
+ * store.format (raw, jpeg, png), store.quality and store.subsample
+ * (jpeg), store.run (16 hex
  * digits: XXH64 of N, seed, r, the spec, --exact and every input sample's
  * id and label, so two files of one run agree and files of another
  * dataset, spec, seed or reuse do not).
@@ -53,6 +54,7 @@ struct rv_store_conf {
 	struct rv_refurb_conf run;
 	int dtype;		/* writer: RV_DT_U8 (raw), _JPEG or _PNG */
 	int quality;		/* writer: JPEG quality 1..100 */
+	int subsample;		/* writer: JPEG chroma, 420 or 444 */
 	int strict;		/* reader: a stored partial that does not
 				 * decode stops the run (else: skipped,
 				 * with a warning, and counted) */

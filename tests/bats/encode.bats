@@ -70,8 +70,15 @@ dumpcol() {
 		prev=$n
 		pngs "$T/q$q.rvs" "$T/q$q"
 	done
+	# 4:4:4: the chroma at full resolution, more bytes than 4:2:0
+	rv-encode -q --quality 90 --subsample 444 "$T/raw.rvs" -o "$T/q90-444.rvs"
+	[ "$(rv-inspect --dump "$T/q90-444.rvs" | awk -F'\t' '$3 == "sample" { s += $16 } END { print s }')" -gt \
+	    "$(rv-inspect --dump "$T/q90.rvs" | awk -F'\t' '$3 == "sample" { s += $16 } END { print s }')" ]
+	run -0 bash -c "rv-inspect '$T/q90-444.rvs' | awk '\$1 == \"encode.subsample\" { print \$2 }'"
+	[ "$output" = 444 ]
+	pngs "$T/q90-444.rvs" "$T/q90-444"
 	# the decoded pixels against the originals: mean PSNR in dB
-	run -0 "$PY" - "$T/raw" "$T/q50" "$T/q90" "$T/q100" <<'PY'
+	run -0 "$PY" - "$T/raw" "$T/q50" "$T/q90" "$T/q100" "$T/q90-444" <<'PY'
 import math, os, sys
 import numpy as np
 from PIL import Image
@@ -86,11 +93,12 @@ for d in sys.argv[2:]:
         p.append(99.0 if mse == 0 else 10 * math.log10(255 ** 2 / mse))
     print(os.path.basename(d), round(sum(p) / len(p), 1))
 PY
-	local p50 p90 p100
+	local p50 p90 p100 p444
 	p50=$(awk '$1 == "q50" { print $2 }' <<< "$output")
 	p90=$(awk '$1 == "q90" { print $2 }' <<< "$output")
 	p100=$(awk '$1 == "q100" { print $2 }' <<< "$output")
-	awk -v a="$p50" -v b="$p90" -v c="$p100" 'BEGIN { exit !(a >= 28 && b >= 33 && c > b && b > a) }' ||
+	p444=$(awk '$1 == "q90-444" { print $2 }' <<< "$output")
+	awk -v a="$p50" -v b="$p90" -v c="$p100" -v d="$p444" 'BEGIN { exit !(a >= 28 && b >= 33 && c > b && b > a && d > b) }' ||
 	    { echo "$output"; false; }
 }
 
@@ -161,6 +169,10 @@ PY
 	done
 	run -2 --separate-stderr rv-encode --format gif "$T/raw.rvs" -o "$T/x.rvs"
 	[ "${stderr_lines[0]}" = "rv-encode: --format: 'gif': not a format rv-encode writes (jpeg, png)" ]
+	run -2 --separate-stderr rv-encode --subsample 411 "$T/raw.rvs" -o "$T/x.rvs"
+	[ "${stderr_lines[0]}" = "rv-encode: --subsample: '411': not a chroma subsampling (420 or 444)" ]
+	run -2 --separate-stderr rv-encode --format png --subsample 444 "$T/raw.rvs" -o "$T/x.rvs"
+	[ "${stderr_lines[0]}" = "rv-encode: --subsample: only with --format jpeg (PNG is lossless)" ]
 	run -2 --separate-stderr rv-encode --format png --quality 90 "$T/raw.rvs" -o "$T/x.rvs"
 	[ "${stderr_lines[0]}" = "rv-encode: --quality: only with --format jpeg (PNG is lossless)" ]
 	[ "${stderr_lines[1]}" = "Try 'rv-encode --help' for more information." ]

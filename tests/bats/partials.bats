@@ -166,8 +166,14 @@ store() {	# store FORMAT [options]: partials of 5 epochs in parts/
 	rv-decode -q --encoded "$d" "$d" "$d" "$d" -o "$T/jin.rvs"
 	rv-refurbish -q --partial "$jp" --final flip --reuse 2 --epochs 4 \
 	    -o "$T/on/%03d.rvs" "$T/jin.rvs"
-	rv-refurbish -q --partial "$jp" --reuse 2 --epochs 4 --format jpeg \
+	rv-refurbish -q -j 1 --partial "$jp" --reuse 2 --epochs 4 --format jpeg \
 	    --quality 90 --partials-out "$T/parts/%03d.rvs" "$T/jin.rvs"
+	# the same bytes on 2 threads, and from a pipe
+	mkdir "$T/p2"
+	cat "$T/jin.rvs" | rv-refurbish -q -j 2 --partial "$jp" --reuse 2 \
+	    --epochs 4 --format jpeg --quality 90 \
+	    --partials-out "$T/p2/%03d.rvs"
+	for e in 000 001 002 003; do cmp "$T/parts/$e.rvs" "$T/p2/$e.rvs"; done
 	rv-refurbish -q --from-partials "$T/parts/%03d.rvs" --final flip \
 	    -o "$T/off/%03d.rvs"
 	same_epochs heads "$T/on/%03d.rvs" "$T/off/%03d.rvs" 4
@@ -255,7 +261,8 @@ store() {	# store FORMAT [options]: partials of 5 epochs in parts/
 @test "partials: usage errors exit 2 naming the option" {
 	p="$T/parts/%03d.rvs"
 	for args in "--format webp" "--format jpeg --quality 0" \
-	    "--format png --quality 90" "--final flip" "-o $T/x.rvs" \
+	    "--format png --quality 90" "--subsample 411" \
+	    "--format raw --subsample 444" "--final flip" "-o $T/x.rvs" \
 	    "--score '--budget 0.5'" "--mem 1G"; do
 		run -2 --separate-stderr bash -c "rv-refurbish --partial '$FP' --partials-out '$p' $args '$T/in.rvs'"
 		[ "${#stderr_lines[@]}" = 2 ]
@@ -264,7 +271,7 @@ store() {	# store FORMAT [options]: partials of 5 epochs in parts/
 	    --partials-out "$T/parts/x.rvs" "$T/in.rvs"
 	[ "${stderr_lines[0]}" = "rv-refurbish: --partials-out: '$T/parts/x.rvs': a pattern holds one %d conversion" ]
 	for args in "'$T/in.rvs'" "--partial '$FP'" "--cache-dir $T" \
-	    "--partials-out '$p'" "--quality 90"; do
+	    "--partials-out '$p'" "--quality 90" "--subsample 444"; do
 		run -2 --separate-stderr bash -c "rv-refurbish --from-partials '$p' --final flip $args"
 		[ "${#stderr_lines[@]}" = 2 ]
 	done

@@ -36,7 +36,7 @@ setup_file() {
 	rv-decode -q --limit 200 "$FMNIST/t10k-images-idx3-ubyte.gz" \
 	    "$FMNIST/t10k-labels-idx1-ubyte.gz" -o "$ref/test.rvs"
 	rv-refurbish -q -j 1 --partial 'randaugment n=1 m=5' --reuse 2 \
-	    --epochs $EPOCHS --seed 7 --format jpeg --quality 90 \
+	    --epochs $EPOCHS --seed 7 \
 	    --partials-out "$ref/parts/%04d.rvs" "$ref/train.rvs"
 
 	if SLURM_SKIP="$(slurm_why_not)"; then
@@ -216,7 +216,7 @@ same_epochs() {
 	cd "$BATS_TEST_TMPDIR"
 	# rv-refurbish refuses a JPEG quality of 0 (exit 2), after the
 	# training job is submitted.
-	OUT="$out" QUALITY=0 run -0 sbatch --parsable \
+	OUT="$out" FORMAT=jpeg QUALITY=0 run -0 sbatch --parsable \
 	    --array=0-1 -c 1 --mem=256M "$JOB"
 	job="${output%%;*}"
 	slurm_wait 120
