@@ -68,7 +68,7 @@ static void
 t_png(void)
 {
 	struct rv_encoder e;
-	struct rv_encode_conf c = { RV_DT_PNG, 90 };
+	struct rv_encode_conf c = { RV_DT_PNG, 90, 0 };
 	struct rv_decode_opts o = { 3, 0, 0 };
 	struct rv_codec *dec = rv_codec_new();
 	struct rv_img img = { 0 };
@@ -104,8 +104,9 @@ static void
 t_jpeg(void)
 {
 	struct rv_encoder e50, e95, ep;
-	struct rv_encode_conf c50 = { RV_DT_JPEG, 50 }, c95 = { RV_DT_JPEG, 95 };
-	struct rv_encode_conf cp = { RV_DT_PNG, 90 };
+	struct rv_encode_conf c50 = { RV_DT_JPEG, 50, 0 };
+	struct rv_encode_conf c95 = { RV_DT_JPEG, 95, 420 };
+	struct rv_encode_conf cp = { RV_DT_PNG, 90, 0 };
 	struct rv_decode_opts o = { 1, 0, 0 };
 	struct rv_codec *dec = rv_codec_new();
 	struct rv_img img = { 0 };
@@ -162,15 +163,74 @@ t_jpeg(void)
 	free(rgba);
 }
 
+/* 4:4:4 against 4:2:0 on colour: more bytes, nearer the pixels; grey
+ * the same either way (it has no chroma). */
+static void
+t_subsample(void)
+{
+	struct rv_encoder e420, e444;
+	struct rv_encode_conf c420 = { RV_DT_JPEG, 90, 0 };
+	struct rv_encode_conf c444 = { RV_DT_JPEG, 90, 444 };
+	struct rv_decode_opts o = { 3, 0, 0 };
+	struct rv_codec *dec = rv_codec_new();
+	struct rv_img img = { 0 };
+	struct rv_buf a = { 0 }, b = { 0 };
+	struct rv_rec r, h;
+	struct rv_coder k;
+	unsigned char *rgb = picture(48, 40, 3), *grey = picture(32, 32, 1);
+	double err[2] = { 0, 0 };
+	size_t i;
+	int s;
+
+	EXPECT_EQ(rv_encode_subsample("444", &s), 0);
+	EXPECT_EQ(s, 444);
+	EXPECT_EQ(rv_encode_subsample("420", &s), 0);
+	EXPECT_EQ(s, 420);
+	EXPECT_EQ(rv_encode_subsample("422", &s), -1);
+	EXPECT_STR(rv_errmsg(), "'422': not a chroma subsampling (420 or 444)");
+	EXPECT_EQ(rv_coder_init(&k, 0, 1), 0);
+	EXPECT_EQ(rv_encoder_init(&e420, &c420), 0);
+	EXPECT_EQ(rv_encoder_init(&e444, &c444), 0);
+	sample(&r, RV_DT_U8, 48, 40, 3, 48 * 40 * 3);
+	EXPECT_EQ(rv_encode_sample(&e420, &k, &r, rgb, &h, &a), 0);
+	EXPECT_EQ(rv_encode_sample(&e444, &k, &r, rgb, &h, &b), 0);
+	EXPECT(a.len < b.len);
+	EXPECT_EQ(rv_codec_decode(dec, a.data, a.len, &o, &img), 0);
+	for (i = 0; i < 48 * 40 * 3; i++)
+		err[0] += abs((int)img.data[i] - (int)rgb[i]);
+	EXPECT_EQ(rv_codec_decode(dec, b.data, b.len, &o, &img), 0);
+	for (i = 0; i < 48 * 40 * 3; i++)
+		err[1] += abs((int)img.data[i] - (int)rgb[i]);
+	EXPECT(err[1] < err[0]);
+	sample(&r, RV_DT_U8, 32, 32, 1, 32 * 32);
+	EXPECT_EQ(rv_encode_sample(&e420, &k, &r, grey, &h, &a), 0);
+	EXPECT_EQ(rv_encode_sample(&e444, &k, &r, grey, &h, &b), 0);
+	EXPECT(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
+	rv_encoder_release(&e420);
+	rv_encoder_release(&e444);
+	rv_coder_release(&k);
+	rv_img_release(&img);
+	rv_buf_release(&a);
+	rv_buf_release(&b);
+	rv_codec_free(dec);
+	free(rgb);
+	free(grey);
+}
+
 static void
 t_conf(void)
 {
 	struct rv_encoder e;
-	struct rv_encode_conf c = { RV_DT_JPEG, 0 };
+	struct rv_encode_conf c = { RV_DT_JPEG, 0, 0 };
 
 	EXPECT_EQ(rv_encoder_init(&e, &c), -1);
 	c.quality = 101;
 	EXPECT_EQ(rv_encoder_init(&e, &c), -1);
+	c.quality = 90;
+	c.subsample = 422;
+	EXPECT_EQ(rv_encoder_init(&e, &c), -1);
+	EXPECT_STR(rv_errmsg(), "encode: subsampling 422: not 420 or 444");
+	c.subsample = 0;
 	c.quality = 1;
 	c.dtype = RV_DT_U8;
 	EXPECT_EQ(rv_encoder_init(&e, &c), -1);
@@ -184,6 +244,7 @@ main(void)
 	RUN(t_format);
 	RUN(t_png);
 	RUN(t_jpeg);
+	RUN(t_subsample);
 	RUN(t_conf);
 	return UNIT_DONE();
 }
