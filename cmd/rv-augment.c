@@ -273,14 +273,11 @@ static int
 put_meta(struct rv_writer *w, struct rv_meta *m, const struct chain *ch,
     const struct rv_spec *spec)
 {
-	char num[32];
 	char *text;
 	int rc;
 
-	snprintf(num, sizeof(num), "%llu",
-	    (unsigned long long)ch->upstream + spec->n);
 	if (rv_meta_set(m, "producer", "rv-augment " RV_VERSION_STRING) < 0 ||
-	    rv_meta_set(m, "augment.ops", num) < 0)
+	    rv_meta_set_u64(m, "augment.ops", ch->upstream + spec->n) < 0)
 		return -1;
 	if (ch->spec && *ch->spec && *spec->text)
 		text = xasprintf("%s; %s", ch->spec, spec->text);

@@ -171,7 +171,6 @@ put_meta(struct sink *k, const struct rv_rec *rec,
     const struct rv_batch_conf *conf, struct rv_progress *prog)
 {
 	struct rv_meta m;
-	char buf[32];
 	int rc = -1;
 
 	rv_meta_init(&m);
@@ -182,8 +181,7 @@ put_meta(struct sink *k, const struct rv_rec *rec,
 	}
 	check_windows(k, &m, conf);
 	rv_progress_total(prog, rv_meta_total(&m));
-	snprintf(buf, sizeof(buf), "%u", conf->size);
-	if (rv_meta_set(&m, "batch.size", buf) < 0 ||
+	if (rv_meta_set_u64(&m, "batch.size", conf->size) < 0 ||
 	    rv_meta_set(&m, "batch.drop-last", conf->drop_last ? "1" : "0") <
 	    0)
 		goto out;

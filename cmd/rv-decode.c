@@ -846,8 +846,7 @@ write_meta(struct rv_writer *w, const struct job *j, uint64_t per_epoch)
 	rv_meta_set(&m, "producer", "rv-decode " RV_VERSION_STRING);
 	rv_meta_merge(&m, rv_dataset_meta(ds));
 	if (o->classes) {
-		snprintf(buf, sizeof(buf), "%u", o->classes);
-		rv_meta_set(&m, "classes", buf);
+		rv_meta_set_u64(&m, "classes", o->classes);
 	}
 	snprintf(buf, sizeof(buf), "channels=%u encoded=%d epochs=%u "
 	    "limit=%llu max-side=%u shuffle=%d seed=%llu shard=%u/%u",
@@ -856,20 +855,15 @@ write_meta(struct rv_writer *w, const struct job *j, uint64_t per_epoch)
 	    o->max_side, o->shuffle, (unsigned long long)o->c.seed,
 	    o->shard_i, o->shard_n);
 	rv_meta_set(&m, "decode", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)per_epoch);
-	rv_meta_set(&m, "samples", buf);
+	rv_meta_set_u64(&m, "samples", per_epoch);
 	/* Epochs written: from the one resumed at. */
-	snprintf(buf, sizeof(buf), "%u", o->epochs - (o->resume ?
+	rv_meta_set_u64(&m, "epochs", o->epochs - (o->resume ?
 	    o->resume_epoch : 0));
-	rv_meta_set(&m, "epochs", buf);
-	snprintf(buf, sizeof(buf), "%llu",
-	    (unsigned long long)stream_total(j, per_epoch));
-	rv_meta_set(&m, "total", buf);
+	rv_meta_set_u64(&m, "total", stream_total(j, per_epoch));
 	if (o->resume) {
 		rv_meta_set(&m, "resume", o->resume);
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)
-		    (j->resumed ? j->resume_target : per_epoch));
-		rv_meta_set(&m, "resume-samples", buf);
+		rv_meta_set_u64(&m, "resume-samples", j->resumed ?
+		    j->resume_target : per_epoch);
 	}
 	snprintf(buf, sizeof(buf), "%u/%u", o->shard_i, o->shard_n);
 	rv_meta_set(&m, "shard", buf);
@@ -879,8 +873,7 @@ write_meta(struct rv_writer *w, const struct job *j, uint64_t per_epoch)
 		rv_meta_set(&m, "shard-by", j->by_files ? "files" :
 		    "samples");
 		rv_meta_set(&m, "shard-even", even_names[o->even]);
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)j->n);
-		rv_meta_set(&m, "dataset-samples", buf);
+		rv_meta_set_u64(&m, "dataset-samples", j->n);
 	}
 	rc = rv_meta_put(w, &m);
 	rv_meta_release(&m);

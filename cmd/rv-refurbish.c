@@ -483,7 +483,7 @@ write_epoch(const struct maker *mk, struct rv_out *out, int level, uint32_t e,
 	if (mk->sw != NULL)
 		rc = rv_store_write(mk->sw, e, w, st);
 	else if (mk->st != NULL)
-		rc = rv_store_epoch(mk->st, e, next, w, st);
+		rc = rv_store_epoch(mk->st, e, w, st);
 	else
 		rc = rv_refurb_epoch(mk->rf, e, next, w, st);
 	if (rv_writer_close(w) < 0)
@@ -600,8 +600,8 @@ store_defaults(struct refurbish_opts *o, struct rv_store_info *info)
 	if (!o->reuse_set)
 		o->reuse = info->reuse;
 	if (!o->epochs_set)
-		o->epochs = info->epochs > o->last ? info->epochs :
-		    (o->range ? o->last + 1 : info->epochs);
+		o->epochs = o->range && o->last >= info->epochs ?
+		    o->last + 1 : info->epochs;
 	if (!o->range)
 		o->last = o->epochs - 1;
 }

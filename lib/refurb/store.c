@@ -7,13 +7,11 @@
  */
 #include "refurb/store.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <xxhash.h>
 
 #include "base/err.h"
@@ -376,7 +374,8 @@ struct rv_store {
 	struct rv_par *par;
 	struct ritem *items;
 	size_t max;
-	uint32_t epoch;
+	uint32_t epoch;		/* the epoch being (or last) served */
+	int served;		/* an epoch was asked for */
 	struct rv_writer *w;
 	uint64_t preads;
 	uint64_t skipped;	/* this epoch's */
@@ -582,8 +581,7 @@ info_of(const struct rv_meta *m, const char *path, uint32_t e,
 		    "(store.epoch, .samples, .seed, .reuse, .epochs)", path);
 	if (rc < 0)
 		return rv_preferr("'%s'", path);
-	if (fmt == NULL || run == NULL || strlen(run) != 16 ||
-	    strlen(fmt) >= sizeof(info->format))
+	if (fmt == NULL || run == NULL || strlen(run) != 16)
 		return rv_seterr("'%s': a store's metadata lacks store.format "
 		    "or store.run", path);
 	info->epoch = (uint32_t)v[0];
@@ -594,7 +592,6 @@ info_of(const struct rv_meta *m, const char *path, uint32_t e,
 		return rv_seterr("'%s': store.reuse %u is more than its %llu "
 		    "samples", path, info->reuse,
 		    (unsigned long long)info->samples);
-	strcpy(info->format, fmt);
 	strcpy(info->run, run);
 	if (info->epoch != e)
 		return rv_seterr("'%s': partials of epoch %u, not %u: the "
@@ -760,28 +757,26 @@ fail:
 	return -1;
 }
 
-/* Close the files neither e nor next reads; open those e reads. */
+/*
+ * Close the files e does not read, open those it does.  Epochs come in
+ * increasing order, so a file e no longer reads is read by no later one
+ * (the window of files only moves forward).
+ */
 static int
-open_files(struct rv_store *s, uint32_t e, uint32_t next)
+open_files(struct rv_store *s, uint32_t e)
 {
-	uint32_t lo, nlo = 0, f;
-	int zero, nzero = 0;
+	uint32_t lo, f;
+	int zero;
 	size_t k;
 
 	rv_store_needs(s->c.run.reuse, e, &lo, &zero);
-	if (next != RV_REFURB_NONE)
-		rv_store_needs(s->c.run.reuse, next, &nlo, &nzero);
 	for (k = 0; k < s->nslots; k++) {
 		struct sfile *sf = s->files[k];
-		int keep;
 
 		if (sf == NULL)
 			continue;
 		f = sf->epoch;
-		keep = (f >= lo && f <= e) || (f == 0 && zero);
-		if (!keep && next != RV_REFURB_NONE)
-			keep = (f >= nlo && f <= next) || (f == 0 && nzero);
-		if (!keep) {
+		if (!((f >= lo && f <= e) || (f == 0 && zero))) {
 			sfile_free(sf);
 			s->files[k] = NULL;
 		}
@@ -820,8 +815,8 @@ put_serve_meta(const struct rv_store *s, struct rv_writer *w, uint32_t e,
 }
 
 int
-rv_store_epoch(struct rv_store *s, uint32_t e, uint32_t next,
-    struct rv_writer *w, struct rv_refurb_stats *st)
+rv_store_epoch(struct rv_store *s, uint32_t e, struct rv_writer *w,
+    struct rv_refurb_stats *st)
 {
 	double t0 = rv_now(), c0 = rv_cpu_now();
 	uint64_t k, preads = s->preads;
@@ -829,12 +824,13 @@ rv_store_epoch(struct rv_store *s, uint32_t e, uint32_t next,
 	size_t slot;
 
 	memset(st, 0, sizeof(*st));
-	if (e >= RV_REFURB_NONE - 1 || (next != RV_REFURB_NONE && next <= e))
-		return rv_seterr("refurbish: epoch %u then %u: out of order",
-		    e, next);
-	if (open_files(s, e, next) < 0)
+	if (e >= RV_REFURB_NONE - 1 || (s->served && e <= s->epoch))
+		return rv_seterr("refurbish: epoch %u after %u: out of order",
+		    e, s->epoch);
+	if (open_files(s, e) < 0)
 		return -1;
 	s->epoch = e;
+	s->served = 1;
 	s->w = w;
 	s->skipped = 0;
 	st->samples = st->kept = s->n;

@@ -67,7 +67,6 @@ struct rv_store_info {
 	uint32_t reuse;
 	uint32_t epochs;
 	uint32_t epoch;		/* the file's */
-	char format[8];		/* raw, jpeg, png */
 	char run[17];		/* the run key, hex */
 };
 
@@ -142,8 +141,8 @@ void rv_store_free(struct rv_store *s);
  * an epoch-end record (counting the samples written: a stored partial
  * that does not decode is skipped with a warning, "'parts/004.rvs':
  * record 7 (id 19): reason (skipped)", and counted in st->skipped, unless
- * conf.strict).  next: the epoch asked for after this one, or
- * RV_REFURB_NONE (files no later epoch reads are closed).  Fills *st.  0,
+ * conf.strict).  Epochs are asked for in increasing order, so the files
+ * e no longer reads are closed.  Fills *st.  0,
  * or -1 with rv_errmsg() set: a file of another run, seed, reuse or
  * dataset ("'parts/004.rvs': partials of another run than
  * 'parts/002.rvs'"), cut short ("holds 12 partials; epoch 4 made 33"), a
@@ -151,7 +150,7 @@ void rv_store_free(struct rv_store *s);
  * decode ("'parts/004.rvs': record 7 (id 19): reason"); the store must
  * not be used after a failure.
  */
-int rv_store_epoch(struct rv_store *s, uint32_t e, uint32_t next,
-    struct rv_writer *w, struct rv_refurb_stats *st);
+int rv_store_epoch(struct rv_store *s, uint32_t e, struct rv_writer *w,
+    struct rv_refurb_stats *st);
 
 #endif

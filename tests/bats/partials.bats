@@ -17,6 +17,9 @@ load helpers
 #   meta:    the first metadata record's lines
 #   count:   the samples
 #   drop N:  FILE rewritten without its last N samples (and its end)
+#   short N: FILE rewritten without its last N samples, its end counting
+#            the rest (a whole stream of fewer partials)
+#   unset K: FILE rewritten without metadata key K
 #   cut I:   FILE rewritten with sample I's payload cut to half (a JPEG
 #            that does not decode), each record its own zstd frame
 REC_PY='
@@ -56,6 +59,27 @@ elif mode == "drop":
     idx = [i for i, r in enumerate(recs) if r[0][3] == SAMPLE][-n:]
     write(path, [r for i, r in enumerate(recs)
                  if i not in idx and r[0][3] != END])
+elif mode == "short":
+    n = int(sys.argv[3])
+    idx = [i for i, r in enumerate(recs) if r[0][3] == SAMPLE][-n:]
+    out = []
+    for i, (f, h, p) in enumerate(recs):
+        if i in idx:
+            continue
+        if f[3] == END:
+            f[12] -= n
+        out.append((f, h, p))
+    write(path, out)
+elif mode == "unset":
+    k = sys.argv[3]
+    out = []
+    for f, h, p in recs:
+        if f[3] == META:
+            p = "".join(l for l in p.decode().splitlines(True)
+                        if not l.startswith(k + "=")).encode()
+            f[16] = len(p)
+        out.append((f, h, p))
+    write(path, out)
 elif mode == "cut":
     k = int(sys.argv[3])
     i = [i for i, r in enumerate(recs) if r[0][3] == SAMPLE][k]
@@ -206,6 +230,24 @@ store() {	# store FORMAT [options]: partials of 5 epochs in parts/
 	# the epochs before it were written whole, none after
 	run -0 ls "$T/off"
 	[ "$(echo $output)" = "000.rvs 001.rvs 002.rvs" ]
+	# a whole stream of fewer partials than the epoch made
+	cp "$T/good/003.rvs" "$T/parts/"
+	rec short "$T/parts/003.rvs" 5
+	run -1 --separate-stderr rv-refurbish -q --from-partials \
+	    "$T/parts/%03d.rvs" --final "$FF" --epoch-range 3-3 -o "$T/x.rvs"
+	[ "$stderr" = "rv-refurbish: '$T/parts/003.rvs': holds 95 partials; epoch 3 made 100: the file is cut short" ]
+	[ ! -e "$T/x.rvs" ]
+	# a store file whose metadata lacks the run's name
+	cp "$T/good/003.rvs" "$T/parts/"
+	rec unset "$T/parts/003.rvs" store.run
+	run -1 --separate-stderr rv-refurbish -q --from-partials \
+	    "$T/parts/%03d.rvs" --final "$FF" --epoch-range 3-3 -o "$T/x.rvs"
+	[ "$stderr" = "rv-refurbish: '$T/parts/003.rvs': a store's metadata lacks store.format or store.run" ]
+	rec unset "$T/parts/003.rvs" store.reuse
+	run -1 --separate-stderr rv-refurbish -q --from-partials \
+	    "$T/parts/%03d.rvs" --final "$FF" --epoch-range 3-3 -o "$T/x.rvs"
+	[ "$stderr" = "rv-refurbish: '$T/parts/003.rvs': a store's metadata lacks a key (store.epoch, .samples, .seed, .reuse, .epochs)" ]
+	[ ! -e "$T/x.rvs" ]
 	# cut inside a frame: the reader's message, with the byte
 	head -c 5000 "$T/good/003.rvs" > "$T/parts/003.rvs"
 	run -1 --separate-stderr rv-refurbish -q --from-partials \
